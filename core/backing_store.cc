@@ -1,0 +1,159 @@
+#include "core/backing_store.h"
+
+#include <fcntl.h>
+#include <sys/file.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+
+#include "core/util/error.h"
+
+namespace vld {
+
+FileBackingStore::FileBackingStore(std::string path, int fd, uint64_t size)
+    : path_(std::move(path)), fd_(fd), size_(size) {}
+
+FileBackingStore::~FileBackingStore() {
+  if (fd_ >= 0) ::close(fd_);  // also drops the flock
+}
+
+void FileBackingStore::lock_or_throw() {
+  if (::flock(fd_, LOCK_EX | LOCK_NB) == -1) {
+    if (errno == EWOULDBLOCK)
+      throw Error("file=" + path_ +
+                      " is in use by another vld server (it is locked); stop that "
+                      "server or use another image",
+                  EBUSY);
+    throw_errno("file=" + path_ + ": cannot lock");
+  }
+}
+
+std::unique_ptr<FileBackingStore> FileBackingStore::create(const std::string& path,
+                                                           uint64_t size_bytes) {
+  int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+  if (fd == -1) throw_errno("file=" + path + ": cannot create the image");
+  std::unique_ptr<FileBackingStore> s(new FileBackingStore(path, fd, size_bytes));
+  s->lock_or_throw();
+  if (::ftruncate(fd, static_cast<off_t>(size_bytes)) == -1)
+    throw_errno("file=" + path + ": cannot size the image");
+  return s;
+}
+
+std::unique_ptr<FileBackingStore> FileBackingStore::open(const std::string& path,
+                                                         bool readonly) {
+  int fd = ::open(path.c_str(), (readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC);
+  if (fd == -1) throw_errno("file=" + path + ": cannot open the image");
+  struct stat st;
+  if (::fstat(fd, &st) == -1) {
+    int e = errno;
+    ::close(fd);
+    errno = e;
+    throw_errno("file=" + path);
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw Error("file=" + path + " is not a regular file; give the path of a vld image", EINVAL);
+  }
+  std::unique_ptr<FileBackingStore> s(
+      new FileBackingStore(path, fd, static_cast<uint64_t>(st.st_size)));
+  s->lock_or_throw();
+  return s;
+}
+
+void FileBackingStore::read(uint64_t offset, std::span<std::byte> out) {
+  size_t done = 0;
+  while (done < out.size()) {
+    ssize_t r = ::pread(fd_, out.data() + done, out.size() - done,
+                        static_cast<off_t>(offset + done));
+    if (r == -1) {
+      if (errno == EINTR) continue;
+      throw_errno("read from " + path_);
+    }
+    if (r == 0) throw Error("read from " + path_ + ": unexpected end of image", EIO);
+    done += static_cast<size_t>(r);
+  }
+}
+
+void FileBackingStore::write(uint64_t offset, std::span<const std::byte> data) {
+  size_t done = 0;
+  while (done < data.size()) {
+    ssize_t r = ::pwrite(fd_, data.data() + done, data.size() - done,
+                         static_cast<off_t>(offset + done));
+    if (r == -1) {
+      if (errno == EINTR) continue;
+      throw_errno("write to " + path_);
+    }
+    done += static_cast<size_t>(r);
+  }
+}
+
+void FileBackingStore::discard(uint64_t offset, uint64_t len) {
+  if (len == 0) return;
+  if (can_punch_ &&
+      ::fallocate(fd_, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, static_cast<off_t>(offset),
+                  static_cast<off_t>(len)) == 0)
+    return;
+  if (can_punch_ && errno != EOPNOTSUPP && errno != ENOSYS) throw_errno("discard in " + path_);
+  can_punch_ = false;  // the file system has no holes: write zeros instead
+  static const std::byte zeros[64 * 1024] = {};
+  while (len > 0) {
+    uint64_t n = std::min<uint64_t>(len, sizeof zeros);
+    write(offset, std::span<const std::byte>(zeros, n));
+    offset += n;
+    len -= n;
+  }
+}
+
+void FileBackingStore::sync() {
+  if (::fdatasync(fd_) == -1) throw_errno("fdatasync " + path_);
+  ++syncs_;
+}
+
+void FileBackingStore::for_each_data_range(
+    uint64_t offset, uint64_t len, const std::function<void(uint64_t, uint64_t)>& fn) {
+  const uint64_t end = offset + len;
+  uint64_t pos = offset;
+  while (pos < end) {
+    off_t data = ::lseek(fd_, static_cast<off_t>(pos), SEEK_DATA);
+    if (data == -1) {
+      if (errno == ENXIO) return;  // no data after pos
+      fn(pos, end - pos);          // SEEK_DATA unsupported: all data
+      return;
+    }
+    if (static_cast<uint64_t>(data) >= end) return;
+    off_t hole = ::lseek(fd_, data, SEEK_HOLE);
+    uint64_t hole_at = hole == -1 ? end : std::min<uint64_t>(static_cast<uint64_t>(hole), end);
+    fn(static_cast<uint64_t>(data), hole_at - static_cast<uint64_t>(data));
+    pos = hole_at;
+  }
+}
+
+void MemoryBackingStore::check_range(uint64_t offset, uint64_t len) const {
+  if (offset > bytes_.size() || len > bytes_.size() - offset)
+    throw Error("memory store: access beyond the end", EIO);
+}
+
+void MemoryBackingStore::read(uint64_t offset, std::span<std::byte> out) {
+  check_range(offset, out.size());
+  std::memcpy(out.data(), bytes_.data() + offset, out.size());
+}
+
+void MemoryBackingStore::write(uint64_t offset, std::span<const std::byte> data) {
+  check_range(offset, data.size());
+  std::memcpy(bytes_.data() + offset, data.data(), data.size());
+}
+
+void MemoryBackingStore::discard(uint64_t offset, uint64_t len) {
+  check_range(offset, len);
+  std::memset(bytes_.data() + offset, 0, len);
+}
+
+void MemoryBackingStore::for_each_data_range(
+    uint64_t offset, uint64_t len, const std::function<void(uint64_t, uint64_t)>& fn) {
+  check_range(offset, len);
+  fn(offset, len);  // no holes in memory: conservative
+}
+
+}  // namespace vld

@@ -1,0 +1,95 @@
+// BackingStore: the stable storage under the simulated drive.
+//
+// The drive's platters are bytes in a backing store. Every write the disk
+// makes goes through write(), and sync() is the only ordering point: when it
+// returns, every write and discard issued before it is durable (fdatasync for
+// a file). Nothing is promised about writes after the last sync until the
+// next one; that is the crash model the crash harness (issue 3) enumerates,
+// which is why the interface is this narrow and virtual.
+//
+// Thread-safety: implementations are not thread-safe; the disk controller
+// serialises all access.
+#ifndef VLD_CORE_BACKING_STORE_H_
+#define VLD_CORE_BACKING_STORE_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <span>
+#include <string>
+#include <vector>
+
+namespace vld {
+
+class BackingStore {
+ public:
+  virtual ~BackingStore() = default;
+
+  virtual uint64_t size_bytes() const = 0;
+  // Short reads past the end are an error; everything is in range by design.
+  virtual void read(uint64_t offset, std::span<std::byte> out) = 0;
+  virtual void write(uint64_t offset, std::span<const std::byte> data) = 0;
+  // Afterwards [offset, offset+len) reads as zeros and may use no space.
+  virtual void discard(uint64_t offset, uint64_t len) = 0;
+  virtual void sync() = 0;
+  // Calls fn(offset, len) for each range in [offset, offset+len) that may
+  // hold data (is not a hole). Conservative: may report zeros as data.
+  virtual void for_each_data_range(uint64_t offset, uint64_t len,
+                                   const std::function<void(uint64_t, uint64_t)>& fn) = 0;
+};
+
+// A regular file. Created with mode 0600 and exclusive flock()ed while open,
+// so a second server on the same image fails instead of corrupting it.
+class FileBackingStore final : public BackingStore {
+ public:
+  // Creates a new file (fails if it exists) of size_bytes, sparse.
+  static std::unique_ptr<FileBackingStore> create(const std::string& path, uint64_t size_bytes);
+  // Opens an existing file.
+  static std::unique_ptr<FileBackingStore> open(const std::string& path, bool readonly);
+  ~FileBackingStore() override;
+
+  uint64_t size_bytes() const override { return size_; }
+  void read(uint64_t offset, std::span<std::byte> out) override;
+  void write(uint64_t offset, std::span<const std::byte> data) override;
+  void discard(uint64_t offset, uint64_t len) override;
+  void sync() override;
+  void for_each_data_range(uint64_t offset, uint64_t len,
+                           const std::function<void(uint64_t, uint64_t)>& fn) override;
+
+  const std::string& path() const { return path_; }
+  uint64_t syncs() const { return syncs_; }
+
+ private:
+  FileBackingStore(std::string path, int fd, uint64_t size);
+  void lock_or_throw();
+
+  std::string path_;
+  int fd_;
+  uint64_t size_;
+  bool can_punch_ = true;
+  uint64_t syncs_ = 0;
+};
+
+// In memory, for unit tests and tools. sync() only counts.
+class MemoryBackingStore final : public BackingStore {
+ public:
+  explicit MemoryBackingStore(uint64_t size_bytes) : bytes_(size_bytes) {}
+  uint64_t size_bytes() const override { return bytes_.size(); }
+  void read(uint64_t offset, std::span<std::byte> out) override;
+  void write(uint64_t offset, std::span<const std::byte> data) override;
+  void discard(uint64_t offset, uint64_t len) override;
+  void sync() override { ++syncs_; }
+  void for_each_data_range(uint64_t offset, uint64_t len,
+                           const std::function<void(uint64_t, uint64_t)>& fn) override;
+  uint64_t syncs() const { return syncs_; }
+
+ private:
+  void check_range(uint64_t offset, uint64_t len) const;
+  std::vector<std::byte> bytes_;
+  uint64_t syncs_ = 0;
+};
+
+}  // namespace vld
+
+#endif  // VLD_CORE_BACKING_STORE_H_

@@ -1,0 +1,79 @@
+// Disk: a logical block device on a simulated drive, one per disk mode.
+//
+// A Disk turns each client request into physical sector accesses on its
+// DriveModel and real bytes in its BackingStore, and says what the request
+// cost in simulated time. mode=inplace (InplaceDisk) maps logical sector n to
+// physical sector n; mode=vld (the virtual log disk) places every block
+// eagerly and keeps an indirection map. Callers see the same interface.
+//
+// Durability contract, for every implementation: when write() with fua, or
+// flush(), returns, the data of that write (for flush: of every write that
+// returned before the flush was called) is on stable storage. A write without
+// fua may be lost by a crash until the next flush.
+//
+// Thread-safety: not thread-safe. DiskController serialises requests, as the
+// one actuator of a real drive does.
+#ifndef VLD_CORE_DISK_H_
+#define VLD_CORE_DISK_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <span>
+
+#include "core/image_format.h"
+#include "geometry/drive_model.h"
+#include "geometry/sim_time.h"
+
+namespace vld {
+
+struct Completion {
+  SimTime end;
+  ServiceBreakdown service;
+  uint64_t physical_blocks_written = 0;
+  uint64_t physical_blocks_read = 0;
+  uint32_t syncs = 0;  // backing-store syncs (fdatasync) this request made
+};
+
+struct ZeroFlags {
+  bool may_trim = false;  // the client allows holes (no NBD_CMD_FLAG_NO_HOLE)
+  bool fua = false;
+  bool fast = false;      // NBD_CMD_FLAG_FAST_ZERO: fail with ENOTSUP if slow
+};
+
+enum class ExtentType { kData, kHole };  // a hole reads as zeros
+using ExtentFn = std::function<void(uint64_t offset, uint64_t len, ExtentType type)>;
+
+class Disk {
+ public:
+  virtual ~Disk() = default;
+
+  virtual const Superblock& superblock() const = 0;
+  virtual const DriveModel& drive() const = 0;
+  uint64_t export_bytes() const { return superblock().export_bytes; }
+  uint32_t block_bytes() const { return superblock().block_bytes; }
+  DiskMode mode() const { return superblock().mode; }
+
+  // Requests start at `start` (the drive is idle then) and lie inside the
+  // export; DiskController checks both.
+  virtual Completion read(uint64_t offset, std::span<std::byte> out, SimTime start) = 0;
+  virtual Completion write(uint64_t offset, std::span<const std::byte> data, bool fua,
+                           SimTime start) = 0;
+  virtual Completion flush(SimTime start) = 0;
+  virtual Completion trim(uint64_t offset, uint64_t len, bool fua, SimTime start) = 0;
+  // Throws Error(ENOTSUP) if flags.fast and zeroing would cost media time.
+  virtual Completion zero(uint64_t offset, uint64_t len, ZeroFlags flags, SimTime start) = 0;
+  virtual void extents(uint64_t offset, uint64_t len, const ExtentFn& fn) = 0;
+
+  // Physical blocks holding live client data, and all physical blocks on the
+  // simulated platters: utilization is their ratio.
+  virtual uint64_t live_blocks() const = 0;
+  uint64_t physical_blocks() const { return superblock().physical_blocks(); }
+
+  // Clean shutdown (the drive's power-down sequence): everything durable.
+  virtual void close() = 0;
+};
+
+}  // namespace vld
+
+#endif  // VLD_CORE_DISK_H_

@@ -1,0 +1,124 @@
+#include "core/disk_controller.h"
+
+#include <algorithm>
+#include <string>
+
+#include "core/util/error.h"
+
+namespace vld {
+
+DiskController::DiskController(std::unique_ptr<Disk> disk) : disk_(std::move(disk)) {}
+
+void DiskController::check_range(uint64_t offset, uint64_t len) const {
+  uint64_t size = disk_->export_bytes();
+  if (offset > size || len > size - offset)
+    throw Error("request [" + std::to_string(offset) + ", +" + std::to_string(len) +
+                    ") is beyond the end of the disk (" + std::to_string(size) + " bytes)",
+                EINVAL);
+}
+
+template <typename Op>
+RequestTiming DiskController::serve(Kind kind, bool fua, uint64_t bytes,
+                                    std::optional<SimTime> arrival, Op op) {
+  std::lock_guard lock(mu_);
+  if (closed_) throw Error("the disk is shut down", ESHUTDOWN);
+  SimTime start = arrival ? std::max(*arrival, busy_until_) : busy_until_;
+  Completion c;
+  try {
+    c = op(start);
+  } catch (...) {
+    ++stats_.requests.errors;
+    throw;
+  }
+  RequestTiming t{start, c.end, c.service, arrival ? start - *arrival : SimDuration{0}};
+  busy_until_ = c.end;
+
+  DiskStats& s = stats_;
+  s.now = c.end;
+  s.busy += c.end - start;
+  s.queue_wait.add(t.queued.count());
+  s.physical_writes += c.physical_blocks_written;
+  s.physical_reads += c.physical_blocks_read;
+  s.backing_syncs += c.syncs;
+  const int64_t service_ns = (c.end - start).count();
+  switch (kind) {
+    case Kind::kRead:
+      ++s.requests.read;
+      s.bytes_read += bytes;
+      s.read_latency.add(service_ns);
+      break;
+    case Kind::kWrite:
+      ++s.requests.write;
+      if (fua) ++s.requests.write_fua;
+      s.bytes_written += bytes;
+      s.write_latency.add(service_ns);
+      s.write_breakdown_sum += c.service;
+      break;
+    case Kind::kFlush:
+      ++s.requests.flush;
+      s.flush_latency.add(service_ns);
+      break;
+    case Kind::kTrim: ++s.requests.trim; break;
+    case Kind::kZero: ++s.requests.zero; break;
+  }
+  return t;
+}
+
+RequestTiming DiskController::read(uint64_t offset, std::span<std::byte> out,
+                                   std::optional<SimTime> arrival) {
+  check_range(offset, out.size());
+  return serve(Kind::kRead, false, out.size(), arrival,
+               [&](SimTime s) { return disk_->read(offset, out, s); });
+}
+
+RequestTiming DiskController::write(uint64_t offset, std::span<const std::byte> data, bool fua,
+                                    std::optional<SimTime> arrival) {
+  check_range(offset, data.size());
+  return serve(Kind::kWrite, fua, data.size(), arrival,
+               [&](SimTime s) { return disk_->write(offset, data, fua, s); });
+}
+
+RequestTiming DiskController::flush(std::optional<SimTime> arrival) {
+  return serve(Kind::kFlush, false, 0, arrival, [&](SimTime s) { return disk_->flush(s); });
+}
+
+RequestTiming DiskController::trim(uint64_t offset, uint64_t len, bool fua,
+                                   std::optional<SimTime> arrival) {
+  check_range(offset, len);
+  return serve(Kind::kTrim, fua, 0, arrival,
+               [&](SimTime s) { return disk_->trim(offset, len, fua, s); });
+}
+
+RequestTiming DiskController::zero(uint64_t offset, uint64_t len, ZeroFlags flags,
+                                   std::optional<SimTime> arrival) {
+  check_range(offset, len);
+  return serve(Kind::kZero, flags.fua, 0, arrival,
+               [&](SimTime s) { return disk_->zero(offset, len, flags, s); });
+}
+
+void DiskController::extents(uint64_t offset, uint64_t len, const ExtentFn& fn) {
+  check_range(offset, len);
+  std::lock_guard lock(mu_);
+  if (closed_) throw Error("the disk is shut down", ESHUTDOWN);
+  ++stats_.requests.extents;
+  disk_->extents(offset, len, fn);
+}
+
+DiskStats DiskController::stats() const {
+  std::lock_guard lock(mu_);
+  return stats_;
+}
+
+double DiskController::utilization() const {
+  std::lock_guard lock(mu_);
+  return static_cast<double>(disk_->live_blocks()) / static_cast<double>(disk_->physical_blocks());
+}
+
+void DiskController::close() {
+  std::lock_guard lock(mu_);
+  if (closed_) return;
+  closed_ = true;
+  disk_->close();
+}
+
+}  // namespace vld

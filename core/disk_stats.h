@@ -1,0 +1,50 @@
+// DiskStats: what the drive did, in simulated time, for the stats file.
+//
+// Latencies are simulated service times per request (end - start, excluding
+// time spent queued behind other requests, which is reported separately as
+// queue wait). The breakdown is the mean per write request of the
+// components of paper 001's Figure 9.
+//
+// Thread-safety: not thread-safe; DiskController owns it under its mutex and
+// hands out copies.
+#ifndef VLD_CORE_DISK_STATS_H_
+#define VLD_CORE_DISK_STATS_H_
+
+#include <cstdint>
+
+#include "core/util/histogram.h"
+#include "geometry/drive_model.h"
+#include "geometry/sim_time.h"
+
+namespace vld {
+
+struct RequestCounts {
+  uint64_t read = 0;
+  uint64_t write = 0;
+  uint64_t write_fua = 0;  // included in write
+  uint64_t flush = 0;
+  uint64_t trim = 0;
+  uint64_t zero = 0;
+  uint64_t extents = 0;
+  uint64_t errors = 0;
+};
+
+struct DiskStats {
+  RequestCounts requests;
+  LatencyHistogram read_latency;
+  LatencyHistogram write_latency;
+  LatencyHistogram flush_latency;
+  LatencyHistogram queue_wait;
+  ServiceBreakdown write_breakdown_sum;  // over write requests
+  uint64_t bytes_read = 0;
+  uint64_t bytes_written = 0;
+  uint64_t physical_writes = 0;  // physical blocks written to the platters
+  uint64_t physical_reads = 0;
+  uint64_t backing_syncs = 0;    // fdatasync calls: FUA writes, flushes, ...
+  SimTime now{};                 // when the drive last finished a request
+  SimDuration busy{};            // total simulated service time
+};
+
+}  // namespace vld
+
+#endif  // VLD_CORE_DISK_STATS_H_

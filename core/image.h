@@ -1,0 +1,44 @@
+// Creating and opening vld images. Every failure throws Error with a message
+// that names the parameter or the damage, and leaves an existing image
+// byte-for-byte untouched: open never writes, and create refuses to touch a
+// path that exists.
+//
+// Thread-safety: functions without shared state.
+#ifndef VLD_CORE_IMAGE_H_
+#define VLD_CORE_IMAGE_H_
+
+#include <memory>
+#include <string>
+
+#include "core/backing_store.h"
+#include "core/disk.h"
+#include "core/image_format.h"
+
+namespace vld {
+
+struct FormatOptions {
+  DiskMode mode = DiskMode::kInplace;
+  uint64_t export_bytes = 0;
+  uint32_t block_bytes = 4096;
+  uint32_t spare_percent = 25;
+  DriveGeometry geometry;  // with skews derived
+};
+
+// The superblock of a new image: sizes the platters and draws the secret.
+Superblock plan_image(const FormatOptions& options);
+
+// Creates path (which must not exist) holding an empty disk. On failure the
+// partial file is removed.
+std::unique_ptr<FileBackingStore> create_image(const std::string& path, const Superblock& sb);
+
+// Opens an existing image and validates its superblock and size.
+std::unique_ptr<FileBackingStore> open_image(const std::string& path, Superblock* sb);
+// The same for any store (tests, tools).
+Superblock read_superblock(BackingStore& store, const std::string& name);
+
+// The Disk for the image's mode.
+std::unique_ptr<Disk> make_disk(std::unique_ptr<BackingStore> store, const Superblock& sb);
+
+}  // namespace vld
+
+#endif  // VLD_CORE_IMAGE_H_

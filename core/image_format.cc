@@ -1,0 +1,126 @@
+#include "core/image_format.h"
+
+#include <cstring>
+
+#include "core/util/checksum.h"
+#include "core/util/coding.h"
+
+namespace vld {
+
+namespace {
+constexpr char kMagic[8] = {'V', 'L', 'D', 'I', 'M', 'A', 'G', 'E'};
+constexpr size_t kChecksumAt = kSuperblockBytes - 8;
+constexpr size_t kNameBytes = 32;
+}  // namespace
+
+const char* mode_name(DiskMode m) {
+  switch (m) {
+    case DiskMode::kInplace: return "inplace";
+    case DiskMode::kVld: return "vld";
+  }
+  return "unknown";
+}
+
+std::array<unsigned char, kSuperblockBytes> encode_superblock(const Superblock& sb) {
+  std::array<unsigned char, kSuperblockBytes> b{};
+  unsigned char* p = b.data();
+  const DriveGeometry& g = sb.geometry;
+  std::memcpy(p, kMagic, 8);
+  encode_fixed32(p + 8, kFormatVersion);
+  encode_fixed32(p + 12, static_cast<uint32_t>(sb.mode));
+  encode_fixed64(p + 16, sb.export_bytes);
+  encode_fixed32(p + 24, sb.block_bytes);
+  encode_fixed32(p + 28, sb.spare_percent);
+  encode_fixed32(p + 32, sb.simulated_cylinders);
+  encode_fixed32(p + 36, g.sectors_per_track);
+  encode_fixed32(p + 40, g.tracks_per_cylinder);
+  encode_fixed32(p + 44, g.cylinders);
+  encode_fixed32(p + 48, g.rpm);
+  encode_fixed32(p + 52, g.track_skew_sectors);
+  encode_fixed32(p + 56, g.cylinder_skew_sectors);
+  encode_fixed32(p + 60, g.seek.boundary_cylinders());
+  encode_fixed64(p + 64, static_cast<uint64_t>(g.head_switch.count()));
+  encode_fixed64(p + 72, static_cast<uint64_t>(g.controller_overhead.count()));
+  encode_double(p + 80, g.seek.a_ms());
+  encode_double(p + 88, g.seek.b_ms());
+  encode_double(p + 96, g.seek.c_ms());
+  encode_double(p + 104, g.seek.e_ms());
+  std::memcpy(p + 112, g.name.data(), std::min(g.name.size(), kNameBytes - 1));
+  std::memcpy(p + 144, sb.secret.data(), sb.secret.size());
+  encode_fixed64(p + 176, sb.platter_offset);
+  encode_fixed64(p + kChecksumAt, checksum64(p, kChecksumAt));
+  return b;
+}
+
+DecodeResult decode_superblock(const unsigned char* p, Superblock* sb, std::string* why) {
+  if (std::memcmp(p, kMagic, 8) != 0) return DecodeResult::kNotVld;
+  if (decode_fixed64(p + kChecksumAt) != checksum64(p, kChecksumAt))
+    return DecodeResult::kBadChecksum;
+  if (decode_fixed32(p + 8) != kFormatVersion) return DecodeResult::kUnsupportedVersion;
+  uint32_t mode = decode_fixed32(p + 12);
+  if (mode != 1 && mode != 2) {
+    *why = "mode field " + std::to_string(mode);
+    return DecodeResult::kInvalid;
+  }
+  sb->mode = static_cast<DiskMode>(mode);
+  sb->export_bytes = decode_fixed64(p + 16);
+  sb->block_bytes = decode_fixed32(p + 24);
+  sb->spare_percent = decode_fixed32(p + 28);
+  sb->simulated_cylinders = decode_fixed32(p + 32);
+  DriveGeometry& g = sb->geometry;
+  g.sectors_per_track = decode_fixed32(p + 36);
+  g.tracks_per_cylinder = decode_fixed32(p + 40);
+  g.cylinders = decode_fixed32(p + 44);
+  g.rpm = decode_fixed32(p + 48);
+  g.track_skew_sectors = decode_fixed32(p + 52);
+  g.cylinder_skew_sectors = decode_fixed32(p + 56);
+  uint32_t boundary = decode_fixed32(p + 60);
+  g.head_switch = SimDuration{static_cast<int64_t>(decode_fixed64(p + 64))};
+  g.controller_overhead = SimDuration{static_cast<int64_t>(decode_fixed64(p + 72))};
+  g.seek = SeekCurve(decode_double(p + 80), decode_double(p + 88), boundary,
+                     decode_double(p + 96), decode_double(p + 104));
+  g.name.assign(reinterpret_cast<const char*>(p + 112), strnlen(reinterpret_cast<const char*>(p + 112), kNameBytes));
+  std::memcpy(sb->secret.data(), p + 144, sb->secret.size());
+  sb->platter_offset = decode_fixed64(p + 176);
+
+  if (std::string w = g.check(); !w.empty()) {
+    *why = "geometry: " + w;
+    return DecodeResult::kInvalid;
+  }
+  if (sb->block_bytes < kSectorBytes || sb->block_bytes > 65536 ||
+      (sb->block_bytes & (sb->block_bytes - 1)) != 0) {
+    *why = "block size " + std::to_string(sb->block_bytes);
+    return DecodeResult::kInvalid;
+  }
+  if (sb->simulated_cylinders == 0 || sb->simulated_cylinders > g.cylinders) {
+    *why = "simulated cylinders " + std::to_string(sb->simulated_cylinders);
+    return DecodeResult::kInvalid;
+  }
+  if (sb->platter_offset < kSuperblockBytes || sb->platter_offset % kSectorBytes != 0) {
+    *why = "platter offset";
+    return DecodeResult::kInvalid;
+  }
+  if (sb->export_bytes == 0 || sb->export_bytes % sb->block_bytes != 0 ||
+      sb->export_bytes > sb->platter_bytes()) {
+    *why = "export size " + std::to_string(sb->export_bytes);
+    return DecodeResult::kInvalid;
+  }
+  return DecodeResult::kOk;
+}
+
+uint64_t metadata_allowance_bytes(uint64_t export_bytes, uint32_t block_bytes) {
+  uint64_t blocks = export_bytes / block_bytes;
+  uint64_t map_sectors = (blocks + 47) / 48;
+  return 2 * map_sectors * kSectorBytes;
+}
+
+uint32_t cylinders_needed(const DriveGeometry& g, uint64_t export_bytes, uint32_t block_bytes,
+                          uint32_t spare_percent) {
+  uint64_t payload = export_bytes + metadata_allowance_bytes(export_bytes, block_bytes);
+  // Round the spare up so that a full export never exceeds 100/(100+spare).
+  __int128 physical = (static_cast<__int128>(payload) * (100 + spare_percent) + 99) / 100;
+  __int128 cyl = (physical + g.cylinder_bytes() - 1) / g.cylinder_bytes();
+  return cyl > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(cyl);
+}
+
+}  // namespace vld

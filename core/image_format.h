@@ -1,0 +1,92 @@
+// The vld image: what a backing file holds and where.
+//
+//   offset 0          superblock (4 KiB, below)
+//   4 KiB .. 1 MiB    reserved for fixed-location records (the log tail
+//                     record of mode=vld lives here); never exported
+//   1 MiB ..          the platters: simulated_cylinders whole cylinders,
+//                     sector psn at platter_offset + psn * 512
+//                     (DriveGeometry's numbering)
+//
+// Superblock, all integers little-endian (core/util/coding.h):
+//
+//   0   char[8]  magic "VLDIMAGE"
+//   8   u32      format_version (kFormatVersion)
+//   12  u32      mode: 1 inplace, 2 vld
+//   16  u64      export_bytes: the size clients see
+//   24  u32      block_bytes: physical block (allocation unit), 512..64 KiB
+//   28  u32      spare_percent used to size the platters
+//   32  u32      simulated_cylinders: whole cylinders in the image
+//   36  u32      sectors_per_track
+//   40  u32      tracks_per_cylinder
+//   44  u32      cylinders (of the modelled drive)
+//   48  u32      rpm
+//   52  u32      track_skew_sectors
+//   56  u32      cylinder_skew_sectors
+//   60  u32      seek boundary (cylinders)
+//   64  u64      head_switch_ns
+//   72  u64      controller_overhead_ns
+//   80  f64 x4   seek a, b, c, e (ms)
+//   112 char[32] geometry name, NUL-padded
+//   144 u8[32]   per-image secret (MAC key for mode=vld metadata); it lives
+//                here, outside the exported range, so no client can read it
+//   176 u64      platter_offset
+//   184 ..       zero
+//   4088 u64     XXH3-64 of bytes [0, 4088)
+//
+// The superblock is written once, at format time, and then only read: a
+// crash can never leave it half-updated. Format-time parameters (size,
+// geometry, block, spare, mode) come from it on every later open.
+//
+// Thread-safety: plain values and pure functions.
+#ifndef VLD_CORE_IMAGE_FORMAT_H_
+#define VLD_CORE_IMAGE_FORMAT_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+
+#include "geometry/drive_geometry.h"
+
+namespace vld {
+
+enum class DiskMode : uint32_t { kInplace = 1, kVld = 2 };
+const char* mode_name(DiskMode m);
+
+inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr uint64_t kSuperblockBytes = 4096;
+inline constexpr uint64_t kPlatterOffset = 1 << 20;
+
+struct Superblock {
+  DiskMode mode = DiskMode::kInplace;
+  uint64_t export_bytes = 0;
+  uint32_t block_bytes = 4096;
+  uint32_t spare_percent = 25;
+  uint32_t simulated_cylinders = 0;
+  DriveGeometry geometry;
+  std::array<unsigned char, 32> secret{};
+  uint64_t platter_offset = kPlatterOffset;
+
+  uint64_t platter_bytes() const { return simulated_cylinders * geometry.cylinder_bytes(); }
+  uint64_t image_bytes() const { return platter_offset + platter_bytes(); }
+  uint64_t physical_blocks() const { return platter_bytes() / block_bytes; }
+};
+
+// Encodes into exactly kSuperblockBytes.
+std::array<unsigned char, kSuperblockBytes> encode_superblock(const Superblock& sb);
+
+enum class DecodeResult { kOk, kNotVld, kBadChecksum, kUnsupportedVersion, kInvalid };
+// On kInvalid, *why says which field.
+DecodeResult decode_superblock(const unsigned char* bytes, Superblock* sb, std::string* why);
+
+// Map metadata the vld mode may keep on the platters, counted against every
+// image alike so that both modes of one size simulate the same drive: room
+// for two versions of every 512-byte map sector of 48 eight-byte entries.
+uint64_t metadata_allowance_bytes(uint64_t export_bytes, uint32_t block_bytes);
+
+// Whole cylinders needed to hold export + metadata + spare_percent.
+uint32_t cylinders_needed(const DriveGeometry& g, uint64_t export_bytes, uint32_t block_bytes,
+                          uint32_t spare_percent);
+
+}  // namespace vld
+
+#endif  // VLD_CORE_IMAGE_FORMAT_H_

@@ -1,0 +1,67 @@
+// InplaceDisk: the conventional update-in-place drive, the baseline.
+//
+// Logical byte offset x lives at physical sector x / 512, always: a write
+// waits for its sectors to come round (paper 001, section 2.1: "it is
+// difficult for an update-in-place system to avoid at least a half-rotation
+// delay"). The drive has no volatile write cache: a write is on the platter
+// when it completes, so a flush costs only the controller overhead (plus the
+// backing store's fdatasync, which is real durability, not simulated time).
+//
+// Trim and zero-with-may-trim deallocate whole physical blocks: they read as
+// zeros afterwards and cost one command, not media time; the parts of
+// partial blocks at the edges of a trim are left alone (trim is advisory),
+// those of a zero are written with zeros. Which blocks hold data is kept in
+// a bitmap in memory, rebuilt on open from the backing file's holes.
+//
+// Thread-safety: not thread-safe (see Disk).
+#ifndef VLD_CORE_INPLACE_DISK_H_
+#define VLD_CORE_INPLACE_DISK_H_
+
+#include <memory>
+#include <vector>
+
+#include "core/backing_store.h"
+#include "core/disk.h"
+
+namespace vld {
+
+class InplaceDisk final : public Disk {
+ public:
+  InplaceDisk(std::unique_ptr<BackingStore> store, const Superblock& sb);
+
+  const Superblock& superblock() const override { return sb_; }
+  const DriveModel& drive() const override { return drive_; }
+
+  Completion read(uint64_t offset, std::span<std::byte> out, SimTime start) override;
+  Completion write(uint64_t offset, std::span<const std::byte> data, bool fua,
+                   SimTime start) override;
+  Completion flush(SimTime start) override;
+  Completion trim(uint64_t offset, uint64_t len, bool fua, SimTime start) override;
+  Completion zero(uint64_t offset, uint64_t len, ZeroFlags flags, SimTime start) override;
+  void extents(uint64_t offset, uint64_t len, const ExtentFn& fn) override;
+  uint64_t live_blocks() const override { return live_blocks_; }
+  void close() override;
+
+  BackingStore& store() { return *store_; }
+
+ private:
+  // The sectors covering [offset, offset+len), as one run.
+  static SectorRun covering_run(uint64_t offset, uint64_t len);
+  uint64_t blocks_covering(uint64_t offset, uint64_t len) const;
+  // Whole blocks inside [offset, offset+len): [*first, *end).
+  void whole_blocks(uint64_t offset, uint64_t len, uint64_t* first, uint64_t* end) const;
+  void set_live(uint64_t first_block, uint64_t end_block, bool live);
+  bool is_live(uint64_t block) const { return (live_[block / 64] >> (block % 64)) & 1; }
+  void rebuild_live_map();
+  void write_zeros(uint64_t offset, uint64_t len);
+
+  std::unique_ptr<BackingStore> store_;
+  Superblock sb_;
+  DriveModel drive_;
+  std::vector<uint64_t> live_;  // one bit per export block
+  uint64_t live_blocks_ = 0;
+};
+
+}  // namespace vld
+
+#endif  // VLD_CORE_INPLACE_DISK_H_

@@ -1,0 +1,11 @@
+#include "core/util/checksum.h"
+
+#include <xxhash.h>
+
+namespace vld {
+
+uint64_t checksum64(const void* data, size_t len, uint64_t seed) {
+  return XXH3_64bits_withSeed(data, len, seed);
+}
+
+}  // namespace vld

@@ -1,0 +1,51 @@
+#include "core/util/histogram.h"
+
+#include <algorithm>
+#include <bit>
+#include <cmath>
+
+namespace vld {
+
+int LatencyHistogram::bucket_of(uint64_t v) {
+  if (v < (uint64_t{1} << kSubBits)) return static_cast<int>(v);
+  int msb = 63 - std::countl_zero(v);          // >= kSubBits
+  int shift = msb - kSubBits;                  // bits dropped
+  uint64_t mantissa = v >> shift;              // in [128, 256)
+  return ((shift + 1) << kSubBits) + static_cast<int>(mantissa - (uint64_t{1} << kSubBits));
+}
+
+uint64_t LatencyHistogram::bucket_low(int b) {
+  if (b < (1 << kSubBits)) return static_cast<uint64_t>(b);
+  int shift = (b >> kSubBits) - 1;
+  uint64_t mantissa = (uint64_t{1} << kSubBits) + (b & ((1 << kSubBits) - 1));
+  return mantissa << shift;
+}
+
+void LatencyHistogram::add(int64_t value_ns) {
+  uint64_t v = value_ns < 0 ? 0 : static_cast<uint64_t>(value_ns);
+  ++buckets_[bucket_of(v)];
+  ++count_;
+  sum_ns_ += v;
+  max_ns_ = std::max<int64_t>(max_ns_, static_cast<int64_t>(v));
+  min_ns_ = std::min<int64_t>(min_ns_, static_cast<int64_t>(v));
+}
+
+int64_t LatencyHistogram::percentile_ns(double q) const {
+  if (count_ == 0) return 0;
+  q = std::clamp(q, 0.0, 1.0);
+  uint64_t rank = static_cast<uint64_t>(std::ceil(q * static_cast<double>(count_)));
+  rank = std::max<uint64_t>(rank, 1);
+  uint64_t seen = 0;
+  for (int b = 0; b < kBuckets; ++b) {
+    seen += buckets_[b];
+    if (seen >= rank) {
+      // Middle of the bucket, clamped to what was really seen.
+      uint64_t lo = bucket_low(b), hi = bucket_low(b + 1);
+      int64_t mid = static_cast<int64_t>(lo + (hi - lo) / 2);
+      return std::clamp(mid, min_ns_, max_ns_);
+    }
+  }
+  return max_ns_;
+}
+
+}  // namespace vld

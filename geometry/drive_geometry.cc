@@ -1,0 +1,61 @@
+#include "geometry/drive_geometry.h"
+
+#include <cmath>
+
+namespace vld {
+
+SimDuration DriveGeometry::revolution() const {
+  // 60 s / rpm, in ns; integer division loses < 1 ns per revolution.
+  return SimDuration{60'000'000'000LL / rpm};
+}
+
+double DriveGeometry::sector_time_ns() const {
+  return static_cast<double>(revolution().count()) / sectors_per_track;
+}
+
+Chs DriveGeometry::chs_of(uint64_t psn) const {
+  Chs c;
+  c.sector = static_cast<uint32_t>(psn % sectors_per_track);
+  uint64_t track = psn / sectors_per_track;
+  c.head = static_cast<uint32_t>(track % tracks_per_cylinder);
+  c.cylinder = static_cast<uint32_t>(track / tracks_per_cylinder);
+  return c;
+}
+
+uint64_t DriveGeometry::psn_of(Chs c) const {
+  return (uint64_t{c.cylinder} * tracks_per_cylinder + c.head) * sectors_per_track + c.sector;
+}
+
+uint32_t DriveGeometry::angular_slot(Chs c) const {
+  // Each head switch within a cylinder adds a track skew; each cylinder
+  // adds (heads - 1) track skews and one cylinder skew.
+  uint64_t per_cylinder =
+      uint64_t{tracks_per_cylinder - 1} * track_skew_sectors + cylinder_skew_sectors;
+  uint64_t offset = uint64_t{c.cylinder} * per_cylinder + uint64_t{c.head} * track_skew_sectors;
+  return static_cast<uint32_t>((c.sector + offset) % sectors_per_track);
+}
+
+void DriveGeometry::derive_skews() {
+  double st = sector_time_ns();
+  track_skew_sectors =
+      static_cast<uint32_t>(std::ceil(static_cast<double>(head_switch.count()) / st));
+  cylinder_skew_sectors =
+      static_cast<uint32_t>(std::ceil(static_cast<double>(seek.time(1).count()) / st));
+  track_skew_sectors %= sectors_per_track;
+  cylinder_skew_sectors %= sectors_per_track;
+}
+
+std::string DriveGeometry::check() const {
+  if (sectors_per_track < 8 || sectors_per_track > 1'000'000)
+    return "sectors_per_track must be between 8 and 1000000";
+  if (tracks_per_cylinder < 1 || tracks_per_cylinder > 1024)
+    return "tracks_per_cylinder must be between 1 and 1024";
+  if (cylinders < 1 || cylinders > 10'000'000) return "cylinders must be between 1 and 10000000";
+  if (rpm < 600 || rpm > 100'000) return "rpm must be between 600 and 100000";
+  if (head_switch.count() < 0) return "head_switch_us must be >= 0";
+  if (controller_overhead.count() < 0) return "overhead_us must be >= 0";
+  if (auto why = seek.check(cylinders); !why.empty()) return "seek curve: " + why;
+  return "";
+}
+
+}  // namespace vld

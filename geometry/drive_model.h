@@ -1,0 +1,111 @@
+// DriveModel: where the head is, and what an access costs.
+//
+// The model answers one question: starting at simulated time `start` with the
+// head on some track, how long does the drive take to process one command
+// that transfers the given runs of physical sectors, in order, and what was
+// that time spent on? The answer is broken down as in paper 001, Figure 9:
+//
+//   overhead    controller time per command (Table 1, "SCSI overhead")
+//   seek        moving the actuator to another cylinder (SeekCurve)
+//   head_switch selecting another head on the same cylinder
+//   rotation    waiting for the first sector of a run to come under the head
+//   transfer    sectors passing under the head while they are read or written
+//
+// The platter turns at a constant rate from simulated time zero, so the
+// rotational position is a pure function of time; the only state is the
+// track the head is on (HeadPosition). A seek includes selecting the head on
+// the destination cylinder.
+//
+// All rotational arithmetic is in integers: the phase of the platter at time
+// t is (t mod revolution) * sectors_per_track "slot units", slot j starts at
+// j * revolution units, and waits round up to the next nanosecond. A run that
+// starts less than a nanosecond after its slot began (the rounding of the
+// previous transfer) counts as on time, so back-to-back sectors never lose a
+// revolution to rounding.
+//
+// Thread-safety: not thread-safe; the owner serialises (one actuator).
+#ifndef VLD_GEOMETRY_DRIVE_MODEL_H_
+#define VLD_GEOMETRY_DRIVE_MODEL_H_
+
+#include <cstdint>
+#include <span>
+
+#include "geometry/drive_geometry.h"
+#include "geometry/sim_time.h"
+
+namespace vld {
+
+struct ServiceBreakdown {
+  SimDuration overhead{};
+  SimDuration seek{};
+  SimDuration head_switch{};
+  SimDuration rotation{};
+  SimDuration transfer{};
+
+  SimDuration total() const { return overhead + seek + head_switch + rotation + transfer; }
+  SimDuration locate() const { return seek + head_switch + rotation; }
+  ServiceBreakdown& operator+=(const ServiceBreakdown& o);
+};
+
+struct HeadPosition {
+  uint32_t cylinder = 0;
+  uint32_t head = 0;
+  bool operator==(const HeadPosition&) const = default;
+};
+
+// A run of physically consecutive sectors. It may cross track boundaries.
+struct SectorRun {
+  uint64_t first_psn = 0;
+  uint32_t count = 0;
+};
+
+struct Access {
+  SimTime end;
+  ServiceBreakdown breakdown;
+};
+
+class DriveModel {
+ public:
+  // simulated_cylinders: how many cylinders, from cylinder 0, the backing
+  // image holds (the rest of the drive exists only in the seek curve).
+  DriveModel(const DriveGeometry& geometry, uint32_t simulated_cylinders);
+
+  const DriveGeometry& geometry() const { return geometry_; }
+  uint32_t simulated_cylinders() const { return simulated_cylinders_; }
+  uint64_t simulated_sectors() const {
+    return uint64_t{simulated_cylinders_} * geometry_.sectors_per_cylinder();
+  }
+
+  HeadPosition head() const { return head_; }
+  void set_head(HeadPosition h) { head_ = h; }
+
+  // Rotational position at t in sectors, in [0, sectors_per_track).
+  double angle_sectors(SimTime t) const;
+  // From `at`, how long until angular slot `slot` starts under the head.
+  SimDuration rotational_wait(SimTime at, uint32_t slot) const;
+  // Time for `sectors` consecutive sectors to pass under the head.
+  SimDuration transfer_time(uint32_t sectors) const;
+  // Moving the head between tracks: a seek, a head switch, or nothing.
+  ServiceBreakdown reposition(HeadPosition from, HeadPosition to) const;
+
+  // Cost of one command transferring `runs` in order, from the current head
+  // position, without moving the head. Pays the controller overhead once.
+  Access estimate(std::span<const SectorRun> runs, SimTime start) const;
+  // The same, and leaves the head where the last sector ended.
+  Access access(std::span<const SectorRun> runs, SimTime start);
+  // A command that touches no media (flush on a drive without write cache,
+  // trim): controller overhead only.
+  Access command_only(SimTime start) const;
+
+ private:
+  Access run(std::span<const SectorRun> runs, SimTime start, HeadPosition* head) const;
+
+  DriveGeometry geometry_;
+  uint32_t simulated_cylinders_;
+  int64_t revolution_ns_;
+  HeadPosition head_;
+};
+
+}  // namespace vld
+
+#endif  // VLD_GEOMETRY_DRIVE_MODEL_H_

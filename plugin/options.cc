@@ -1,0 +1,221 @@
+#include "plugin/options.h"
+
+#include <charconv>
+#include <cmath>
+#include <string>
+
+#include "geometry/presets.h"
+
+namespace vld {
+
+namespace {
+
+std::string s(std::string_view v) { return std::string(v); }
+
+std::string join_presets() {
+  std::string out;
+  for (const auto& n : preset_names()) out += (out.empty() ? "" : "|") + n;
+  return out;
+}
+
+template <typename T>
+std::optional<T> parse_uint(std::string_view v) {
+  T x{};
+  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
+  if (ec != std::errc() || p != v.data() + v.size() || v.empty()) return std::nullopt;
+  return x;
+}
+
+std::optional<double> parse_double(std::string_view v) {
+  std::string str(v);
+  char* end = nullptr;
+  double x = std::strtod(str.c_str(), &end);
+  if (str.empty() || *end != '\0' || !std::isfinite(x) || x < 0) return std::nullopt;
+  return x;
+}
+
+}  // namespace
+
+std::optional<uint64_t> parse_size(std::string_view text) {
+  size_t digits = 0;
+  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
+  if (digits == 0) return std::nullopt;
+  auto n = parse_uint<uint64_t>(text.substr(0, digits));
+  if (!n) return std::nullopt;
+  std::string_view suffix = text.substr(digits);
+  int shift = 0;
+  if (suffix.empty() || suffix == "b" || suffix == "B") shift = 0;
+  else {
+    switch (suffix[0]) {
+      case 'k': case 'K': shift = 10; break;
+      case 'm': case 'M': shift = 20; break;
+      case 'g': case 'G': shift = 30; break;
+      case 't': case 'T': shift = 40; break;
+      default: return std::nullopt;
+    }
+    std::string_view rest = suffix.substr(1);
+    if (!(rest.empty() || rest == "B" || rest == "iB")) return std::nullopt;
+  }
+  if (shift && *n > (UINT64_MAX >> shift)) return std::nullopt;
+  return *n << shift;
+}
+
+std::string set_option(PluginOptions* o, std::string_view key, std::string_view v) {
+  auto bad = [&](const std::string& what) { return s(key) + "=" + s(v) + ": " + what; };
+  auto u32 = [&](std::optional<uint32_t>* dst, const char* what) -> std::string {
+    auto x = parse_uint<uint32_t>(v);
+    if (!x || *x == 0) return bad(std::string("expected a positive whole number (") + what + ")");
+    *dst = *x;
+    return "";
+  };
+  auto us = [&](std::optional<double>* dst) -> std::string {
+    auto x = parse_double(v);
+    if (!x) return bad("expected a duration in microseconds >= 0, e.g. 500");
+    *dst = *x;
+    return "";
+  };
+
+  if (key == "file") {
+    if (v.empty()) return "file= must name the backing image";
+    o->file = s(v);
+  } else if (key == "size") {
+    auto x = parse_size(v);
+    if (!x || *x == 0) return bad("expected a size such as 1G, 512M or 1048576");
+    o->size_bytes = *x;
+  } else if (key == "geometry") {
+    if (!find_preset(v)) return bad("unknown geometry; choose one of " + join_presets());
+    o->geometry = s(v);
+  } else if (key == "mode") {
+    if (v == "inplace") o->mode = DiskMode::kInplace;
+    else if (v == "vld") o->mode = DiskMode::kVld;
+    else return bad("expected mode=inplace or mode=vld");
+  } else if (key == "block") {
+    auto x = parse_size(v);
+    if (!x || *x < 512 || *x > 65536 || (*x & (*x - 1)) != 0)
+      return bad("expected a power of two from 512 to 64K (bytes), e.g. block=4096");
+    o->block_bytes = static_cast<uint32_t>(*x);
+  } else if (key == "spare") {
+    auto x = parse_uint<uint32_t>(v);
+    if (!x || *x > 1000) return bad("expected a percentage from 0 to 1000, e.g. spare=25");
+    o->spare_percent = *x;
+  } else if (key == "sectors_per_track") {
+    return u32(&o->sectors_per_track, "sectors per track");
+  } else if (key == "tracks_per_cylinder") {
+    return u32(&o->tracks_per_cylinder, "tracks per cylinder, i.e. heads");
+  } else if (key == "cylinders") {
+    return u32(&o->cylinders, "cylinders of the whole drive");
+  } else if (key == "rpm") {
+    return u32(&o->rpm, "revolutions per minute");
+  } else if (key == "head_switch_us") {
+    return us(&o->head_switch_us);
+  } else if (key == "overhead_us") {
+    return us(&o->overhead_us);
+  } else if (key == "seek") {
+    std::string why;
+    auto c = SeekCurve::parse(v, &why);
+    if (!c) return bad(why + "; e.g. seek=3.24,0.400,383,8.00,0.008");
+    o->seek = *c;
+  } else if (key == "latency") {
+    if (v == "sleep") o->latency = LatencyMode::kSleep;
+    else if (v == "none") o->latency = LatencyMode::kNone;
+    else return bad("expected latency=sleep or latency=none");
+  } else if (key == "statsfile") {
+    if (v.empty()) return "statsfile= must name a file";
+    o->statsfile = s(v);
+  } else if (key == "seed") {
+    auto x = parse_uint<uint64_t>(v);
+    if (!x) return bad("expected a whole number");
+    o->seed = *x;
+  } else {
+    return "unknown parameter '" + s(key) + "'; see nbdkit vld --help for the list";
+  }
+  return "";
+}
+
+namespace {
+
+// The geometry the options describe: preset plus overrides, skews derived.
+std::string resolve_geometry(const PluginOptions& o, DriveGeometry* g) {
+  *g = *find_preset(o.geometry.value_or(kDefaultGeometry));
+  if (o.sectors_per_track) g->sectors_per_track = *o.sectors_per_track;
+  if (o.tracks_per_cylinder) g->tracks_per_cylinder = *o.tracks_per_cylinder;
+  if (o.cylinders) g->cylinders = *o.cylinders;
+  if (o.rpm) g->rpm = *o.rpm;
+  if (o.head_switch_us) g->head_switch = sim_us(*o.head_switch_us);
+  if (o.overhead_us) g->controller_overhead = sim_us(*o.overhead_us);
+  if (o.seek) g->seek = *o.seek;
+  if (std::string why = g->check(); !why.empty()) return "geometry: " + why;
+  g->derive_skews();
+  return "";
+}
+
+}  // namespace
+
+std::string format_options(const PluginOptions& o, FormatOptions* out) {
+  if (!o.size_bytes)
+    return "file=" + o.file + " does not exist and size= is missing; give size= (e.g. size=1G) "
+           "to create it";
+  if (std::string why = resolve_geometry(o, &out->geometry); !why.empty()) return why;
+  out->mode = o.mode.value_or(kDefaultMode);
+  out->export_bytes = *o.size_bytes;
+  out->block_bytes = o.block_bytes.value_or(4096);
+  out->spare_percent = o.spare_percent.value_or(25);
+  return "";
+}
+
+std::string conflicts_with_image(const PluginOptions& o, const Superblock& sb) {
+  const DriveGeometry& g = sb.geometry;
+  auto conflict = [&](const std::string& key, const std::string& given,
+                      const std::string& image) {
+    return key + "=" + given + " conflicts with file=" + o.file + ", which has " + key + "=" +
+           image + "; drop " + key + "= to use the image as it is, or give a new file=";
+  };
+  auto num = [](auto x) { return std::to_string(x); };
+  if (o.size_bytes && *o.size_bytes != sb.export_bytes)
+    return conflict("size", num(*o.size_bytes), num(sb.export_bytes));
+  if (o.geometry && *o.geometry != g.name) return conflict("geometry", *o.geometry, g.name);
+  if (o.mode && *o.mode != sb.mode)
+    return conflict("mode", mode_name(*o.mode), mode_name(sb.mode));
+  if (o.block_bytes && *o.block_bytes != sb.block_bytes)
+    return conflict("block", num(*o.block_bytes), num(sb.block_bytes));
+  if (o.spare_percent && *o.spare_percent != sb.spare_percent)
+    return conflict("spare", num(*o.spare_percent), num(sb.spare_percent));
+  if (o.sectors_per_track && *o.sectors_per_track != g.sectors_per_track)
+    return conflict("sectors_per_track", num(*o.sectors_per_track), num(g.sectors_per_track));
+  if (o.tracks_per_cylinder && *o.tracks_per_cylinder != g.tracks_per_cylinder)
+    return conflict("tracks_per_cylinder", num(*o.tracks_per_cylinder),
+                    num(g.tracks_per_cylinder));
+  if (o.cylinders && *o.cylinders != g.cylinders)
+    return conflict("cylinders", num(*o.cylinders), num(g.cylinders));
+  if (o.rpm && *o.rpm != g.rpm) return conflict("rpm", num(*o.rpm), num(g.rpm));
+  if (o.head_switch_us && sim_us(*o.head_switch_us) != g.head_switch)
+    return conflict("head_switch_us", num(*o.head_switch_us), num(to_us(g.head_switch)));
+  if (o.overhead_us && sim_us(*o.overhead_us) != g.controller_overhead)
+    return conflict("overhead_us", num(*o.overhead_us), num(to_us(g.controller_overhead)));
+  if (o.seek && !(*o.seek == g.seek))
+    return conflict("seek", o.seek->to_string(), g.seek.to_string());
+  return "";
+}
+
+const char* config_help() {
+  return
+      "file=PATH              (required) backing image; created if absent (needs size=)\n"
+      "size=SIZE              export size for a new image, e.g. 1G (no default)\n"
+      "mode=inplace|vld       disk mode of a new image (default inplace; vld: not yet)\n"
+      "geometry=NAME          drive preset: hp97560|st19101|savvio10k4 (default st19101)\n"
+      "block=BYTES            physical block of a new image (default 4096)\n"
+      "spare=PERCENT          spare beyond export+metadata (default 25 -> 80% full)\n"
+      "sectors_per_track=N    override the preset (e.g. st19101: 256)\n"
+      "tracks_per_cylinder=N  override the preset (heads; st19101: 16)\n"
+      "cylinders=N            override the preset's whole-drive cylinders (st19101: 6962)\n"
+      "rpm=N                  override the preset (st19101: 10000)\n"
+      "head_switch_us=US      override the preset (st19101: 500)\n"
+      "overhead_us=US         controller overhead per command (st19101: 100)\n"
+      "seek=A,B,D,C,E         seek curve in ms: A+B*sqrt(d) below D cylinders, C+E*d above\n"
+      "latency=sleep|none     sleep: replies leave at their simulated completion time;\n"
+      "                       none: memory speed, simulated time only (default sleep)\n"
+      "statsfile=PATH         JSON statistics, rewritten every second and at exit (default off)\n"
+      "seed=N                 seed for anything random in the simulation (default 0)";
+}
+
+}  // namespace vld

@@ -1,0 +1,71 @@
+// PluginOptions: the key=value parameters of `nbdkit vld ...`, parsed and
+// checked without nbdkit so that tests can exercise every bad input.
+//
+// Format-time parameters (size, geometry and its overrides, mode, block,
+// spare) shape a new image and are stored in it; on an existing image they
+// may be repeated but must agree. Run-time parameters (latency, statsfile,
+// seed) apply to this server only.
+//
+// Every error is one line that names the parameter and says what to do.
+//
+// Thread-safety: plain values; nbdkit calls config serially.
+#ifndef VLD_PLUGIN_OPTIONS_H_
+#define VLD_PLUGIN_OPTIONS_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+
+#include "core/image.h"
+#include "geometry/seek_curve.h"
+
+namespace vld {
+
+enum class LatencyMode { kSleep, kNone };
+
+struct PluginOptions {
+  std::string file;
+
+  // Format-time; unset means "the default" for a new image, "whatever the
+  // image says" for an existing one.
+  std::optional<uint64_t> size_bytes;
+  std::optional<std::string> geometry;
+  std::optional<DiskMode> mode;
+  std::optional<uint32_t> block_bytes;
+  std::optional<uint32_t> spare_percent;
+  std::optional<uint32_t> sectors_per_track;
+  std::optional<uint32_t> tracks_per_cylinder;
+  std::optional<uint32_t> cylinders;
+  std::optional<uint32_t> rpm;
+  std::optional<double> head_switch_us;
+  std::optional<double> overhead_us;
+  std::optional<SeekCurve> seek;
+
+  // Run-time.
+  LatencyMode latency = LatencyMode::kSleep;
+  std::string statsfile;
+  uint64_t seed = 0;
+};
+
+inline constexpr const char* kDefaultGeometry = "st19101";
+inline constexpr DiskMode kDefaultMode = DiskMode::kInplace;
+
+// Applies one key=value. Returns "" or the error.
+std::string set_option(PluginOptions* o, std::string_view key, std::string_view value);
+
+// Parses sizes like nbdkit: 1048576, 512K, 1M, 1G, 1T (powers of 1024).
+std::optional<uint64_t> parse_size(std::string_view text);
+
+// FormatOptions for a new image, or the error (e.g. size= missing).
+std::string format_options(const PluginOptions& o, FormatOptions* out);
+
+// "" if the options agree with an existing image, else the first conflict.
+std::string conflicts_with_image(const PluginOptions& o, const Superblock& sb);
+
+// The text of `nbdkit vld --help`: every parameter with its default.
+const char* config_help();
+
+}  // namespace vld
+
+#endif  // VLD_PLUGIN_OPTIONS_H_

@@ -1,0 +1,58 @@
+// Pacer: the one bridge between simulated time and wall time.
+//
+// latency=sleep: simulated time zero is the wall instant the server got
+// ready, and the two clocks then run at the same rate: a request arriving at
+// wall time w arrives at simulated time (w - epoch), so the platter keeps
+// turning while the drive is idle, and its reply is held until the wall time
+// of its simulated completion.
+// latency=none: requests carry no arrival time (the drive starts each as soon
+// as the previous one ended) and replies leave at once.
+//
+// Thread-safety: immutable after construction; call from any thread.
+#ifndef VLD_PLUGIN_PACER_H_
+#define VLD_PLUGIN_PACER_H_
+
+#include <chrono>
+#include <optional>
+#include <thread>
+
+#include "geometry/sim_time.h"
+#include "plugin/options.h"
+
+namespace vld {
+
+class Pacer {
+ public:
+  using WallClock = std::chrono::steady_clock;
+  using WallTime = WallClock::time_point;
+
+  explicit Pacer(LatencyMode mode) : mode_(mode), wall_epoch_(WallClock::now()) {}
+
+  LatencyMode mode() const { return mode_; }
+
+  SimTime to_sim(WallTime w) const {
+    return kSimEpoch + std::chrono::duration_cast<SimDuration>(w - wall_epoch_);
+  }
+  WallTime to_wall(SimTime t) const {
+    return wall_epoch_ + std::chrono::duration_cast<WallClock::duration>(t - kSimEpoch);
+  }
+
+  // When a request arriving now reaches the drive.
+  std::optional<SimTime> arrival() const {
+    if (mode_ == LatencyMode::kNone) return std::nullopt;
+    return to_sim(WallClock::now());
+  }
+
+  // Holds the reply until the simulated completion time has come.
+  void wait_until(SimTime end) const {
+    if (mode_ == LatencyMode::kSleep) std::this_thread::sleep_until(to_wall(end));
+  }
+
+ private:
+  LatencyMode mode_;
+  WallTime wall_epoch_;
+};
+
+}  // namespace vld
+
+#endif  // VLD_PLUGIN_PACER_H_

@@ -1,0 +1,86 @@
+#include "plugin/stats_json.h"
+
+#include <cstdio>
+#include <fstream>
+
+#include "core/util/error.h"
+
+namespace vld {
+
+namespace {
+
+nlohmann::json latency_json(const LatencyHistogram& h) {
+  auto us = [](double ns) { return ns / 1e3; };
+  return {{"count", h.count()},
+          {"mean", us(h.mean_ns())},
+          {"p50", us(static_cast<double>(h.percentile_ns(0.50)))},
+          {"p99", us(static_cast<double>(h.percentile_ns(0.99)))},
+          {"max", us(static_cast<double>(h.max_ns()))}};
+}
+
+}  // namespace
+
+nlohmann::json stats_to_json(const DiskController& c, LatencyMode latency) {
+  const DiskStats s = c.stats();
+  const Superblock& sb = c.superblock();
+  const DriveGeometry& g = sb.geometry;
+  const double writes = s.requests.write ? static_cast<double>(s.requests.write) : 1.0;
+  auto mean_us = [&](SimDuration d) { return to_us(d) / writes; };
+
+  nlohmann::json j;
+  j["mode"] = mode_name(sb.mode);
+  j["latency"] = latency == LatencyMode::kSleep ? "sleep" : "none";
+  j["geometry"] = {
+      {"name", g.name},
+      {"sectors_per_track", g.sectors_per_track},
+      {"tracks_per_cylinder", g.tracks_per_cylinder},
+      {"cylinders", g.cylinders},
+      {"simulated_cylinders", sb.simulated_cylinders},
+      {"rpm", g.rpm},
+      {"revolution_us", to_us(g.revolution())},
+      {"head_switch_us", to_us(g.head_switch)},
+      {"overhead_us", to_us(g.controller_overhead)},
+      {"seek", g.seek.to_string()},
+      {"track_skew_sectors", g.track_skew_sectors},
+      {"cylinder_skew_sectors", g.cylinder_skew_sectors},
+      {"block_bytes", sb.block_bytes},
+      {"export_bytes", sb.export_bytes},
+      {"platter_bytes", sb.platter_bytes()},
+  };
+  j["requests"] = {{"read", s.requests.read},   {"write", s.requests.write},
+                   {"write_fua", s.requests.write_fua}, {"flush", s.requests.flush},
+                   {"trim", s.requests.trim},   {"zero", s.requests.zero},
+                   {"extents", s.requests.extents}, {"errors", s.requests.errors}};
+  j["write_latency_us"] = latency_json(s.write_latency);
+  j["read_latency_us"] = latency_json(s.read_latency);
+  j["flush_latency_us"] = latency_json(s.flush_latency);
+  j["queue_wait_us"] = latency_json(s.queue_wait);
+  const ServiceBreakdown& b = s.write_breakdown_sum;
+  j["breakdown_us"] = {{"overhead", mean_us(b.overhead)},
+                       {"seek", mean_us(b.seek)},
+                       {"head_switch", mean_us(b.head_switch)},
+                       {"rotation", mean_us(b.rotation)},
+                       {"transfer", mean_us(b.transfer)}};
+  j["utilization"] = c.utilization();
+  j["physical_writes"] = s.physical_writes;
+  j["physical_reads"] = s.physical_reads;
+  j["bytes_written"] = s.bytes_written;
+  j["bytes_read"] = s.bytes_read;
+  j["backing_syncs"] = s.backing_syncs;
+  j["simulated_time_us"] = to_us(s.now - kSimEpoch);
+  j["busy_us"] = to_us(s.busy);
+  return j;
+}
+
+void write_stats_file(const std::string& path, const nlohmann::json& stats) {
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp, std::ios::trunc);
+    out << stats.dump(2) << '\n';
+    out.flush();
+    if (!out) throw Error("statsfile=" + path + ": cannot write " + tmp, EIO);
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) throw_errno("statsfile=" + path + ": rename");
+}
+
+}  // namespace vld

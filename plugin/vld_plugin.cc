@@ -1,0 +1,328 @@
+// nbdkit-vld-plugin: a simulated disk drive served over NBD.
+//
+// Thin glue, one callback per job, in the manner of nbdkit's file plugin:
+// the drive model, the disks and their durability live in core/ and
+// geometry/; this file parses parameters, maps NBD requests and flags onto a
+// DiskController, paces replies (plugin/pacer.h), writes the stats file, and
+// turns every C++ exception into nbdkit_error + errno. No exception crosses
+// into nbdkit.
+//
+// Thread model: NBDKIT_THREAD_MODEL_PARALLEL. All connections share one
+// DiskController, whose mutex serialises requests exactly as the drive's
+// single actuator would; the pacing sleep happens outside that mutex, so a
+// request that arrives while another is being served or paced queues behind
+// it in simulated time rather than in nbdkit. Because every connection
+// reaches the same disk and the same backing file, a flush on any connection
+// (fdatasync of that file) covers completed writes from all of them, which
+// is what makes can_multi_conn true.
+#define NBDKIT_API_VERSION 2
+#include <nbdkit-plugin.h>
+
+#include <spdlog/spdlog.h>
+#include <sys/stat.h>
+
+#include <condition_variable>
+#include <cstdio>
+#include <cstring>
+#include <memory>
+#include <mutex>
+#include <thread>
+
+#include "core/disk_controller.h"
+#include "core/image.h"
+#include "core/util/error.h"
+#include "geometry/presets.h"
+#include "plugin/nbdkit_sink.h"
+#include "plugin/options.h"
+#include "plugin/pacer.h"
+#include "plugin/stats_json.h"
+
+#define THREAD_MODEL NBDKIT_THREAD_MODEL_PARALLEL
+
+#ifndef VLD_VERSION
+#define VLD_VERSION "0"
+#endif
+
+namespace {
+
+using namespace vld;
+
+// Largest request we promise to serve as one unit (block_size maximum).
+constexpr uint32_t kMaxRequestBytes = 32 * 1024 * 1024;
+
+PluginOptions g_options;
+std::unique_ptr<DiskController> g_controller;
+std::unique_ptr<Pacer> g_pacer;
+
+// Rewrites the stats file once a second until stopped, and once more then.
+class StatsWriter {
+ public:
+  explicit StatsWriter(std::string path) : path_(std::move(path)) {
+    thread_ = std::thread([this] { run(); });
+  }
+  ~StatsWriter() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  void write_now() {
+    try {
+      write_stats_file(path_, stats_to_json(*g_controller, g_options.latency));
+    } catch (const std::exception& e) {
+      spdlog::error("{}", e.what());
+    }
+  }
+
+ private:
+  void run() {
+    std::unique_lock lock(mu_);
+    while (!stop_) {
+      lock.unlock();
+      write_now();
+      lock.lock();
+      cv_.wait_for(lock, std::chrono::seconds(1), [this] { return stop_; });
+    }
+  }
+  std::string path_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+std::unique_ptr<StatsWriter> g_stats_writer;
+
+// Runs fn, turning exceptions into an nbdkit error and errno.
+template <typename Fn>
+int guarded(Fn&& fn) {
+  try {
+    fn();
+    return 0;
+  } catch (const Error& e) {
+    // A fast zero that would be slow is an answer, not a failure.
+    if (e.err() != ENOTSUP) nbdkit_error("%s", e.what());
+    nbdkit_set_error(e.err());
+  } catch (const std::bad_alloc&) {
+    nbdkit_error("vld: out of memory");
+    nbdkit_set_error(ENOMEM);
+  } catch (const std::exception& e) {
+    nbdkit_error("vld: %s", e.what());
+    nbdkit_set_error(EIO);
+  } catch (...) {
+    nbdkit_error("vld: unexpected internal error");
+    nbdkit_set_error(EIO);
+  }
+  return -1;
+}
+
+void vld_load() {
+  auto logger = std::make_shared<spdlog::logger>("vld", std::make_shared<NbdkitSink>());
+  logger->set_level(spdlog::level::debug);  // nbdkit_debug itself obeys -v
+  spdlog::set_default_logger(logger);
+}
+
+void vld_unload() {
+  g_stats_writer.reset();
+  g_controller.reset();
+  spdlog::shutdown();
+}
+
+int vld_config(const char* key, const char* value) {
+  std::string k(key), v(value);
+  // nbdkit changes directory to / when it daemonizes: keep paths absolute.
+  if (k == "file" || k == "statsfile") {
+    char* abs = nbdkit_absolute_path(value);
+    if (!abs) return -1;
+    v = abs;
+    free(abs);
+  }
+  std::string why = set_option(&g_options, k, v);
+  if (!why.empty()) {
+    nbdkit_error("vld: %s", why.c_str());
+    return -1;
+  }
+  return 0;
+}
+
+int vld_config_complete() {
+  if (g_options.file.empty()) {
+    nbdkit_error("vld: file= is required: the backing image to serve or create");
+    return -1;
+  }
+  return 0;
+}
+
+// Opens or creates the image before nbdkit forks into the background, so
+// every problem with it is reported on the terminal and as the exit status.
+int vld_get_ready() {
+  return guarded([] {
+    const std::string& path = g_options.file;
+    struct stat st;
+    std::unique_ptr<FileBackingStore> store;
+    Superblock sb;
+    if (::stat(path.c_str(), &st) == 0) {
+      store = open_image(path, &sb);
+      if (std::string why = conflicts_with_image(g_options, sb); !why.empty())
+        throw Error(why, EINVAL);
+      spdlog::debug("opened {}: {} mode, {} bytes, {}", path, mode_name(sb.mode),
+                    sb.export_bytes, sb.geometry.name);
+    } else {
+      if (errno != ENOENT) throw_errno("file=" + path);
+      FormatOptions fo;
+      if (std::string why = format_options(g_options, &fo); !why.empty())
+        throw Error(why, EINVAL);
+      sb = plan_image(fo);
+      if (sb.mode == DiskMode::kVld)  // refuse before creating anything
+        throw Error("mode=vld is not yet available in this build; use mode=inplace", ENOTSUP);
+      store = create_image(path, sb);
+      spdlog::debug("created {}: {} mode, {} bytes on {} cylinders of a {}", path,
+                    mode_name(sb.mode), sb.export_bytes, sb.simulated_cylinders,
+                    sb.geometry.name);
+    }
+    g_controller = std::make_unique<DiskController>(make_disk(std::move(store), sb));
+  });
+}
+
+int vld_after_fork() {
+  g_pacer = std::make_unique<Pacer>(g_options.latency);
+  if (!g_options.statsfile.empty())
+    return guarded([] { g_stats_writer = std::make_unique<StatsWriter>(g_options.statsfile); });
+  return 0;
+}
+
+// Every connection has closed: the drive powers down cleanly.
+void vld_cleanup() {
+  guarded([] {
+    if (g_controller) g_controller->close();
+  });
+  if (g_stats_writer) g_stats_writer->write_now();
+  g_stats_writer.reset();
+}
+
+void vld_dump_plugin() {
+  std::printf("vld_version=%s\n", VLD_VERSION);
+  std::printf("vld_modes=inplace\n");
+  std::string presets;
+  for (const auto& n : preset_names()) presets += (presets.empty() ? "" : ",") + n;
+  std::printf("vld_geometries=%s\n", presets.c_str());
+  std::printf("vld_fua=native\nvld_flush=yes\nvld_trim=yes\nvld_zero=yes\nvld_fast_zero=yes\n");
+  std::printf("vld_extents=yes\nvld_multi_conn=yes\nvld_rotational=yes\n");
+  std::printf("vld_max_request_bytes=%u\n", kMaxRequestBytes);
+}
+
+struct Connection {};
+
+void* vld_open(int /*readonly*/) { return new (std::nothrow) Connection; }
+void vld_close(void* handle) { delete static_cast<Connection*>(handle); }
+
+int64_t vld_get_size(void*) { return static_cast<int64_t>(g_controller->superblock().export_bytes); }
+
+int vld_block_size(void*, uint32_t* minimum, uint32_t* preferred, uint32_t* maximum) {
+  *minimum = kSectorBytes;                          // the drive addresses sectors
+  *preferred = g_controller->superblock().block_bytes;  // no read-modify-write
+  *maximum = kMaxRequestBytes;
+  return 0;
+}
+
+int vld_is_rotational(void*) { return 1; }
+int vld_can_write(void*) { return 1; }
+int vld_can_flush(void*) { return 1; }
+int vld_can_fua(void*) { return NBDKIT_FUA_NATIVE; }  // one fdatasync, no extra flush
+int vld_can_trim(void*) { return 1; }
+int vld_can_zero(void*) { return 1; }
+int vld_can_fast_zero(void*) { return 1; }  // we know when zeroing is only a command
+int vld_can_extents(void*) { return 1; }
+int vld_can_multi_conn(void*) { return 1; }  // see the thread model above
+int vld_can_cache(void*) { return NBDKIT_CACHE_NONE; }  // no drive cache to prefetch into
+
+int vld_pread(void*, void* buf, uint32_t count, uint64_t offset, uint32_t) {
+  return guarded([&] {
+    auto t = g_controller->read(offset, {static_cast<std::byte*>(buf), count}, g_pacer->arrival());
+    g_pacer->wait_until(t.end);
+  });
+}
+
+int vld_pwrite(void*, const void* buf, uint32_t count, uint64_t offset, uint32_t flags) {
+  return guarded([&] {
+    auto t = g_controller->write(offset, {static_cast<const std::byte*>(buf), count},
+                                 flags & NBDKIT_FLAG_FUA, g_pacer->arrival());
+    g_pacer->wait_until(t.end);
+  });
+}
+
+int vld_flush(void*, uint32_t) {
+  return guarded([&] { g_pacer->wait_until(g_controller->flush(g_pacer->arrival()).end); });
+}
+
+int vld_trim(void*, uint32_t count, uint64_t offset, uint32_t flags) {
+  return guarded([&] {
+    auto t = g_controller->trim(offset, count, flags & NBDKIT_FLAG_FUA, g_pacer->arrival());
+    g_pacer->wait_until(t.end);
+  });
+}
+
+int vld_zero(void*, uint32_t count, uint64_t offset, uint32_t flags) {
+  return guarded([&] {
+    ZeroFlags z{(flags & NBDKIT_FLAG_MAY_TRIM) != 0, (flags & NBDKIT_FLAG_FUA) != 0,
+                (flags & NBDKIT_FLAG_FAST_ZERO) != 0};
+    auto t = g_controller->zero(offset, count, z, g_pacer->arrival());
+    g_pacer->wait_until(t.end);
+  });
+}
+
+int vld_extents(void*, uint32_t count, uint64_t offset, uint32_t, struct nbdkit_extents* ext) {
+  return guarded([&] {
+    g_controller->extents(offset, count, [&](uint64_t off, uint64_t len, ExtentType type) {
+      uint32_t t = type == ExtentType::kHole ? NBDKIT_EXTENT_HOLE | NBDKIT_EXTENT_ZERO : 0;
+      if (nbdkit_add_extent(ext, off, len, t) == -1) throw Error("nbdkit_add_extent failed", errno);
+    });
+  });
+}
+
+struct nbdkit_plugin make_plugin() {
+  struct nbdkit_plugin p = {};
+  p.name = "vld";
+  p.longname = "vld: a virtual-log disk on a simulated drive";
+  p.version = VLD_VERSION;
+  p.description = "Serves a simulated disk drive (update-in-place or virtual log).";
+  p.load = vld_load;
+  p.unload = vld_unload;
+  p.config = vld_config;
+  p.config_complete = vld_config_complete;
+  p.config_help = config_help();
+  p.magic_config_key = "file";
+  p.get_ready = vld_get_ready;
+  p.after_fork = vld_after_fork;
+  p.cleanup = vld_cleanup;
+  p.dump_plugin = vld_dump_plugin;
+  p.open = vld_open;
+  p.close = vld_close;
+  p.get_size = vld_get_size;
+  p.block_size = vld_block_size;
+  p.is_rotational = vld_is_rotational;
+  p.can_write = vld_can_write;
+  p.can_flush = vld_can_flush;
+  p.can_fua = vld_can_fua;
+  p.can_trim = vld_can_trim;
+  p.can_zero = vld_can_zero;
+  p.can_fast_zero = vld_can_fast_zero;
+  p.can_extents = vld_can_extents;
+  p.can_multi_conn = vld_can_multi_conn;
+  p.can_cache = vld_can_cache;
+  p.pread = vld_pread;
+  p.pwrite = vld_pwrite;
+  p.flush = vld_flush;
+  p.trim = vld_trim;
+  p.zero = vld_zero;
+  p.extents = vld_extents;
+  p.errno_is_preserved = 0;
+  return p;
+}
+
+struct nbdkit_plugin plugin = make_plugin();
+
+}  // namespace
+
+NBDKIT_REGISTER_PLUGIN(plugin)
