@@ -1,0 +1,163 @@
+#include "tests/integration/nbdkit_harness.h"
+
+#include <fcntl.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
+#include <stdexcept>
+#include <thread>
+
+#include "core/util/checksum.h"
+
+extern char** environ;
+
+namespace vld::test {
+
+namespace fs = std::filesystem;
+
+TempDir::TempDir() {
+  const char* base = std::getenv("TMPDIR");
+  std::string tmpl = std::string(base && *base ? base : "/tmp") + "/vld-test-XXXXXX";
+  std::vector<char> buf(tmpl.begin(), tmpl.end());
+  buf.push_back('\0');
+  if (!mkdtemp(buf.data())) throw std::runtime_error("mkdtemp failed");
+  path_ = buf.data();
+}
+
+TempDir::~TempDir() {
+  std::error_code ec;
+  fs::remove_all(path_, ec);
+}
+
+namespace {
+
+pid_t spawn(const std::vector<std::string>& argv, const std::string& errfile) {
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
+  posix_spawn_file_actions_addopen(&fa, 1, errfile.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+  posix_spawn_file_actions_addopen(&fa, 2, errfile.c_str(), O_WRONLY | O_CREAT | O_APPEND, 0600);
+  std::vector<char*> args;
+  for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
+  args.push_back(nullptr);
+  pid_t pid;
+  int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) throw std::runtime_error("cannot start " + argv[0]);
+  return pid;
+}
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path);
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+int exit_code_of(int status) {
+  if (WIFEXITED(status)) return WEXITSTATUS(status);
+  if (WIFSIGNALED(status)) return 128 + WTERMSIG(status);
+  return -1;
+}
+
+}  // namespace
+
+NbdkitServer::NbdkitServer(const TempDir& dir, std::vector<std::string> params) {
+  static int counter = 0;
+  std::string tag = std::to_string(counter++);
+  socket_ = dir.file("nbd" + tag + ".sock");
+  pidfile_ = dir.file("nbdkit" + tag + ".pid");
+  errfile_ = dir.file("nbdkit" + tag + ".err");
+  std::vector<std::string> argv = {"nbdkit", "-f", "--exit-with-parent", "-U", socket_,
+                                   "-P",     pidfile_, VLD_PLUGIN_PATH};
+  argv.insert(argv.end(), params.begin(), params.end());
+  pid_ = spawn(argv, errfile_);
+
+  // Wait for the pid file (ready) or for nbdkit to exit (failed), 20 s at most.
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (true) {
+    struct stat st;
+    if (::stat(pidfile_.c_str(), &st) == 0 && st.st_size > 0) return;
+    int status;
+    if (waitpid(pid_, &status, WNOHANG) == pid_) {
+      pid_ = -1;
+      throw std::runtime_error("nbdkit exited with " + std::to_string(exit_code_of(status)) +
+                               ": " + slurp(errfile_));
+    }
+    if (std::chrono::steady_clock::now() > deadline) {
+      kill9();
+      throw std::runtime_error("nbdkit did not become ready in 20 s: " + slurp(errfile_));
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+}
+
+NbdkitServer::~NbdkitServer() {
+  if (pid_ > 0) stop();
+}
+
+NbdHandle NbdkitServer::connect() const {
+  NbdHandle h(nbd_create());
+  if (!h) throw std::runtime_error(nbd_get_error());
+  check_nbd(nbd_connect_unix(h.get(), socket_.c_str()), "nbd_connect_unix");
+  return h;
+}
+
+int NbdkitServer::stop() {
+  if (pid_ <= 0) return -1;
+  ::kill(pid_, SIGTERM);
+  int status = 0;
+  waitpid(pid_, &status, 0);
+  pid_ = -1;
+  return exit_code_of(status);
+}
+
+void NbdkitServer::kill9() {
+  if (pid_ <= 0) return;
+  ::kill(pid_, SIGKILL);
+  int status;
+  waitpid(pid_, &status, 0);
+  pid_ = -1;
+}
+
+std::string NbdkitServer::stderr_text() const { return slurp(errfile_); }
+
+RunResult run_nbdkit(const std::vector<std::string>& params) {
+  TempDir dir;
+  std::string errfile = dir.file("err");
+  std::vector<std::string> argv = {"nbdkit", "-U", "-", VLD_PLUGIN_PATH};
+  argv.insert(argv.end(), params.begin(), params.end());
+  argv.push_back("--run");
+  argv.push_back("true");
+  pid_t pid = spawn(argv, errfile);
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return RunResult{exit_code_of(status), slurp(errfile)};
+}
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) throw std::runtime_error("cannot read " + path);
+  return nlohmann::json::parse(in);
+}
+
+std::string file_fingerprint(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  if (!in) return "missing";
+  std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  return std::to_string(bytes.size()) + ":" + std::to_string(checksum64(bytes.data(), bytes.size()));
+}
+
+void check_nbd(int64_t rc, const char* what) {
+  if (rc == -1) throw std::runtime_error(std::string(what) + ": " + nbd_get_error());
+}
+
+}  // namespace vld::test

@@ -1,0 +1,79 @@
+// Test harness: the real plugin, loaded by a real nbdkit, driven by libnbd.
+//
+// NbdkitServer starts `nbdkit -f --exit-with-parent -U SOCK -P PIDFILE
+// PLUGIN params...` and waits for the pid file, which nbdkit writes only once
+// the socket accepts connections: readiness is a condition, never a sleep.
+// stop() sends SIGTERM (nbdkit closes connections and runs the plugin's
+// cleanup: a clean power-down); kill9() is the unclean stop.
+//
+// run_nbdkit() runs nbdkit to completion with `--run true`, for the tests
+// of bad parameters that must fail at start-up.
+#ifndef VLD_TESTS_INTEGRATION_NBDKIT_HARNESS_H_
+#define VLD_TESTS_INTEGRATION_NBDKIT_HARNESS_H_
+
+#include <libnbd.h>
+#include <sys/types.h>
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace vld::test {
+
+// A fresh directory under $TMPDIR, removed with its contents.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::string& path() const { return path_; }
+  std::string file(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+struct NbdCloser {
+  void operator()(nbd_handle* h) const { nbd_close(h); }
+};
+using NbdHandle = std::unique_ptr<nbd_handle, NbdCloser>;
+
+class NbdkitServer {
+ public:
+  // params: plugin parameters, e.g. {"file=/tmp/x/disk.img", "size=64M"}.
+  // Throws std::runtime_error with nbdkit's stderr if it does not start.
+  NbdkitServer(const TempDir& dir, std::vector<std::string> params);
+  ~NbdkitServer();
+
+  const std::string& socket() const { return socket_; }
+  // A connected handle; fails the test (throws) on error.
+  NbdHandle connect() const;
+  // Clean stop; returns nbdkit's exit status (0 expected).
+  int stop();
+  // Unclean stop (SIGKILL); returns once the process is gone.
+  void kill9();
+  std::string stderr_text() const;
+
+ private:
+  std::string socket_, pidfile_, errfile_;
+  pid_t pid_ = -1;
+};
+
+struct RunResult {
+  int exit_code = -1;
+  std::string stderr_text;
+};
+// Runs `nbdkit -U - PLUGIN params... --run true` and waits for it.
+RunResult run_nbdkit(const std::vector<std::string>& params);
+
+// The statsfile as JSON (the plugin writes it atomically).
+nlohmann::json read_json(const std::string& path);
+// SHA-like fingerprint of a file's bytes (XXH3-64 is plenty to detect change).
+std::string file_fingerprint(const std::string& path);
+
+// Throws std::runtime_error carrying nbd_get_error() if rc == -1.
+void check_nbd(int64_t rc, const char* what);
+
+}  // namespace vld::test
+
+#endif  // VLD_TESTS_INTEGRATION_NBDKIT_HARNESS_H_
