@@ -94,15 +94,16 @@ class StatsWriter {
 };
 std::unique_ptr<StatsWriter> g_stats_writer;
 
-// Runs fn, turning exceptions into an nbdkit error and errno.
+// Runs fn, turning exceptions into an nbdkit error and errno. An Error whose
+// errno is quiet_errno is an expected answer (a fast zero that would be
+// slow), reported through errno alone.
 template <typename Fn>
-int guarded(Fn&& fn) {
+int guarded(Fn&& fn, int quiet_errno = 0) {
   try {
     fn();
     return 0;
   } catch (const Error& e) {
-    // A fast zero that would be slow is an answer, not a failure.
-    if (e.err() != ENOTSUP) nbdkit_error("%s", e.what());
+    if (e.err() != quiet_errno) nbdkit_error("vld: %s", e.what());
     nbdkit_set_error(e.err());
   } catch (const std::bad_alloc&) {
     nbdkit_error("vld: out of memory");
@@ -269,7 +270,7 @@ int vld_zero(void*, uint32_t count, uint64_t offset, uint32_t flags) {
                 (flags & NBDKIT_FLAG_FAST_ZERO) != 0};
     auto t = g_controller->zero(offset, count, z, g_pacer->arrival());
     g_pacer->wait_until(t.end);
-  });
+  }, /*quiet_errno=*/(flags & NBDKIT_FLAG_FAST_ZERO) ? ENOTSUP : 0);
 }
 
 int vld_extents(void*, uint32_t count, uint64_t offset, uint32_t, struct nbdkit_extents* ext) {
