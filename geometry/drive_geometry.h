@@ -38,7 +38,8 @@ struct Chs {
 };
 
 struct DriveGeometry {
-  std::string name;                  // preset name, "custom" once overridden
+  std::string name;                  // the preset it started from; overrides
+                                     // live in the fields, not the name
   uint32_t sectors_per_track = 0;    // n in paper 001
   uint32_t tracks_per_cylinder = 0;  // t in paper 001 (= data heads)
   uint32_t cylinders = 0;            // of the whole drive: the seek curve's domain

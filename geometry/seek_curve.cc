@@ -1,7 +1,9 @@
 #include "geometry/seek_curve.h"
 
+#include <charconv>
 #include <cmath>
 #include <cstdio>
+#include <cctype>
 #include <cstdlib>
 #include <vector>
 
@@ -38,9 +40,22 @@ std::string SeekCurve::check(uint32_t max_distance) const {
 }
 
 std::string SeekCurve::to_string() const {
-  char buf[128];
-  std::snprintf(buf, sizeof buf, "%g,%g,%u,%g,%g", a_ms_, b_ms_, boundary_, c_ms_, e_ms_);
-  return buf;
+  // Shortest text that parses back to the same doubles (std::to_chars), so
+  // the `seek=` form in messages and stats is exact, not rounded.
+  std::string out;
+  auto put = [&out](double x) {
+    char buf[32];
+    auto r = std::to_chars(buf, buf + sizeof buf, x);
+    out.append(buf, r.ptr);
+  };
+  put(a_ms_);
+  out += ',';
+  put(b_ms_);
+  out += ',' + std::to_string(boundary_) + ',';
+  put(c_ms_);
+  out += ',';
+  put(e_ms_);
+  return out;
 }
 
 std::optional<SeekCurve> SeekCurve::parse(std::string_view text, std::string* error) {
@@ -48,6 +63,10 @@ std::optional<SeekCurve> SeekCurve::parse(std::string_view text, std::string* er
   std::string s(text);
   const char* p = s.c_str();
   while (*p) {
+    if (std::isspace(static_cast<unsigned char>(*p))) {
+      *error = "expected five comma-separated numbers a,b,boundary,c,e without spaces";
+      return std::nullopt;
+    }
     char* end = nullptr;
     double x = std::strtod(p, &end);
     if (end == p || !std::isfinite(x)) {
@@ -56,8 +75,12 @@ std::optional<SeekCurve> SeekCurve::parse(std::string_view text, std::string* er
     }
     v.push_back(x);
     p = end;
-    if (*p == ',') ++p;
-    else if (*p != '\0') {
+    if (*p == ',') {
+      if (*++p == '\0') {
+        *error = "trailing comma: expected five numbers a,b,boundary,c,e";
+        return std::nullopt;
+      }
+    } else if (*p != '\0') {
       *error = "expected five comma-separated numbers a,b,boundary,c,e";
       return std::nullopt;
     }
