@@ -1,0 +1,620 @@
+// InplaceDisk (contents, trim, zero, extents, syncs) and DiskController
+// (range checks, the two latency modes, statistics).
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <functional>
+#include <ostream>
+#include <cstring>
+#include <memory>
+#include <random>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "core/backing_store.h"
+#include "core/disk_controller.h"
+#include "core/image.h"
+#include "core/inplace_disk.h"
+#include "core/util/error.h"
+#include "geometry/presets.h"
+
+namespace vld {
+namespace {
+
+constexpr uint64_t kExport = 1 << 20;  // 256 blocks of 4 KiB
+constexpr uint64_t kBlock = 4096;
+constexpr int64_t kOverheadNs = 100'000;  // st19101, Table 1
+constexpr double kSectorNs = 23'437.5;    // st19101: 6 ms / 256
+
+Superblock small_superblock() {
+  FormatOptions o;
+  o.mode = DiskMode::kInplace;
+  o.export_bytes = kExport;
+  o.block_bytes = 4096;
+  o.spare_percent = 25;
+  o.geometry = *find_preset("st19101");
+  return plan_image(o);
+}
+
+SimTime at_ns(int64_t ns) { return kSimEpoch + SimDuration{ns}; }
+
+int64_t sectors_ns(int sectors) {
+  return static_cast<int64_t>(std::ceil(sectors * kSectorNs));
+}
+
+// A backing store with holes, like a sparse file: 512-byte granules are
+// data once written, holes once wholly discarded. Counts syncs.
+class SparseStore final : public BackingStore {
+ public:
+  explicit SparseStore(uint64_t size) : bytes_(size), data_(size / 512, false) {}
+  uint64_t size_bytes() const override { return bytes_.size(); }
+  void read(uint64_t offset, std::span<std::byte> out) override {
+    ASSERT_LE(offset + out.size(), bytes_.size());
+    std::memcpy(out.data(), bytes_.data() + offset, out.size());
+  }
+  void write(uint64_t offset, std::span<const std::byte> data) override {
+    ASSERT_LE(offset + data.size(), bytes_.size());
+    std::memcpy(bytes_.data() + offset, data.data(), data.size());
+    if (data.empty()) return;
+    for (uint64_t g = offset / 512; g <= (offset + data.size() - 1) / 512; ++g) data_[g] = true;
+  }
+  void discard(uint64_t offset, uint64_t len) override {
+    ASSERT_LE(offset + len, bytes_.size());
+    std::memset(bytes_.data() + offset, 0, len);
+    for (uint64_t g = (offset + 511) / 512; g < (offset + len) / 512; ++g) data_[g] = false;
+  }
+  void sync() override { ++syncs_; }
+  void for_each_data_range(uint64_t offset, uint64_t len,
+                           const std::function<void(uint64_t, uint64_t)>& fn) override {
+    uint64_t g = offset / 512, end = (offset + len + 511) / 512;
+    while (g < end) {
+      if (!data_[g]) {
+        ++g;
+        continue;
+      }
+      uint64_t h = g;
+      while (h < end && data_[h]) ++h;
+      uint64_t from = std::max(offset, g * 512), to = std::min(offset + len, h * 512);
+      fn(from, to - from);
+      g = h;
+    }
+  }
+  uint64_t syncs() const { return syncs_; }
+
+ private:
+  std::vector<std::byte> bytes_;
+  std::vector<bool> data_;
+  uint64_t syncs_ = 0;
+};
+
+struct Extent {
+  uint64_t offset, len;
+  ExtentType type;
+  bool operator==(const Extent&) const = default;
+};
+
+std::ostream& operator<<(std::ostream& os, const Extent& e) {
+  return os << "{" << e.offset << ", +" << e.len << ", "
+            << (e.type == ExtentType::kData ? "data" : "hole") << "}";
+}
+
+std::vector<Extent> extents_of(Disk& d, uint64_t offset, uint64_t len) {
+  std::vector<Extent> v;
+  d.extents(offset, len, [&](uint64_t o, uint64_t l, ExtentType t) { v.push_back({o, l, t}); });
+  return v;
+}
+
+std::vector<std::byte> pattern(size_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<std::byte> v(n);
+  for (auto& b : v) b = static_cast<std::byte>(rng() % 255 + 1);  // never zero
+  return v;
+}
+
+std::vector<std::byte> read_back(Disk& d, uint64_t offset, uint64_t len) {
+  std::vector<std::byte> v(len);
+  d.read(offset, v, kSimEpoch);
+  return v;
+}
+
+bool all_zero(const std::vector<std::byte>& v) {
+  return std::all_of(v.begin(), v.end(), [](std::byte b) { return b == std::byte{0}; });
+}
+
+// The disk on a SparseStore, keeping a pointer to the store.
+struct SparseDisk {
+  SparseDisk() {
+    Superblock sb = small_superblock();
+    auto s = std::make_unique<SparseStore>(sb.image_bytes());
+    store = s.get();
+    disk = std::make_unique<InplaceDisk>(std::move(s), sb);
+  }
+  SparseStore* store;
+  std::unique_ptr<InplaceDisk> disk;
+};
+
+// ------------------------------------------------------------ contents
+
+TEST(InplaceDisk, ReadAfterWriteAlignedAndUnaligned) {
+  Superblock sb = small_superblock();
+  auto owned = std::make_unique<MemoryBackingStore>(sb.image_bytes());
+  MemoryBackingStore* store = owned.get();
+  InplaceDisk disk(std::move(owned), sb);
+
+  std::vector<std::byte> shadow(kExport, std::byte{0});
+  struct W {
+    uint64_t offset, len;
+  };
+  const W writes[] = {{8192, 16384},  {5000, 3000},   {12345, 777}, {0, 1},
+                      {kExport - 513, 513}, {4095, 2}, {100000, 70000}, {16384, 4096}};
+  uint64_t seed = 1;
+  for (const W& w : writes) {
+    auto data = pattern(w.len, seed++);
+    disk.write(w.offset, data, false, kSimEpoch);
+    std::copy(data.begin(), data.end(), shadow.begin() + w.offset);
+  }
+  EXPECT_EQ(read_back(disk, 0, kExport), shadow);
+  // Unaligned reads of parts.
+  const std::vector<std::pair<uint64_t, uint64_t>> parts = {
+      {5001, 2998}, {12000, 5000}, {4090, 10}, {kExport - 1000, 1000}};
+  for (auto [o, l] : parts) {
+    auto got = read_back(disk, o, l);
+    EXPECT_TRUE(std::equal(got.begin(), got.end(), shadow.begin() + o)) << o << "+" << l;
+  }
+  // Logical byte x is at platter_offset + x in the backing store.
+  std::vector<std::byte> raw(3000);
+  store->read(sb.platter_offset + 5000, raw);
+  EXPECT_TRUE(std::equal(raw.begin(), raw.end(), shadow.begin() + 5000));
+}
+
+TEST(InplaceDisk, WritePaysForWholeSectorsAndCountsBlocks) {
+  SparseDisk d;
+  auto data = pattern(3000, 7);
+  // [5000, 8000): sectors 9..15 (7 sectors), all in block 1.
+  Completion c = d.disk->write(5000, data, false, kSimEpoch);
+  EXPECT_EQ(c.service.transfer.count(), sectors_ns(7));
+  EXPECT_EQ(c.physical_blocks_written, 1u);
+  EXPECT_EQ(c.service.overhead.count(), kOverheadNs);
+  EXPECT_EQ(c.end - kSimEpoch, c.service.total());
+  // [4000, 12500): blocks 0..3.
+  auto more = pattern(8500, 8);
+  c = d.disk->write(4000, more, false, c.end);
+  EXPECT_EQ(c.physical_blocks_written, 4u);
+  std::vector<std::byte> out(8192);
+  c = d.disk->read(8192, out, c.end);
+  EXPECT_EQ(c.physical_blocks_read, 2u);
+  EXPECT_EQ(c.service.transfer.count(), sectors_ns(16));
+}
+
+// ---------------------------------------------------------------- trim
+
+TEST(InplaceDisk, TrimOfWholeBlocksReadsZerosAndLowersLiveBlocks) {
+  SparseDisk d;
+  EXPECT_EQ(d.disk->live_blocks(), 0u);
+  auto data = pattern(64 * 1024, 3);
+  d.disk->write(0, data, false, kSimEpoch);
+  EXPECT_EQ(d.disk->live_blocks(), 16u);
+
+  SimTime start = at_ns(10'000'000);
+  Completion c = d.disk->trim(2 * kBlock, 3 * kBlock, false, start);
+  EXPECT_EQ(d.disk->live_blocks(), 13u);
+  EXPECT_TRUE(all_zero(read_back(*d.disk, 2 * kBlock, 3 * kBlock)));
+  auto before = read_back(*d.disk, 0, 2 * kBlock);
+  EXPECT_TRUE(std::equal(before.begin(), before.end(), data.begin()));
+  auto after = read_back(*d.disk, 5 * kBlock, 11 * kBlock);
+  EXPECT_TRUE(std::equal(after.begin(), after.end(), data.begin() + 5 * kBlock));
+  // One command, no media time.
+  EXPECT_EQ((c.end - start).count(), kOverheadNs);
+  EXPECT_EQ(c.service.transfer.count(), 0);
+  EXPECT_EQ(c.physical_blocks_written, 0u);
+  EXPECT_EQ(c.syncs, 0u);
+
+  // Trimming again, or trimming holes, changes nothing.
+  d.disk->trim(2 * kBlock, 3 * kBlock, false, c.end);
+  d.disk->trim(100 * kBlock, 10 * kBlock, false, c.end);
+  EXPECT_EQ(d.disk->live_blocks(), 13u);
+}
+
+TEST(InplaceDisk, TrimOnAMemoryStoreLowersLiveBlocks) {
+  // A MemoryBackingStore has no holes, so every export block starts live.
+  Superblock sb = small_superblock();
+  InplaceDisk disk(std::make_unique<MemoryBackingStore>(sb.image_bytes()), sb);
+  EXPECT_EQ(disk.live_blocks(), kExport / kBlock);
+  disk.trim(kBlock, 10 * kBlock, false, kSimEpoch);
+  EXPECT_EQ(disk.live_blocks(), kExport / kBlock - 10);
+  EXPECT_EQ(extents_of(disk, 0, kExport),
+            (std::vector<Extent>{{0, kBlock, ExtentType::kData},
+                                 {kBlock, 10 * kBlock, ExtentType::kHole},
+                                 {11 * kBlock, kExport - 11 * kBlock, ExtentType::kData}}));
+}
+
+TEST(InplaceDisk, TrimLeavesPartialBlockEdgesAlone) {
+  SparseDisk d;
+  auto data = pattern(4 * kBlock, 4);
+  d.disk->write(0, data, false, kSimEpoch);
+  // [1000, 13000): whole blocks 1 and 2; the edges [1000, 4096) and
+  // [12288, 13000) are left as they were.
+  d.disk->trim(1000, 12000, false, kSimEpoch);
+  auto got = read_back(*d.disk, 0, 4 * kBlock);
+  EXPECT_TRUE(std::equal(got.begin(), got.begin() + kBlock, data.begin()));
+  EXPECT_TRUE(all_zero({got.begin() + kBlock, got.begin() + 3 * kBlock}));
+  EXPECT_TRUE(std::equal(got.begin() + 3 * kBlock, got.end(), data.begin() + 3 * kBlock));
+  EXPECT_EQ(d.disk->live_blocks(), 2u);
+  // A trim inside one block does nothing at all.
+  d.disk->trim(100, 3000, false, kSimEpoch);
+  EXPECT_EQ(read_back(*d.disk, 0, kBlock),
+            std::vector<std::byte>(data.begin(), data.begin() + kBlock));
+  EXPECT_EQ(d.disk->live_blocks(), 2u);
+}
+
+// ---------------------------------------------------------------- zero
+
+TEST(InplaceDisk, ZeroWithMayTrimDeallocatesWholeBlocksAndWritesEdges) {
+  SparseDisk d;
+  auto data = pattern(4 * kBlock, 5);
+  d.disk->write(0, data, false, kSimEpoch);
+  ASSERT_EQ(d.disk->live_blocks(), 4u);
+
+  ZeroFlags f;
+  f.may_trim = true;
+  Completion c = d.disk->zero(1000, 12000, f, at_ns(50'000'000));
+  auto got = read_back(*d.disk, 0, 4 * kBlock);
+  EXPECT_TRUE(std::equal(got.begin(), got.begin() + 1000, data.begin()));
+  EXPECT_TRUE(all_zero({got.begin() + 1000, got.begin() + 13000}));
+  EXPECT_TRUE(std::equal(got.begin() + 13000, got.end(), data.begin() + 13000));
+  // Blocks 1 and 2 are gone, the edge blocks 0 and 3 still hold data.
+  EXPECT_EQ(d.disk->live_blocks(), 2u);
+  EXPECT_EQ(extents_of(*d.disk, 0, 4 * kBlock),
+            (std::vector<Extent>{{0, kBlock, ExtentType::kData},
+                                 {kBlock, 2 * kBlock, ExtentType::kHole},
+                                 {3 * kBlock, kBlock, ExtentType::kData}}));
+  // The edges are media writes: sectors 1..7 and 24..25.
+  EXPECT_EQ(c.physical_blocks_written, 2u);
+  EXPECT_EQ(c.service.transfer.count(), sectors_ns(7) + sectors_ns(2));
+  EXPECT_EQ(c.service.overhead.count(), kOverheadNs);
+  EXPECT_EQ(c.end - at_ns(50'000'000), c.service.total());
+
+  // Aligned: no media time at all.
+  SimTime s2 = at_ns(100'000'000);
+  c = d.disk->zero(8 * kBlock, 4 * kBlock, f, s2);
+  EXPECT_EQ((c.end - s2).count(), kOverheadNs);
+  EXPECT_EQ(c.physical_blocks_written, 0u);
+}
+
+TEST(InplaceDisk, ZeroInsideOneBlockWithMayTrimWritesZeros) {
+  SparseDisk d;
+  auto data = pattern(kBlock, 6);
+  d.disk->write(0, data, false, kSimEpoch);
+  ZeroFlags f;
+  f.may_trim = true;
+  Completion c = d.disk->zero(100, 1000, f, kSimEpoch);
+  auto got = read_back(*d.disk, 0, kBlock);
+  EXPECT_TRUE(all_zero({got.begin() + 100, got.begin() + 1100}));
+  EXPECT_TRUE(std::equal(got.begin(), got.begin() + 100, data.begin()));
+  EXPECT_TRUE(std::equal(got.begin() + 1100, got.end(), data.begin() + 1100));
+  EXPECT_EQ(d.disk->live_blocks(), 1u);
+  EXPECT_EQ(c.physical_blocks_written, 1u);
+  EXPECT_EQ(c.service.transfer.count(), sectors_ns(3));  // sectors 0..2
+}
+
+TEST(InplaceDisk, ZeroWithoutMayTrimKeepsBlocksLive) {
+  SparseDisk d;
+  auto data = pattern(4 * kBlock, 9);
+  d.disk->write(0, data, false, kSimEpoch);
+  d.disk->trim(2 * kBlock, kBlock, false, kSimEpoch);  // block 2 now a hole
+  ASSERT_EQ(d.disk->live_blocks(), 3u);
+
+  ZeroFlags f;  // may_trim = false: allocated zeros
+  Completion c = d.disk->zero(kBlock, 3 * kBlock, f, kSimEpoch);
+  EXPECT_TRUE(all_zero(read_back(*d.disk, kBlock, 3 * kBlock)));
+  EXPECT_EQ(read_back(*d.disk, 0, kBlock),
+            std::vector<std::byte>(data.begin(), data.begin() + kBlock));
+  EXPECT_EQ(d.disk->live_blocks(), 4u);  // block 2 allocated again
+  EXPECT_EQ(extents_of(*d.disk, 0, 4 * kBlock),
+            (std::vector<Extent>{{0, 4 * kBlock, ExtentType::kData}}));
+  EXPECT_EQ(c.physical_blocks_written, 3u);
+  EXPECT_EQ(c.service.transfer.count(), sectors_ns(24));
+}
+
+TEST(InplaceDisk, FastZeroRefusesMediaWritesWithEnotsup) {
+  SparseDisk d;
+  auto data = pattern(8 * kBlock, 10);
+  d.disk->write(0, data, false, kSimEpoch);
+  struct Case {
+    uint64_t offset, len;
+    bool may_trim;
+  };
+  const Case refused[] = {
+      {1000, 12000, true},       // unaligned edges need writing
+      {kBlock, kBlock + 1, true},
+      {kBlock, 2 * kBlock, false},  // allocated zeros are media writes
+      {100, 50, true},              // inside one block
+  };
+  for (const Case& k : refused) {
+    ZeroFlags f;
+    f.fast = true;
+    f.may_trim = k.may_trim;
+    try {
+      d.disk->zero(k.offset, k.len, f, kSimEpoch);
+      ADD_FAILURE() << "fast zero of [" << k.offset << ", +" << k.len << ") succeeded";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.err(), ENOTSUP) << e.what();
+    }
+    // Nothing was touched.
+    EXPECT_EQ(read_back(*d.disk, 0, 8 * kBlock), data);
+    EXPECT_EQ(d.disk->live_blocks(), 8u);
+  }
+  ZeroFlags f;
+  f.fast = true;
+  f.may_trim = true;
+  SimTime s = at_ns(77'000'000);
+  Completion c = d.disk->zero(2 * kBlock, 3 * kBlock, f, s);
+  EXPECT_EQ((c.end - s).count(), kOverheadNs);
+  EXPECT_TRUE(all_zero(read_back(*d.disk, 2 * kBlock, 3 * kBlock)));
+  EXPECT_EQ(d.disk->live_blocks(), 5u);
+}
+
+// ------------------------------------------------------------- extents
+
+TEST(InplaceDisk, ExtentsReportHolesAndDataMerged) {
+  SparseDisk d;
+  EXPECT_EQ(extents_of(*d.disk, 0, kExport),
+            (std::vector<Extent>{{0, kExport, ExtentType::kHole}}));
+  auto blk = pattern(kBlock, 11);
+  for (uint64_t b : {2, 3, 7}) d.disk->write(b * kBlock, blk, false, kSimEpoch);
+  EXPECT_EQ(extents_of(*d.disk, 0, 10 * kBlock),
+            (std::vector<Extent>{{0, 2 * kBlock, ExtentType::kHole},
+                                 {2 * kBlock, 2 * kBlock, ExtentType::kData},
+                                 {4 * kBlock, 3 * kBlock, ExtentType::kHole},
+                                 {7 * kBlock, kBlock, ExtentType::kData},
+                                 {8 * kBlock, 2 * kBlock, ExtentType::kHole}}));
+  // A query that starts and ends inside blocks is clipped to the query.
+  EXPECT_EQ(extents_of(*d.disk, 10000, 10000),
+            (std::vector<Extent>{{10000, 16384 - 10000, ExtentType::kData},
+                                 {16384, 20000 - 16384, ExtentType::kHole}}));
+  EXPECT_EQ(extents_of(*d.disk, 7 * kBlock + 5, 10),
+            (std::vector<Extent>{{7 * kBlock + 5, 10, ExtentType::kData}}));
+  // Filling the gap merges the data runs into one.
+  for (uint64_t b : {4, 5, 6}) d.disk->write(b * kBlock, blk, false, kSimEpoch);
+  EXPECT_EQ(extents_of(*d.disk, 0, 10 * kBlock),
+            (std::vector<Extent>{{0, 2 * kBlock, ExtentType::kHole},
+                                 {2 * kBlock, 6 * kBlock, ExtentType::kData},
+                                 {8 * kBlock, 2 * kBlock, ExtentType::kHole}}));
+  // The last block of the export.
+  d.disk->write(kExport - kBlock, blk, false, kSimEpoch);
+  EXPECT_EQ(extents_of(*d.disk, kExport - 2 * kBlock, 2 * kBlock),
+            (std::vector<Extent>{{kExport - 2 * kBlock, kBlock, ExtentType::kHole},
+                                 {kExport - kBlock, kBlock, ExtentType::kData}}));
+}
+
+TEST(InplaceDisk, LiveMapIsRebuiltFromTheStoresHoles) {
+  Superblock sb = small_superblock();
+  auto s = std::make_unique<SparseStore>(sb.image_bytes());
+  auto blk = pattern(kBlock, 12);
+  s->write(sb.platter_offset + 5 * kBlock, blk);
+  s->write(sb.platter_offset + 9 * kBlock + 100, std::span(blk).first(10));  // part of block 9
+  InplaceDisk disk(std::move(s), sb);
+  EXPECT_EQ(disk.live_blocks(), 2u);
+  EXPECT_EQ(extents_of(disk, 4 * kBlock, 7 * kBlock),
+            (std::vector<Extent>{{4 * kBlock, kBlock, ExtentType::kHole},
+                                 {5 * kBlock, kBlock, ExtentType::kData},
+                                 {6 * kBlock, 3 * kBlock, ExtentType::kHole},
+                                 {9 * kBlock, kBlock, ExtentType::kData},
+                                 {10 * kBlock, kBlock, ExtentType::kHole}}));
+  EXPECT_EQ(read_back(disk, 5 * kBlock, kBlock), blk);
+}
+
+// --------------------------------------------------------------- syncs
+
+TEST(InplaceDisk, FlushAndFuaCountBackingSyncs) {
+  Superblock sb = small_superblock();
+  auto owned = std::make_unique<MemoryBackingStore>(sb.image_bytes());
+  MemoryBackingStore* store = owned.get();
+  InplaceDisk disk(std::move(owned), sb);
+  auto data = pattern(kBlock, 13);
+
+  Completion c = disk.write(0, data, /*fua=*/false, kSimEpoch);
+  EXPECT_EQ(c.syncs, 0u);
+  EXPECT_EQ(store->syncs(), 0u);
+  c = disk.write(kBlock, data, /*fua=*/true, c.end);
+  EXPECT_EQ(c.syncs, 1u);
+  EXPECT_EQ(store->syncs(), 1u);
+
+  SimTime s = c.end;
+  c = disk.flush(s);
+  EXPECT_EQ(c.syncs, 1u);
+  EXPECT_EQ(store->syncs(), 2u);
+  // No write cache: a flush is one command.
+  EXPECT_EQ((c.end - s).count(), kOverheadNs);
+  EXPECT_EQ(c.service.overhead.count(), kOverheadNs);
+
+  c = disk.trim(0, kBlock, /*fua=*/true, c.end);
+  EXPECT_EQ(c.syncs, 1u);
+  EXPECT_EQ(store->syncs(), 3u);
+  c = disk.trim(0, kBlock, /*fua=*/false, c.end);
+  EXPECT_EQ(c.syncs, 0u);
+  ZeroFlags f;
+  f.fua = true;
+  c = disk.zero(0, kBlock, f, c.end);
+  EXPECT_EQ(c.syncs, 1u);
+  EXPECT_EQ(store->syncs(), 4u);
+  f.may_trim = true;
+  c = disk.zero(0, kBlock, f, c.end);
+  EXPECT_EQ(c.syncs, 1u);
+  EXPECT_EQ(store->syncs(), 5u);
+  std::vector<std::byte> out(kBlock);
+  c = disk.read(0, out, c.end);
+  EXPECT_EQ(c.syncs, 0u);
+  EXPECT_EQ(store->syncs(), 5u);
+  disk.close();
+  EXPECT_EQ(store->syncs(), 6u);
+}
+
+// ------------------------------------------------------ DiskController
+
+std::unique_ptr<DiskController> controller(MemoryBackingStore** store = nullptr) {
+  Superblock sb = small_superblock();
+  auto s = std::make_unique<MemoryBackingStore>(sb.image_bytes());
+  if (store) *store = s.get();
+  return std::make_unique<DiskController>(std::make_unique<InplaceDisk>(std::move(s), sb));
+}
+
+template <typename F>
+void expect_error(int err, F f, const char* what) {
+  try {
+    f();
+    ADD_FAILURE() << what << ": no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.err(), err) << what << ": " << e.what();
+  }
+}
+
+TEST(DiskController, OutOfRangeRequestsFailWithEinval) {
+  auto dc = controller();
+  std::vector<std::byte> buf(kBlock);
+  expect_error(EINVAL, [&] { dc->write(kExport - 512, buf, false, std::nullopt); }, "write");
+  expect_error(EINVAL, [&] { dc->read(kExport, buf, std::nullopt); }, "read at end");
+  expect_error(EINVAL, [&] { dc->read(kExport + 1, std::span(buf).first(0), std::nullopt); },
+               "empty read past end");
+  expect_error(EINVAL, [&] { dc->trim(0, kExport + 1, false, std::nullopt); }, "trim");
+  expect_error(EINVAL, [&] { dc->zero(kExport - 1, 2, ZeroFlags{}, std::nullopt); }, "zero");
+  expect_error(EINVAL, [&] { dc->extents(1, kExport, [](uint64_t, uint64_t, ExtentType) {}); },
+               "extents");
+  // An offset near 2^64 must not wrap around.
+  expect_error(EINVAL, [&] { dc->read(UINT64_MAX - 100, buf, std::nullopt); }, "wrap");
+  expect_error(EINVAL, [&] { dc->trim(UINT64_MAX - 100, 200, false, std::nullopt); }, "wrap");
+  // Nothing was served.
+  DiskStats st = dc->stats();
+  EXPECT_EQ(st.requests.read + st.requests.write + st.requests.trim + st.requests.zero, 0u);
+  EXPECT_EQ(st.busy.count(), 0);
+  // The last byte, and an empty request at the end, are fine.
+  EXPECT_NO_THROW(dc->write(kExport - 1, std::span(buf).first(1), false, std::nullopt));
+  EXPECT_NO_THROW(dc->read(kExport, std::span(buf).first(0), std::nullopt));
+}
+
+TEST(DiskController, LatencyNoneRunsRequestsBackToBack) {
+  auto dc = controller();
+  auto data = pattern(kBlock, 14);
+  std::mt19937_64 rng(15);
+  SimTime prev_end = kSimEpoch;
+  SimDuration busy{};
+  for (int i = 0; i < 50; ++i) {
+    RequestTiming t = dc->write((rng() % (kExport / kBlock)) * kBlock, data, false, std::nullopt);
+    EXPECT_EQ(t.start, prev_end) << i;
+    EXPECT_EQ(t.queued.count(), 0);
+    EXPECT_EQ(t.end - t.start, t.service.total());
+    EXPECT_GT(t.end, t.start);
+    busy += t.end - t.start;
+    prev_end = t.end;
+  }
+  RequestTiming f = dc->flush(std::nullopt);
+  EXPECT_EQ(f.start, prev_end);
+  EXPECT_EQ((f.end - f.start).count(), kOverheadNs);
+  busy += f.end - f.start;
+  DiskStats st = dc->stats();
+  EXPECT_EQ(st.busy, busy);
+  EXPECT_EQ(st.now, f.end);
+  EXPECT_EQ(st.queue_wait.max_ns(), 0);
+}
+
+TEST(DiskController, LatencySleepStartsAtArrivalOrQueues) {
+  auto dc = controller();
+  // Flushes cost exactly the overhead, 100 us.
+  RequestTiming a = dc->flush(at_ns(1'000'000));  // idle drive: starts on arrival
+  EXPECT_EQ(a.start, at_ns(1'000'000));
+  EXPECT_EQ(a.end, at_ns(1'100'000));
+  EXPECT_EQ(a.queued.count(), 0);
+  RequestTiming b = dc->flush(at_ns(5'000'000));  // after the drive went idle
+  EXPECT_EQ(b.start, at_ns(5'000'000));
+  EXPECT_EQ(b.end, at_ns(5'100'000));
+  EXPECT_EQ(b.queued.count(), 0);
+  RequestTiming c = dc->flush(at_ns(5'040'000));  // while busy: queued 60 us
+  EXPECT_EQ(c.start, at_ns(5'100'000));
+  EXPECT_EQ(c.end, at_ns(5'200'000));
+  EXPECT_EQ(c.queued.count(), 60'000);
+  RequestTiming d = dc->flush(at_ns(5'000'000));  // arrived long before: queued 200 us
+  EXPECT_EQ(d.start, at_ns(5'200'000));
+  EXPECT_EQ(d.queued.count(), 200'000);
+  RequestTiming e = dc->flush(at_ns(5'300'000));  // exactly at busy_until
+  EXPECT_EQ(e.start, at_ns(5'300'000));
+  EXPECT_EQ(e.queued.count(), 0);
+
+  // A write arriving mid-flight: start = busy_until, end = start + service.
+  auto data = pattern(kBlock, 16);
+  RequestTiming w = dc->write(0, data, false, at_ns(5'350'000));
+  EXPECT_EQ(w.start, at_ns(5'400'000));
+  EXPECT_EQ(w.queued.count(), 50'000);
+  EXPECT_EQ(w.end - w.start, w.service.total());
+
+  DiskStats st = dc->stats();
+  EXPECT_EQ(st.queue_wait.count(), 6u);
+  EXPECT_EQ(st.queue_wait.max_ns(), 200'000);
+  EXPECT_DOUBLE_EQ(st.queue_wait.mean_ns(), (60'000 + 200'000 + 50'000) / 6.0);
+  EXPECT_EQ(st.busy.count(), 5 * 100'000 + (w.end - w.start).count());
+}
+
+TEST(DiskController, StatsCountEachCommand) {
+  MemoryBackingStore* store = nullptr;
+  auto dc = controller(&store);
+  auto data = pattern(3 * kBlock, 17);
+  std::vector<std::byte> out(2 * kBlock);
+  dc->write(0, data, false, std::nullopt);
+  dc->write(3 * kBlock, std::span(data).first(kBlock), true, std::nullopt);
+  dc->write(100, std::span(data).first(10), true, std::nullopt);
+  dc->read(0, out, std::nullopt);
+  dc->read(kBlock, std::span(out).first(100), std::nullopt);
+  dc->read(kBlock, std::span(out).first(100), std::nullopt);
+  dc->flush(std::nullopt);
+  dc->trim(0, kBlock, false, std::nullopt);
+  ZeroFlags z;
+  dc->zero(8 * kBlock, 2 * kBlock, z, std::nullopt);
+  z.may_trim = z.fast = true;
+  dc->zero(10 * kBlock, kBlock, z, std::nullopt);
+  z.may_trim = false;
+  EXPECT_THROW(dc->zero(12 * kBlock, kBlock, z, std::nullopt), Error);  // ENOTSUP
+  dc->extents(0, kExport, [](uint64_t, uint64_t, ExtentType) {});
+
+  DiskStats st = dc->stats();
+  EXPECT_EQ(st.requests.write, 3u);
+  EXPECT_EQ(st.requests.write_fua, 2u);
+  EXPECT_EQ(st.requests.read, 3u);
+  EXPECT_EQ(st.requests.flush, 1u);
+  EXPECT_EQ(st.requests.trim, 1u);
+  EXPECT_EQ(st.requests.zero, 2u);
+  EXPECT_EQ(st.requests.extents, 1u);
+  EXPECT_EQ(st.requests.errors, 1u);
+  EXPECT_EQ(st.bytes_written, 3 * kBlock + kBlock + 10);
+  EXPECT_EQ(st.bytes_read, 2 * kBlock + 200);
+  EXPECT_EQ(st.physical_writes, 3u + 1u + 1u + 2u);  // + the allocated zeros
+  EXPECT_EQ(st.physical_reads, 2u + 1u + 1u);
+  EXPECT_EQ(st.backing_syncs, 3u);  // two FUA writes and a flush
+  EXPECT_EQ(store->syncs(), 3u);
+  EXPECT_EQ(st.write_latency.count(), 3u);
+  EXPECT_EQ(st.read_latency.count(), 3u);
+  EXPECT_EQ(st.flush_latency.count(), 1u);
+  EXPECT_EQ(st.flush_latency.max_ns(), kOverheadNs);
+  EXPECT_EQ(st.write_breakdown_sum.overhead.count(), 3 * kOverheadNs);
+  EXPECT_EQ(st.busy, st.now - kSimEpoch);  // back to back from time zero
+  // Utilization: the memory store starts with every export block live; the
+  // trim and the fast zero removed two.
+  EXPECT_DOUBLE_EQ(dc->utilization(),
+                   static_cast<double>(kExport / kBlock - 2) /
+                       static_cast<double>(dc->superblock().physical_blocks()));
+}
+
+TEST(DiskController, ClosedDiskRefusesRequests) {
+  MemoryBackingStore* store = nullptr;
+  auto dc = controller(&store);
+  dc->close();
+  EXPECT_EQ(store->syncs(), 1u);
+  dc->close();  // idempotent
+  EXPECT_EQ(store->syncs(), 1u);
+  std::vector<std::byte> buf(512);
+  expect_error(ESHUTDOWN, [&] { dc->read(0, buf, std::nullopt); }, "read after close");
+  expect_error(ESHUTDOWN, [&] { dc->flush(std::nullopt); }, "flush after close");
+}
+
+}  // namespace
+}  // namespace vld

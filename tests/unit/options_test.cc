@@ -1,0 +1,355 @@
+// plugin/options.h: sizes, every key=value, format options and conflicts
+// with an existing image. Every error must name the parameter.
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/image.h"
+#include "geometry/presets.h"
+#include "plugin/options.h"
+
+namespace vld {
+namespace {
+
+bool mentions(const std::string& text, const std::string& word) {
+  return text.find(word) != std::string::npos;
+}
+
+// ---------------------------------------------------------- parse_size
+
+TEST(ParseSize, AcceptsNbdkitSizes) {
+  EXPECT_EQ(parse_size("4096"), 4096u);
+  EXPECT_EQ(parse_size("0"), 0u);
+  EXPECT_EQ(parse_size("1048576"), 1048576u);
+  EXPECT_EQ(parse_size("512K"), 512u * 1024);
+  EXPECT_EQ(parse_size("512k"), 512u * 1024);
+  EXPECT_EQ(parse_size("512M"), 512ull * 1024 * 1024);
+  EXPECT_EQ(parse_size("1G"), 1ull << 30);
+  EXPECT_EQ(parse_size("1g"), 1ull << 30);
+  EXPECT_EQ(parse_size("1GiB"), 1ull << 30);
+  EXPECT_EQ(parse_size("2T"), 2ull << 40);
+  EXPECT_EQ(parse_size("64KiB"), 65536u);
+  EXPECT_EQ(parse_size("100B"), 100u);
+}
+
+TEST(ParseSize, RejectsMalformedSizes) {
+  for (const char* bad : {"", "G", "1X", "-1", "1.5G", " 1G", "1G ", "1 G", "1Gi", "1GiBB", "K1",
+                          "0x10", "1KG", "+1", "18446744073709551616", "16777216T"}) {
+    EXPECT_EQ(parse_size(bad), std::nullopt) << "accepted \"" << bad << "\"";
+  }
+  // The largest that fits in 64 bits.
+  EXPECT_EQ(parse_size("16777215T"), 16777215ull << 40);
+  EXPECT_EQ(parse_size("18446744073709551615"), UINT64_MAX);
+}
+
+// ---------------------------------------------------------- set_option
+
+TEST(SetOption, EveryKeyAcceptsAGoodValue) {
+  PluginOptions o;
+  EXPECT_EQ(set_option(&o, "file", "/tmp/disk.img"), "");
+  EXPECT_EQ(o.file, "/tmp/disk.img");
+  EXPECT_EQ(set_option(&o, "size", "1G"), "");
+  EXPECT_EQ(o.size_bytes, 1ull << 30);
+  EXPECT_EQ(set_option(&o, "geometry", "hp97560"), "");
+  EXPECT_EQ(o.geometry, "hp97560");
+  EXPECT_EQ(set_option(&o, "mode", "vld"), "");
+  EXPECT_EQ(o.mode, DiskMode::kVld);
+  EXPECT_EQ(set_option(&o, "mode", "inplace"), "");
+  EXPECT_EQ(o.mode, DiskMode::kInplace);
+  EXPECT_EQ(set_option(&o, "block", "64K"), "");
+  EXPECT_EQ(o.block_bytes, 65536u);
+  EXPECT_EQ(set_option(&o, "block", "512"), "");
+  EXPECT_EQ(o.block_bytes, 512u);
+  EXPECT_EQ(set_option(&o, "spare", "0"), "");
+  EXPECT_EQ(o.spare_percent, 0u);
+  EXPECT_EQ(set_option(&o, "spare", "1000"), "");
+  EXPECT_EQ(o.spare_percent, 1000u);
+  EXPECT_EQ(set_option(&o, "sectors_per_track", "100"), "");
+  EXPECT_EQ(o.sectors_per_track, 100u);
+  EXPECT_EQ(set_option(&o, "tracks_per_cylinder", "8"), "");
+  EXPECT_EQ(o.tracks_per_cylinder, 8u);
+  EXPECT_EQ(set_option(&o, "cylinders", "5000"), "");
+  EXPECT_EQ(o.cylinders, 5000u);
+  EXPECT_EQ(set_option(&o, "rpm", "7200"), "");
+  EXPECT_EQ(o.rpm, 7200u);
+  EXPECT_EQ(set_option(&o, "head_switch_us", "250.5"), "");
+  EXPECT_EQ(o.head_switch_us, 250.5);
+  EXPECT_EQ(set_option(&o, "overhead_us", "0"), "");
+  EXPECT_EQ(o.overhead_us, 0.0);
+  EXPECT_EQ(set_option(&o, "seek", "3.24,0.400,383,8.00,0.008"), "");
+  EXPECT_EQ(o.seek, SeekCurve(3.24, 0.4, 383, 8.0, 0.008));
+  EXPECT_EQ(set_option(&o, "latency", "none"), "");
+  EXPECT_EQ(o.latency, LatencyMode::kNone);
+  EXPECT_EQ(set_option(&o, "latency", "sleep"), "");
+  EXPECT_EQ(o.latency, LatencyMode::kSleep);
+  EXPECT_EQ(set_option(&o, "statsfile", "/tmp/stats.json"), "");
+  EXPECT_EQ(o.statsfile, "/tmp/stats.json");
+  EXPECT_EQ(set_option(&o, "seed", "18446744073709551615"), "");
+  EXPECT_EQ(o.seed, UINT64_MAX);
+  for (const std::string& g : preset_names()) {
+    EXPECT_EQ(set_option(&o, "geometry", g), "") << g;
+    EXPECT_EQ(o.geometry, g);
+  }
+}
+
+TEST(SetOption, DefaultsAreTheDocumentedOnes) {
+  PluginOptions o;
+  EXPECT_EQ(o.latency, LatencyMode::kSleep);
+  EXPECT_EQ(o.seed, 0u);
+  EXPECT_EQ(std::string(kDefaultGeometry), "st19101");
+  EXPECT_EQ(kDefaultMode, DiskMode::kInplace);
+  EXPECT_FALSE(o.size_bytes.has_value());
+}
+
+TEST(SetOption, BadValuesNameTheKey) {
+  struct Case {
+    const char* key;
+    const char* value;
+  };
+  const Case cases[] = {
+      {"file", ""},
+      {"size", ""}, {"size", "0"}, {"size", "lots"}, {"size", "1X"}, {"size", "-1"},
+      {"geometry", "foo"}, {"geometry", ""},
+      {"mode", "log"}, {"mode", ""},
+      {"block", "1000"}, {"block", "256"}, {"block", "128K"}, {"block", "4k4"},
+      {"spare", "1001"}, {"spare", "-1"}, {"spare", "25%"},
+      {"sectors_per_track", "0"}, {"sectors_per_track", "x"}, {"sectors_per_track", "-5"},
+      {"tracks_per_cylinder", "0"}, {"tracks_per_cylinder", "1.5"},
+      {"cylinders", "0"}, {"cylinders", "99999999999"},
+      {"rpm", "0"}, {"rpm", "fast"},
+      {"head_switch_us", "-1"}, {"head_switch_us", "abc"}, {"head_switch_us", ""},
+      {"head_switch_us", "inf"},
+      {"overhead_us", "-0.5"}, {"overhead_us", "1ms"},
+      {"seek", "1,2,3"}, {"seek", "5,1,10,0,0.001"}, {"seek", ""},
+      {"latency", "fast"},
+      {"statsfile", ""},
+      {"seed", "-1"}, {"seed", "abc"}, {"seed", ""},
+  };
+  for (const Case& k : cases) {
+    PluginOptions o;
+    std::string err = set_option(&o, k.key, k.value);
+    EXPECT_FALSE(err.empty()) << k.key << "=" << k.value << " accepted";
+    EXPECT_TRUE(mentions(err, k.key)) << k.key << "=" << k.value << ": \"" << err << "\"";
+  }
+}
+
+TEST(SetOption, UnknownGeometryListsThePresets) {
+  PluginOptions o;
+  std::string err = set_option(&o, "geometry", "foo");
+  EXPECT_TRUE(mentions(err, "geometry")) << err;
+  EXPECT_TRUE(mentions(err, "foo")) << err;
+  for (const std::string& g : preset_names()) EXPECT_TRUE(mentions(err, g)) << err;
+  EXPECT_FALSE(o.geometry.has_value());
+}
+
+TEST(SetOption, UnknownKeyIsNamedWithAPointerToHelp) {
+  PluginOptions o;
+  std::string err = set_option(&o, "sise", "1G");
+  EXPECT_TRUE(mentions(err, "sise")) << err;
+  EXPECT_TRUE(mentions(err, "--help")) << err;
+  EXPECT_FALSE(o.size_bytes.has_value());
+}
+
+TEST(SetOption, HelpListsEveryKey) {
+  std::string help = config_help();
+  for (const char* key : {"file=", "size=", "mode=", "geometry=", "block=", "spare=",
+                          "sectors_per_track=", "tracks_per_cylinder=", "cylinders=", "rpm=",
+                          "head_switch_us=", "overhead_us=", "seek=", "latency=", "statsfile=",
+                          "seed="})
+    EXPECT_TRUE(mentions(help, key)) << key;
+}
+
+// ------------------------------------------------------ format_options
+
+TEST(FormatOptions, SizeIsRequired) {
+  PluginOptions o;
+  o.file = "new.img";
+  FormatOptions f;
+  std::string err = format_options(o, &f);
+  EXPECT_TRUE(mentions(err, "size=")) << err;
+}
+
+TEST(FormatOptions, DefaultsAreSt19101InplaceFourKiB25Percent) {
+  PluginOptions o;
+  ASSERT_EQ(set_option(&o, "size", "64M"), "");
+  FormatOptions f;
+  ASSERT_EQ(format_options(o, &f), "");
+  EXPECT_EQ(f.export_bytes, 64u << 20);
+  EXPECT_EQ(f.mode, DiskMode::kInplace);
+  EXPECT_EQ(f.block_bytes, 4096u);
+  EXPECT_EQ(f.spare_percent, 25u);
+  EXPECT_EQ(f.geometry, *find_preset("st19101"));
+  EXPECT_EQ(f.geometry.track_skew_sectors, 22u);  // skews derived
+}
+
+TEST(FormatOptions, OverridesReplaceThePresetAndRederiveSkews) {
+  PluginOptions o;
+  for (auto [k, v] : std::vector<std::pair<const char*, const char*>>{
+           {"size", "16M"}, {"geometry", "st19101"}, {"head_switch_us", "1000"},
+           {"overhead_us", "250"}, {"mode", "vld"}, {"block", "8K"}, {"spare", "50"}})
+    ASSERT_EQ(set_option(&o, k, v), "") << k;
+  FormatOptions f;
+  ASSERT_EQ(format_options(o, &f), "");
+  EXPECT_EQ(f.mode, DiskMode::kVld);
+  EXPECT_EQ(f.block_bytes, 8192u);
+  EXPECT_EQ(f.spare_percent, 50u);
+  EXPECT_EQ(f.geometry.head_switch.count(), 1'000'000);
+  EXPECT_EQ(f.geometry.controller_overhead.count(), 250'000);
+  // 1 ms / 23,437.5 ns = 42.67 -> 43 sectors; the cylinder skew is unchanged.
+  EXPECT_EQ(f.geometry.track_skew_sectors, 43u);
+  EXPECT_EQ(f.geometry.cylinder_skew_sectors, 22u);
+
+  PluginOptions r;
+  ASSERT_EQ(set_option(&r, "size", "16M"), "");
+  ASSERT_EQ(set_option(&r, "rpm", "5400"), "");
+  ASSERT_EQ(set_option(&r, "seek", "3.24,0.400,383,8.00,0.008"), "");
+  ASSERT_EQ(format_options(r, &f), "");
+  EXPECT_EQ(f.geometry.rpm, 5400u);
+  EXPECT_EQ(f.geometry.seek, SeekCurve(3.24, 0.4, 383, 8.0, 0.008));
+  // Sector = 60e9 / 5400 / 256 = 43,402.8 ns: 0.5 ms -> 11.5 -> 12;
+  // seek(1) = 3.64 ms -> 83.9 -> 84.
+  EXPECT_EQ(f.geometry.track_skew_sectors, 12u);
+  EXPECT_EQ(f.geometry.cylinder_skew_sectors, 84u);
+}
+
+TEST(FormatOptions, OverriddenGeometryKeepsThePresetNameAndTheOverride) {
+  // geometry/drive_geometry.h: name is the preset the geometry started from;
+  // overrides live in the fields beside it, so that reopening with the same
+  // geometry= and overrides agrees (ConflictsWithImage tests).
+  PluginOptions o;
+  ASSERT_EQ(set_option(&o, "size", "16M"), "");
+  ASSERT_EQ(set_option(&o, "rpm", "5400"), "");
+  FormatOptions f;
+  ASSERT_EQ(format_options(o, &f), "");
+  EXPECT_EQ(f.geometry.name, "st19101");
+  EXPECT_EQ(f.geometry.rpm, 5400u);
+  EXPECT_NE(f.geometry, *find_preset("st19101"));
+  // Without overrides the geometry is the preset, name and all.
+  PluginOptions p;
+  ASSERT_EQ(set_option(&p, "size", "16M"), "");
+  ASSERT_EQ(set_option(&p, "geometry", "savvio10k4"), "");
+  ASSERT_EQ(format_options(p, &f), "");
+  EXPECT_EQ(f.geometry, *find_preset("savvio10k4"));
+}
+
+TEST(FormatOptions, BadOverrideNamesTheParameter) {
+  struct Case {
+    const char* key;
+    const char* value;
+  };
+  for (const Case& k : {Case{"sectors_per_track", "4"}, Case{"rpm", "100"},
+                        Case{"tracks_per_cylinder", "5000"}}) {
+    PluginOptions o;
+    ASSERT_EQ(set_option(&o, "size", "1M"), "");
+    ASSERT_EQ(set_option(&o, k.key, k.value), "") << k.key;
+    FormatOptions f;
+    std::string err = format_options(o, &f);
+    EXPECT_TRUE(mentions(err, k.key)) << k.key << "=" << k.value << ": \"" << err << "\"";
+  }
+  // A seek curve that drops within the (smaller) drive.
+  PluginOptions o;
+  ASSERT_EQ(set_option(&o, "size", "1M"), "");
+  o.seek = SeekCurve(5, 1, 10, 0, 0.001);  // parse() would refuse it already
+  FormatOptions f;
+  EXPECT_TRUE(mentions(format_options(o, &f), "seek"));
+}
+
+// ------------------------------------------------ conflicts_with_image
+
+struct Image {
+  PluginOptions made_with;
+  Superblock sb;
+};
+
+Image st19101_image() {
+  Image im;
+  PluginOptions& o = im.made_with;
+  o.file = "disk.img";
+  EXPECT_EQ(set_option(&o, "size", "64M"), "");
+  EXPECT_EQ(set_option(&o, "geometry", "st19101"), "");
+  FormatOptions f;
+  EXPECT_EQ(format_options(o, &f), "");
+  im.sb = plan_image(f);
+  return im;
+}
+
+TEST(ConflictsWithImage, AbsentOrAgreeingOptionsAreFine) {
+  Image im = st19101_image();
+  PluginOptions none;
+  none.file = "disk.img";
+  EXPECT_EQ(conflicts_with_image(none, im.sb), "");
+  EXPECT_EQ(conflicts_with_image(im.made_with, im.sb), "");
+  // Every format-time parameter, repeated with the image's own value.
+  PluginOptions all;
+  all.file = "disk.img";
+  for (auto [k, v] : std::vector<std::pair<const char*, const char*>>{
+           {"size", "64M"}, {"geometry", "st19101"}, {"mode", "inplace"}, {"block", "4K"},
+           {"spare", "25"}, {"sectors_per_track", "256"}, {"tracks_per_cylinder", "16"},
+           {"cylinders", "6962"}, {"rpm", "10000"}, {"head_switch_us", "500"},
+           {"overhead_us", "100"}, {"seek", "0.2834,0.21659,101,2.6815,0.0011657"}})
+    ASSERT_EQ(set_option(&all, k, v), "") << k;
+  EXPECT_EQ(conflicts_with_image(all, im.sb), "");
+  // Run-time parameters never conflict.
+  ASSERT_EQ(set_option(&all, "latency", "none"), "");
+  ASSERT_EQ(set_option(&all, "seed", "7"), "");
+  ASSERT_EQ(set_option(&all, "statsfile", "s.json"), "");
+  EXPECT_EQ(conflicts_with_image(all, im.sb), "");
+}
+
+TEST(ConflictsWithImage, NamesTheConflictingParameter) {
+  Image im = st19101_image();
+  struct Case {
+    const char* key;
+    const char* value;
+    const char* image_value;  // how the image's value appears in the message
+  };
+  const Case cases[] = {
+      {"size", "1G", "67108864"},
+      {"geometry", "hp97560", "st19101"},
+      {"mode", "vld", "inplace"},
+      {"block", "8192", "4096"},
+      {"spare", "10", "25"},
+      {"sectors_per_track", "255", "256"},
+      {"tracks_per_cylinder", "15", "16"},
+      {"cylinders", "7000", "6962"},
+      {"rpm", "7200", "10000"},
+      {"head_switch_us", "400", "500"},
+      {"overhead_us", "200", "100"},
+      {"seek", "3.24,0.400,383,8.00,0.008", "0.2834"},
+  };
+  for (const Case& k : cases) {
+    PluginOptions o;
+    o.file = "disk.img";
+    ASSERT_EQ(set_option(&o, k.key, k.value), "") << k.key;
+    std::string err = conflicts_with_image(o, im.sb);
+    EXPECT_TRUE(mentions(err, std::string(k.key) + "=")) << k.key << ": \"" << err << "\"";
+    EXPECT_TRUE(mentions(err, k.image_value)) << k.key << ": \"" << err << "\"";
+    EXPECT_TRUE(mentions(err, "disk.img")) << err;
+  }
+}
+
+TEST(ConflictsWithImage, ReopeningWithTheCreatingOverridesAgrees) {
+  // docs/geometry.md: overrides "are stored in the image, and repeating one
+  // on a later start must agree with it".
+  PluginOptions o;
+  o.file = "disk.img";
+  for (auto [k, v] : std::vector<std::pair<const char*, const char*>>{
+           {"size", "16M"}, {"geometry", "st19101"}, {"rpm", "5400"}, {"head_switch_us", "700"}})
+    ASSERT_EQ(set_option(&o, k, v), "") << k;
+  FormatOptions f;
+  ASSERT_EQ(format_options(o, &f), "");
+  Superblock sb = plan_image(f);
+  EXPECT_EQ(conflicts_with_image(o, sb), "");
+  // Without the override it is a different drive.
+  PluginOptions p = o;
+  p.rpm.reset();
+  p.head_switch_us.reset();
+  EXPECT_EQ(conflicts_with_image(p, sb), "") << "omitting an override means 'as the image says'";
+  p.rpm = 10000;
+  EXPECT_TRUE(mentions(conflicts_with_image(p, sb), "rpm="));
+}
+
+}  // namespace
+}  // namespace vld
