@@ -160,4 +160,54 @@ void check_nbd(int64_t rc, const char* what) {
   if (rc == -1) throw std::runtime_error(std::string(what) + ": " + nbd_get_error());
 }
 
+NbdHandle connect_with_meta_context(const NbdkitServer& server, const char* context) {
+  NbdHandle h(nbd_create());
+  if (!h) throw std::runtime_error(nbd_get_error());
+  check_nbd(nbd_add_meta_context(h.get(), context), "nbd_add_meta_context");
+  check_nbd(nbd_connect_unix(h.get(), server.socket().c_str()), "nbd_connect_unix");
+  return h;
+}
+
+std::vector<uint8_t> pattern_bytes(uint64_t offset, size_t len, uint64_t seed) {
+  std::vector<uint8_t> out(len);
+  for (size_t i = 0; i < len; ++i) {
+    uint64_t pos = offset + i;
+    // splitmix64 of the 8-byte word index, one byte of it per position.
+    uint64_t z = (pos / 8) + seed * 0x9e3779b97f4a7c15ULL + 0x632be59bd9b4e019ULL;
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ULL;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebULL;
+    z ^= z >> 31;
+    uint8_t b = static_cast<uint8_t>(z >> (8 * (pos % 8)));
+    out[i] = b == 0 ? 0xa5 : b;
+  }
+  return out;
+}
+
+std::vector<uint8_t> read_bytes(nbd_handle* h, uint64_t offset, size_t len) {
+  std::vector<uint8_t> out(len);
+  check_nbd(nbd_pread(h, out.data(), len, offset, 0), "nbd_pread");
+  return out;
+}
+
+void write_bytes(nbd_handle* h, uint64_t offset, const std::vector<uint8_t>& data,
+                 uint32_t flags) {
+  check_nbd(nbd_pwrite(h, data.data(), data.size(), offset, flags), "nbd_pwrite");
+}
+
+std::string first_difference(const std::vector<uint8_t>& got, const std::vector<uint8_t>& want,
+                             uint64_t base) {
+  if (got.size() != want.size())
+    return "size " + std::to_string(got.size()) + " != " + std::to_string(want.size());
+  size_t first = got.size(), count = 0;
+  for (size_t i = 0; i < got.size(); ++i) {
+    if (got[i] == want[i]) continue;
+    if (first == got.size()) first = i;
+    ++count;
+  }
+  if (count == 0) return "";
+  return std::to_string(count) + " bytes differ, the first at disk offset " +
+         std::to_string(base + first) + " (got " + std::to_string(got[first]) + ", want " +
+         std::to_string(want[first]) + ")";
+}
+
 }  // namespace vld::test

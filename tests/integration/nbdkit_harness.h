@@ -14,6 +14,7 @@
 #include <libnbd.h>
 #include <sys/types.h>
 
+#include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -73,6 +74,24 @@ std::string file_fingerprint(const std::string& path);
 
 // Throws std::runtime_error carrying nbd_get_error() if rc == -1.
 void check_nbd(int64_t rc, const char* what);
+
+// A handle that requests the meta context (e.g. "base:allocation") and then
+// connects to the server's socket; throws on error.
+NbdHandle connect_with_meta_context(const NbdkitServer& server, const char* context);
+
+// Deterministic bytes for offset..offset+len under a seed: no two 8-byte
+// words of a disk are alike, and no byte pattern is all zeros.
+std::vector<uint8_t> pattern_bytes(uint64_t offset, size_t len, uint64_t seed);
+
+// nbd_pread / nbd_pwrite into / from a vector; throw on error.
+std::vector<uint8_t> read_bytes(nbd_handle* h, uint64_t offset, size_t len);
+void write_bytes(nbd_handle* h, uint64_t offset, const std::vector<uint8_t>& data,
+                 uint32_t flags = 0);
+
+// "" if got == want, else where they first differ (base: disk offset of
+// element 0) and how many bytes differ, for failure messages.
+std::string first_difference(const std::vector<uint8_t>& got, const std::vector<uint8_t>& want,
+                             uint64_t base = 0);
 
 }  // namespace vld::test
 

@@ -1,0 +1,64 @@
+// What the plugin advertises in the NBD handshake, as a client sees it.
+#include <gtest/gtest.h>
+#include <libnbd.h>
+
+#include "tests/integration/nbdkit_harness.h"
+
+namespace vld::test {
+namespace {
+
+constexpr int64_t kMiB = 1 << 20;
+
+TEST(Capabilities, AsAdvertised) {
+  TempDir dir;
+  NbdkitServer server(dir, {"file=" + dir.file("disk.img"), "size=16M", "latency=none"});
+  NbdHandle h = connect_with_meta_context(server, LIBNBD_CONTEXT_BASE_ALLOCATION);
+  nbd_handle* nbd = h.get();
+
+  EXPECT_EQ(nbd_get_size(nbd), 16 * kMiB);
+  EXPECT_EQ(nbd_is_rotational(nbd), 1);
+  EXPECT_EQ(nbd_is_read_only(nbd), 0);
+  EXPECT_EQ(nbd_can_flush(nbd), 1);
+  EXPECT_EQ(nbd_can_fua(nbd), 1);  // NBDKIT_FUA_NATIVE
+  EXPECT_EQ(nbd_can_trim(nbd), 1);
+  EXPECT_EQ(nbd_can_zero(nbd), 1);
+  EXPECT_EQ(nbd_can_fast_zero(nbd), 1);
+  EXPECT_EQ(nbd_can_multi_conn(nbd), 1);
+  EXPECT_EQ(nbd_can_cache(nbd), 0);  // NBDKIT_CACHE_NONE
+  // nbd_can_df is not checked: nbdkit advertises DF by itself whenever
+  // structured replies are negotiated; the plugin has no say in it.
+
+  EXPECT_EQ(nbd_get_block_size(nbd, LIBNBD_SIZE_MINIMUM), 512);
+  EXPECT_EQ(nbd_get_block_size(nbd, LIBNBD_SIZE_PREFERRED), 4096);
+  EXPECT_EQ(nbd_get_block_size(nbd, LIBNBD_SIZE_MAXIMUM), 32 * kMiB);
+
+  EXPECT_EQ(nbd_can_meta_context(nbd, LIBNBD_CONTEXT_BASE_ALLOCATION), 1);
+
+  nbd_shutdown(nbd, 0);
+  EXPECT_EQ(server.stop(), 0) << server.stderr_text();
+}
+
+// The preferred block size is the image's block=, also when the image is
+// reopened without block=.
+TEST(Capabilities, PreferredBlockSizeIsTheImagesBlock) {
+  TempDir dir;
+  const std::string file = dir.file("disk.img");
+  {
+    NbdkitServer server(dir, {"file=" + file, "size=16M", "block=8192", "latency=none"});
+    NbdHandle h = server.connect();
+    EXPECT_EQ(nbd_get_block_size(h.get(), LIBNBD_SIZE_MINIMUM), 512);
+    EXPECT_EQ(nbd_get_block_size(h.get(), LIBNBD_SIZE_PREFERRED), 8192);
+    EXPECT_EQ(nbd_get_block_size(h.get(), LIBNBD_SIZE_MAXIMUM), 32 * kMiB);
+    nbd_shutdown(h.get(), 0);
+    ASSERT_EQ(server.stop(), 0) << server.stderr_text();
+  }
+  NbdkitServer server(dir, {"file=" + file, "latency=none"});
+  NbdHandle h = server.connect();
+  EXPECT_EQ(nbd_get_size(h.get()), 16 * kMiB);
+  EXPECT_EQ(nbd_get_block_size(h.get(), LIBNBD_SIZE_PREFERRED), 8192);
+  nbd_shutdown(h.get(), 0);
+  EXPECT_EQ(server.stop(), 0) << server.stderr_text();
+}
+
+}  // namespace
+}  // namespace vld::test
