@@ -1,0 +1,114 @@
+// EagerAllocator: where the head can write next, soonest (paper 001, 2 and 4.2).
+//
+// For each piece of a command (a data block of block_sectors, a map sector
+// of one), in order, the allocator picks the free run that the head reaches
+// soonest from where the previous piece ended: the rest of the current track,
+// the other tracks of the cylinder (a head switch), or cylinders ahead (a
+// seek). Cylinder seeks go one way, ascending and wrapping, so the head is
+// never trapped behind a full region (section 4.2). A command's pieces thus
+// land back to back in one rotational pass wherever free space allows: a map
+// sector right behind its data costs one sector time.
+//
+// Policy (section 2.3 and 4.2): while a fill track is below the fill
+// threshold, pieces go there; when it is full to the threshold, the nearest
+// empty track becomes the fill track; when no empty track is left, every
+// piece goes to the nearest free run (the greedy algorithm of section 2.2).
+//
+// All choices are limited to a window of cylinders (VldDisk's recovery
+// bound: only the window needs scanning after a crash).
+//
+// Thread-safety: not thread-safe; owned by VldDisk under the controller lock.
+#ifndef VLD_CORE_EAGER_ALLOCATOR_H_
+#define VLD_CORE_EAGER_ALLOCATOR_H_
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "core/free_space_map.h"
+#include "geometry/drive_model.h"
+
+namespace vld {
+
+// A run of sectors on one track, wrapping past its end if need be.
+struct Extent {
+  uint32_t track = 0;
+  uint32_t sector = 0;
+  uint32_t sectors = 0;
+  bool operator==(const Extent&) const = default;
+};
+
+// Cylinders [first, first + count), wrapping at the last simulated cylinder.
+struct CylinderWindow {
+  uint32_t first = 0;
+  uint32_t count = 0;
+  bool contains(uint32_t cylinder, uint32_t cylinders) const {
+    uint32_t d = cylinder >= first ? cylinder - first : cylinder + cylinders - first;
+    return d < count;
+  }
+};
+
+struct AllocatorPolicy {
+  double fill_fraction = 0.75;  // fill= : fill empty tracks to this, then switch
+};
+
+struct AllocatorStats {
+  uint64_t pieces = 0;
+  uint64_t fill_switches = 0;      // times a new empty track became the fill track
+  uint64_t greedy_pieces = 0;      // pieces placed with no empty track left
+  uint64_t skipped_sectors = 0;    // rotational positions passed before pieces
+};
+
+class EagerAllocator {
+ public:
+  EagerAllocator(const DriveModel& drive, FreeSpaceMap& free_space, AllocatorPolicy policy);
+
+  // Places and allocates `piece_sectors` for one command whose mechanics begin
+  // at `start` (after the controller overhead) with the head on `head`.
+  // Returns the extents in order, or nullopt (allocating nothing) if the
+  // window cannot hold them all.
+  std::optional<std::vector<Extent>> place(std::span<const uint32_t> piece_sectors,
+                                           HeadPosition head, SimTime start,
+                                           const CylinderWindow& window);
+
+  // The same search for one piece without allocating or changing policy
+  // state: the time from `at` (head on `head`) until a free run of `len`
+  // sectors starts under the head, and where. For tests and models.
+  struct Choice {
+    Extent extent;
+    SimDuration locate;  // seek or head switch + rotational wait
+  };
+  std::optional<Choice> nearest(uint32_t len, HeadPosition head, SimTime at,
+                                const CylinderWindow& window) const;
+
+  // The access that transfers `extents` in order (wrapped extents split).
+  std::vector<SectorRun> runs(std::span<const Extent> extents) const;
+  uint64_t psn(const Extent& e) const {
+    return uint64_t{e.track} * drive_.geometry().sectors_per_track + e.sector;
+  }
+
+  const AllocatorStats& stats() const { return stats_; }
+  const AllocatorPolicy& policy() const { return policy_; }
+  // Forget the fill track (e.g. after recovery rebuilt the free map).
+  void reset_fill_track() { fill_track_.reset(); }
+
+ private:
+  // Where the first sector position at or after `at` on track (c, h) is.
+  uint32_t sector_under_head(uint32_t cylinder, uint32_t head, SimTime at) const;
+  std::optional<Choice> on_track(uint32_t track, uint32_t len, HeadPosition from,
+                                 SimTime at) const;
+  std::optional<uint32_t> nearest_empty_track(HeadPosition head, SimTime at,
+                                              const CylinderWindow& window) const;
+  bool fill_track_usable(uint32_t len, const CylinderWindow& window) const;
+
+  const DriveModel& drive_;
+  FreeSpaceMap& free_;
+  AllocatorPolicy policy_;
+  std::optional<uint32_t> fill_track_;
+  AllocatorStats stats_;
+};
+
+}  // namespace vld
+
+#endif  // VLD_CORE_EAGER_ALLOCATOR_H_

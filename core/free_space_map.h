@@ -1,0 +1,74 @@
+// FreeSpaceMap: which physical sectors are free, one bitmap per track.
+//
+// Eager writing needs to know, for any track and rotational position, where
+// the next run of free sectors starts (paper 001, section 2.1). Free space is
+// kept at sector granularity: a data block is a run of block_sectors
+// consecutive sectors placed at any sector of a track (design notes, section
+// 1: waiting for a block boundary costs what formula (9) says), and a map
+// sector takes a single sector, often the one right behind the data.
+//
+// A run may wrap past the end of a track: sector spt-1 passes under the head
+// immediately before sector 0, so a block starting at sector s of track T
+// occupies sectors s, s+1, ... mod spt of T, one rotational pass.
+//
+// Reserved sectors (the system track) are allocated at construction and never
+// released.
+//
+// Thread-safety: not thread-safe; owned by VldDisk under the controller lock.
+#ifndef VLD_CORE_FREE_SPACE_MAP_H_
+#define VLD_CORE_FREE_SPACE_MAP_H_
+
+#include <cstdint>
+#include <optional>
+#include <vector>
+
+namespace vld {
+
+class FreeSpaceMap {
+ public:
+  FreeSpaceMap(uint32_t tracks, uint32_t sectors_per_track);
+
+  uint32_t tracks() const { return tracks_; }
+  uint32_t sectors_per_track() const { return spt_; }
+
+  bool is_free(uint32_t track, uint32_t sector) const {
+    return (bits_[index(track, sector)] >> (sector % 64) & 1) == 0;
+  }
+  // Marks `count` sectors from `sector` (wrapping within the track) used or
+  // free. Every sector must be in the opposite state (checked: a double
+  // allocation or double free is a bug and throws).
+  void allocate(uint32_t track, uint32_t sector, uint32_t count);
+  void release(uint32_t track, uint32_t sector, uint32_t count);
+  void reserve_track(uint32_t track);  // allocate(track, 0, spt), permanently
+
+  uint32_t free_sectors(uint32_t track) const { return free_[track]; }
+  uint64_t free_sectors() const { return free_total_; }
+  bool is_empty(uint32_t track) const { return free_[track] == spt_; }
+  uint32_t empty_tracks() const { return empty_tracks_; }
+
+  // The first sector s, in rotational order starting at `from_sector`, such
+  // that `len` sectors from s (wrapping) are free; `skipped` is how many
+  // sector positions the head passes before s. nullopt if the track has no
+  // such run.
+  struct Run {
+    uint32_t sector;
+    uint32_t skipped;
+  };
+  std::optional<Run> first_free_run(uint32_t track, uint32_t from_sector, uint32_t len) const;
+
+ private:
+  size_t index(uint32_t track, uint32_t sector) const {
+    return size_t{track} * words_per_track_ + sector / 64;
+  }
+  void set(uint32_t track, uint32_t sector, uint32_t count, bool used);
+
+  uint32_t tracks_, spt_, words_per_track_;
+  std::vector<uint64_t> bits_;  // 1 = used
+  std::vector<uint32_t> free_;  // free sectors per track
+  uint64_t free_total_;
+  uint32_t empty_tracks_;
+};
+
+}  // namespace vld
+
+#endif  // VLD_CORE_FREE_SPACE_MAP_H_

@@ -1,0 +1,123 @@
+// MapSector: one piece of the indirection map, as written to the platters,
+// and the log record kept at fixed locations on the system track.
+//
+// The indirection map (logical block -> physical run) is cut into pieces of
+// kEntriesPerPiece entries; each write of a piece is a new 512-byte map
+// sector placed eagerly, usually right behind the data it maps (paper 001,
+// section 3.2). Map sectors are the nodes of the virtual log: each carries
+// pointers to older map sectors so that, from the newest one (the log tail),
+// every live piece is reachable (section 3.2, Figure 3b).
+//
+// Map sector layout (little-endian):
+//
+//   0    u32  magic "VLMS"
+//   4    u32  piece index
+//   8    u64  seq: strictly increasing over all map sectors ever written
+//   16   u64  prev_seq: seq of the version of this piece it replaces (0: none)
+//   24   u64  group_seq: seq of the first map sector of the same request
+//   32   u32  group_count: map sectors in that request (seqs group_seq ..
+//             group_seq + group_count - 1); the request is atomic: cyclic
+//             commit (paper 004, section 3) in the form of a closed seq range
+//   36   u16  pointer_count (<= kMaxPointers)
+//   38   u16  reserved, zero
+//   40   u64  changed: bit i set if entry i was written by this request
+//   48   32 x {u32 psn_plus_one (0 = unmapped), u32 data checksum}
+//   304  16 x {u32 psn, u32 reserved, u64 seq}: pointers to older map sectors
+//   496  u8[16] MAC: keyed BLAKE2b-128 (libsodium crypto_generichash) of bytes
+//             [0, 496), key = the image's secret (outside the export)
+//
+// The MAC, not the checksum, is what makes a sector a map sector: guest data
+// that copies a map sector byte for byte cannot carry a valid MAC without
+// the key, and a stale sector is told from a live one by its seq (a pointer
+// records the seq it expects; a scan ignores seqs older than the hint).
+//
+// Thread-safety: plain values and pure functions.
+#ifndef VLD_CORE_MAP_SECTOR_H_
+#define VLD_CORE_MAP_SECTOR_H_
+
+#include <array>
+#include <cstdint>
+#include <optional>
+
+namespace vld {
+
+inline constexpr uint32_t kEntriesPerPiece = 32;
+inline constexpr uint32_t kMaxPointers = 16;
+using Secret = std::array<unsigned char, 32>;
+
+// One map entry, as held in memory (8 bytes per logical block).
+struct MapEntry {
+  uint32_t psn_plus_one = 0;  // 0: unmapped (reads as zeros)
+  uint32_t checksum = 0;      // of the data, seeded with the logical block
+  bool mapped() const { return psn_plus_one != 0; }
+  uint64_t psn() const { return psn_plus_one - 1; }
+  bool operator==(const MapEntry&) const = default;
+};
+static_assert(sizeof(MapEntry) == 8);
+
+struct LogPointer {
+  uint32_t psn = 0;
+  uint64_t seq = 0;
+  bool operator==(const LogPointer&) const = default;
+};
+
+struct MapSector {
+  uint32_t piece = 0;
+  uint64_t seq = 0;
+  uint64_t prev_seq = 0;
+  uint64_t group_seq = 0;
+  uint32_t group_count = 1;
+  uint64_t changed = 0;
+  std::array<MapEntry, kEntriesPerPiece> entries{};
+  uint16_t pointer_count = 0;
+  std::array<LogPointer, kMaxPointers> pointers{};
+};
+
+using SectorBytes = std::array<unsigned char, 512>;
+
+SectorBytes encode_map_sector(const MapSector& m, const Secret& key);
+// nullopt unless the magic and the MAC are right and the fields make sense.
+std::optional<MapSector> decode_map_sector(const unsigned char* bytes, const Secret& key);
+
+// The log record, in two slots on the system track (track 0). Written after a
+// sync, then synced: it says that every map sector with seq <= durable_seq is
+// on stable storage and that the tree from root reaches every live piece as
+// of then. A clean shutdown writes one with clean = 1; opening writes a new
+// one with clean = 0 before serving, which is how the tail record is
+// invalidated (paper 001, section 3.2). Writes after it go only to the
+// cylinder window it names, so recovery after a crash scans only that window.
+//
+//   0    u32  magic "VLLR"
+//   4    u32  clean (1: written by a clean shutdown)
+//   8    u64  generation: +1 per record; the valid slot with the highest wins
+//   16   u64  durable_seq
+//   24   u64  next_seq: the seq the next map sector will take
+//   32   u32  root psn, 36 u32 has_root
+//   40   u64  root seq
+//   48   u32  window first cylinder, 52 u32 window cylinders
+//   56   u32  head cylinder, 60 u32 head
+//   64.. zero; 496 u8[16] MAC as for map sectors
+struct LogRecord {
+  bool clean = false;
+  uint64_t generation = 0;
+  uint64_t durable_seq = 0;
+  uint64_t next_seq = 1;
+  bool has_root = false;
+  LogPointer root;
+  uint32_t window_first = 0;
+  uint32_t window_cylinders = 0;
+  uint32_t head_cylinder = 0;
+  uint32_t head = 0;
+};
+
+SectorBytes encode_log_record(const LogRecord& r, const Secret& key);
+std::optional<LogRecord> decode_log_record(const unsigned char* bytes, const Secret& key);
+
+// The data checksum kept in a map entry: low 32 bits of XXH3-64 of the block,
+// seeded with its logical block number, so a block's bytes never verify as
+// another block's.
+uint32_t data_checksum(const void* data, size_t len, uint64_t logical_block);
+
+}  // namespace vld
+
+#endif  // VLD_CORE_MAP_SECTOR_H_
