@@ -1,0 +1,163 @@
+#include "core/virtual_log.h"
+
+#include <algorithm>
+#include <string>
+
+#include "core/util/error.h"
+
+namespace vld {
+
+std::vector<ChildRef> VirtualLog::live_children(uint32_t piece) const {
+  std::vector<ChildRef> out;
+  for (const ChildRef& c : nodes_[piece].children)
+    if (live(c)) out.push_back(c);
+  return out;
+}
+
+std::optional<uint32_t> VirtualLog::find_leaf(std::span<const uint32_t> exclude_sorted) const {
+  // Rare (only when a group overflows): a linear scan is fine.
+  for (uint32_t p = 0; p < nodes_.size(); ++p) {
+    if (nodes_[p].seq == 0 || std::binary_search(exclude_sorted.begin(), exclude_sorted.end(), p))
+      continue;
+    bool leaf = true;
+    for (const ChildRef& c : nodes_[p].children)
+      if (live(c)) {
+        leaf = false;
+        break;
+      }
+    if (leaf) return p;
+  }
+  return std::nullopt;
+}
+
+std::vector<PlannedNode> VirtualLog::plan(std::span<const uint32_t> pieces) const {
+  std::vector<uint32_t> members(pieces.begin(), pieces.end());
+  std::vector<uint32_t> relays;
+  auto in_group = [&](uint32_t p) {
+    return std::find(members.begin(), members.end(), p) != members.end() ||
+           std::find(relays.begin(), relays.end(), p) != relays.end();
+  };
+
+  // Everything the group must adopt: the old root and the live children of
+  // every version it replaces, less the pieces it rewrites itself.
+  std::vector<ChildRef> adopt;
+  auto add_children_of = [&](uint32_t p) {
+    for (const ChildRef& c : live_children(p))
+      if (!in_group(c.piece)) adopt.push_back(c);
+  };
+  for (uint32_t p : members) add_children_of(p);
+  if (root_ && !in_group(*root_)) adopt.push_back(ChildRef{*root_, nodes_[*root_].seq});
+  auto prune = [&] {
+    adopt.erase(std::remove_if(adopt.begin(), adopt.end(),
+                               [&](const ChildRef& c) { return in_group(c.piece); }),
+                adopt.end());
+  };
+
+  // Member i (in seq order) points to member i-1 plus adopted nodes.
+  auto capacity = [&] {
+    size_t n = members.size() + relays.size();
+    return n * kMaxPointers - (n - 1);
+  };
+  while (adopt.size() > capacity()) {
+    // A leaf among those to adopt is the cheapest relay: it leaves the list.
+    std::optional<uint32_t> leaf;
+    for (const ChildRef& c : adopt) {
+      if (live_children(c.piece).empty()) {
+        leaf = c.piece;
+        break;
+      }
+    }
+    if (!leaf) {
+      std::vector<uint32_t> exclude = members;
+      exclude.insert(exclude.end(), relays.begin(), relays.end());
+      std::sort(exclude.begin(), exclude.end());
+      leaf = find_leaf(exclude);
+    }
+    if (!leaf) throw Error("virtual log: no leaf to relay through (bug)", EIO);
+    relays.push_back(*leaf);
+    add_children_of(*leaf);  // a leaf has none; kept for clarity
+    prune();
+  }
+
+  // Relays first: they only adopt, the request's own pieces follow, the
+  // last member is the root.
+  std::vector<PlannedNode> group;
+  uint64_t seq = next_seq_;
+  for (uint32_t p : relays) group.push_back(PlannedNode{p, seq++, nodes_[p].seq, true, {}, false});
+  for (uint32_t p : members) group.push_back(PlannedNode{p, seq++, nodes_[p].seq, false, {}, false});
+  // Fill from the root down so the newest nodes carry the pointers.
+  size_t next = 0;
+  for (size_t i = group.size(); i-- > 0;) {
+    PlannedNode& n = group[i];
+    n.points_to_previous = i > 0;
+    size_t room = kMaxPointers - (n.points_to_previous ? 1 : 0);
+    while (room > 0 && next < adopt.size()) {
+      n.adopt.push_back(adopt[next++]);
+      --room;
+    }
+  }
+  if (next != adopt.size()) throw Error("virtual log: group overflow (bug)", EIO);
+  return group;
+}
+
+std::vector<LogPointer> VirtualLog::pointers(std::span<const PlannedNode> group, size_t i,
+                                             std::span<const uint32_t> member_psns) const {
+  std::vector<LogPointer> out;
+  const PlannedNode& n = group[i];
+  if (n.points_to_previous) out.push_back(LogPointer{member_psns[i - 1], group[i - 1].seq});
+  for (const ChildRef& c : n.adopt) out.push_back(LogPointer{nodes_[c.piece].psn, c.seq});
+  return out;
+}
+
+std::vector<uint32_t> VirtualLog::commit(std::span<const PlannedNode> group,
+                                         std::span<const uint32_t> member_psns) {
+  std::vector<uint32_t> replaced;
+  for (size_t i = 0; i < group.size(); ++i) {
+    const PlannedNode& n = group[i];
+    LogNode& node = nodes_[n.piece];
+    if (node.seq != 0) replaced.push_back(node.psn);
+    else ++live_nodes_;
+    node.psn = member_psns[i];
+    node.seq = n.seq;
+    node.children = n.adopt;
+    if (n.points_to_previous) node.children.push_back(ChildRef{group[i - 1].piece, group[i - 1].seq});
+  }
+  if (!group.empty()) {
+    root_ = group.back().piece;
+    next_seq_ = group.back().seq + 1;
+  }
+  return replaced;
+}
+
+void VirtualLog::set_node(uint32_t piece, uint32_t psn, uint64_t seq,
+                          std::vector<ChildRef> children) {
+  LogNode& node = nodes_[piece];
+  if (node.seq == 0 && seq != 0) ++live_nodes_;
+  if (node.seq != 0 && seq == 0) --live_nodes_;
+  node.psn = psn;
+  node.seq = seq;
+  node.children = std::move(children);
+}
+
+std::string VirtualLog::check() const {
+  if (!root_) return live_nodes_ == 0 ? "" : "live nodes but no root";
+  std::vector<uint8_t> seen(nodes_.size(), 0);
+  std::vector<uint32_t> stack{*root_};
+  uint64_t reached = 0;
+  while (!stack.empty()) {
+    uint32_t p = stack.back();
+    stack.pop_back();
+    if (seen[p]++) return "piece " + std::to_string(p) + " reached twice";
+    ++reached;
+    for (const ChildRef& c : nodes_[p].children) {
+      if (!live(c)) continue;
+      if (c.seq >= nodes_[p].seq) return "pointer forward in time";
+      stack.push_back(c.piece);
+    }
+  }
+  if (reached != live_nodes_)
+    return std::to_string(live_nodes_ - reached) + " live nodes unreachable from the root";
+  return "";
+}
+
+}  // namespace vld

@@ -1,0 +1,103 @@
+// VirtualLog: the in-memory image of the on-disk virtual log tree.
+//
+// Every piece of the indirection map that has ever been written has one live
+// map sector (its newest version); the tree of back pointers between live map
+// sectors is rooted at the log tail, the newest map sector (paper 001,
+// section 3.2). Invariant: every live node other than the root has exactly
+// one live parent, a newer live node holding a pointer (psn, seq) to it.
+//
+// A request writes a group of map sectors with consecutive seqs; the last is
+// the new root. When a piece's new version replaces its old one, the new
+// version adopts the old one's live children (Figure 3b), so the old sector
+// can be recycled without cutting anything off; the previous root is adopted
+// too. A node holds at most kMaxPointers pointers: when a group cannot hold
+// all it must adopt, it grows by relays, fresh copies of leaf pieces (live
+// nodes with no live children) that adopt the overflow; a leaf has nothing
+// to hand on, so superseding it is free of consequences.
+//
+// Pointers to nodes that have since been superseded are dead: a child
+// reference is live only while the child piece's current seq is the one
+// recorded.
+//
+// Thread-safety: not thread-safe; owned by VldDisk under the controller lock.
+#ifndef VLD_CORE_VIRTUAL_LOG_H_
+#define VLD_CORE_VIRTUAL_LOG_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <span>
+#include <vector>
+
+#include "core/map_sector.h"
+
+namespace vld {
+
+struct ChildRef {
+  uint32_t piece = 0;
+  uint64_t seq = 0;
+};
+
+struct LogNode {
+  uint32_t psn = 0;
+  uint64_t seq = 0;  // 0: the piece has no map sector
+  std::vector<ChildRef> children;
+};
+
+// One map sector of a planned group.
+struct PlannedNode {
+  uint32_t piece = 0;
+  uint64_t seq = 0;
+  uint64_t prev_seq = 0;
+  bool relay = false;              // a copy written only to adopt pointers
+  std::vector<ChildRef> adopt;     // older live nodes it points to
+  bool points_to_previous = false; // also points to the group member before it
+};
+
+class VirtualLog {
+ public:
+  explicit VirtualLog(uint32_t pieces) : nodes_(pieces) {}
+
+  uint32_t pieces() const { return static_cast<uint32_t>(nodes_.size()); }
+  const LogNode& node(uint32_t piece) const { return nodes_[piece]; }
+  bool live(const ChildRef& c) const { return nodes_[c.piece].seq == c.seq && c.seq != 0; }
+  std::optional<uint32_t> root() const { return root_; }
+  uint64_t next_seq() const { return next_seq_; }
+  uint64_t live_nodes() const { return live_nodes_; }
+
+  // The group of map sectors a request touching `pieces` (distinct) writes,
+  // relays included, with seqs from next_seq(); the last one is the new root.
+  std::vector<PlannedNode> plan(std::span<const uint32_t> pieces) const;
+
+  // The pointers a planned node carries on disk, given where the group's
+  // members were placed (member_psns[i] for group[i]).
+  std::vector<LogPointer> pointers(std::span<const PlannedNode> group, size_t i,
+                                   std::span<const uint32_t> member_psns) const;
+
+  // Installs the group as written. Returns the psns of the versions it
+  // replaced: they stay on disk until recycling is safe (VldDisk decides).
+  std::vector<uint32_t> commit(std::span<const PlannedNode> group,
+                               std::span<const uint32_t> member_psns);
+
+  // Recovery: set state directly.
+  void set_node(uint32_t piece, uint32_t psn, uint64_t seq, std::vector<ChildRef> children);
+  void set_root(std::optional<uint32_t> piece) { root_ = piece; }
+  void set_next_seq(uint64_t s) { next_seq_ = s; }
+
+  // Debug check of the invariant: every live node reachable from the root
+  // over live pointers exactly once. Returns "" or what is wrong.
+  std::string check() const;
+
+ private:
+  std::vector<ChildRef> live_children(uint32_t piece) const;
+  std::optional<uint32_t> find_leaf(std::span<const uint32_t> exclude_sorted) const;
+
+  std::vector<LogNode> nodes_;
+  std::optional<uint32_t> root_;
+  uint64_t next_seq_ = 1;
+  uint64_t live_nodes_ = 0;
+};
+
+}  // namespace vld
+
+#endif  // VLD_CORE_VIRTUAL_LOG_H_
