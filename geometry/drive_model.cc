@@ -59,11 +59,11 @@ ServiceBreakdown DriveModel::reposition(HeadPosition from, HeadPosition to) cons
   return b;
 }
 
-Access DriveModel::run(std::span<const SectorRun> runs, SimTime start,
-                       HeadPosition* head) const {
+Access DriveModel::run(std::span<const SectorRun> runs, SimTime start, HeadPosition* head,
+                       bool charge_overhead) const {
   Access a;
-  a.breakdown.overhead = geometry_.controller_overhead;
-  SimTime t = start + geometry_.controller_overhead;
+  if (charge_overhead) a.breakdown.overhead = geometry_.controller_overhead;
+  SimTime t = start + a.breakdown.overhead;
   const uint32_t spt = geometry_.sectors_per_track;
   for (const SectorRun& r : runs) {
     uint64_t psn = r.first_psn;
@@ -94,8 +94,8 @@ Access DriveModel::estimate(std::span<const SectorRun> runs, SimTime start) cons
   return run(runs, start, &h);
 }
 
-Access DriveModel::access(std::span<const SectorRun> runs, SimTime start) {
-  return run(runs, start, &head_);
+Access DriveModel::access(std::span<const SectorRun> runs, SimTime start, bool charge_overhead) {
+  return run(runs, start, &head_, charge_overhead);
 }
 
 Access DriveModel::command_only(SimTime start) const {

@@ -91,14 +91,17 @@ class DriveModel {
   // Cost of one command transferring `runs` in order, from the current head
   // position, without moving the head. Pays the controller overhead once.
   Access estimate(std::span<const SectorRun> runs, SimTime start) const;
-  // The same, and leaves the head where the last sector ended.
-  Access access(std::span<const SectorRun> runs, SimTime start);
+  // The same, and leaves the head where the last sector ended. Work inside
+  // a command already paid for (a read-modify-write's write, a log record
+  // the drive writes on its own) passes charge_overhead = false.
+  Access access(std::span<const SectorRun> runs, SimTime start, bool charge_overhead = true);
   // A command that touches no media (flush on a drive without write cache,
   // trim): controller overhead only.
   Access command_only(SimTime start) const;
 
  private:
-  Access run(std::span<const SectorRun> runs, SimTime start, HeadPosition* head) const;
+  Access run(std::span<const SectorRun> runs, SimTime start, HeadPosition* head,
+             bool charge_overhead = true) const;
 
   DriveGeometry geometry_;
   uint32_t simulated_cylinders_;

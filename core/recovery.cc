@@ -1,0 +1,257 @@
+#include "core/recovery.h"
+
+#include <algorithm>
+#include <chrono>
+#include <map>
+#include <queue>
+#include <unordered_map>
+#include <unordered_set>
+
+#include "core/util/error.h"
+#include "geometry/drive_model.h"
+
+namespace vld {
+
+VldLayout::VldLayout(const Superblock& sb)
+    : spt(sb.geometry.sectors_per_track),
+      heads(sb.geometry.tracks_per_cylinder),
+      cylinders(sb.simulated_cylinders),
+      tracks(sb.simulated_cylinders * sb.geometry.tracks_per_cylinder),
+      block_sectors(sb.block_bytes / kSectorBytes),
+      blocks(sb.export_bytes / sb.block_bytes),
+      pieces((sb.export_bytes / sb.block_bytes + kEntriesPerPiece - 1) / kEntriesPerPiece),
+      platter_offset(sb.platter_offset) {}
+
+namespace {
+
+// Reads sectors and accounts for what the reads would cost on the drive.
+class Reader {
+ public:
+  Reader(BackingStore& store, const Superblock& sb, RecoveryReport& report)
+      : store_(store), layout_(sb), drive_(sb.geometry, sb.simulated_cylinders), report_(report) {}
+
+  SectorBytes sector(uint64_t psn) {
+    SectorBytes b;
+    store_.read(layout_.byte_offset(psn), std::as_writable_bytes(std::span(b)));
+    charge(psn, 1);
+    return b;
+  }
+  std::vector<std::byte> block(uint64_t psn) {
+    std::vector<std::byte> out(size_t{layout_.block_sectors} * kSectorBytes);
+    uint64_t track = psn / layout_.spt;
+    uint32_t s = static_cast<uint32_t>(psn % layout_.spt);
+    uint32_t first = std::min(layout_.block_sectors, layout_.spt - s);
+    store_.read(layout_.byte_offset(psn), std::span(out.data(), size_t{first} * kSectorBytes));
+    if (first < layout_.block_sectors)
+      store_.read(layout_.byte_offset(track * layout_.spt),
+                  std::span(out.data() + size_t{first} * kSectorBytes,
+                            size_t{layout_.block_sectors - first} * kSectorBytes));
+    charge(psn, layout_.block_sectors);
+    return out;
+  }
+  // A whole track, read from wherever the head lands: one revolution.
+  std::vector<unsigned char> track(uint32_t t) {
+    std::vector<unsigned char> out(size_t{layout_.spt} * kSectorBytes);
+    store_.read(layout_.byte_offset(uint64_t{t} * layout_.spt), std::as_writable_bytes(std::span(out)));
+    HeadPosition to{t / layout_.heads, t % layout_.heads};
+    ServiceBreakdown move = drive_.reposition(drive_.head(), to);
+    now_ += move.seek + move.head_switch + drive_.geometry().revolution();
+    drive_.set_head(to);
+    report_.sectors_read += layout_.spt;
+    ++report_.tracks_scanned;
+    return out;
+  }
+  SimDuration elapsed() const { return now_ - kSimEpoch; }
+
+ private:
+  void charge(uint64_t psn, uint32_t sectors) {
+    SectorRun r{psn, sectors};
+    uint32_t s = static_cast<uint32_t>(psn % layout_.spt);
+    SectorRun runs[2] = {r, {}};
+    size_t n = 1;
+    if (s + sectors > layout_.spt) {  // wraps within the track
+      runs[0].count = layout_.spt - s;
+      runs[1] = SectorRun{psn - s, sectors - runs[0].count};
+      n = 2;
+    }
+    now_ = drive_.access(std::span(runs, n), now_, /*charge_overhead=*/false).end;
+    report_.sectors_read += sectors;
+  }
+
+  BackingStore& store_;
+  VldLayout layout_;
+  DriveModel drive_;
+  SimTime now_{};
+  RecoveryReport& report_;
+};
+
+struct Found {
+  uint32_t psn;
+  MapSector m;
+};
+
+}  // namespace
+
+RecoveredState recover(BackingStore& store, const Superblock& sb) {
+  auto wall_start = std::chrono::steady_clock::now();
+  const VldLayout L(sb);
+  RecoveredState st;
+  st.map.assign(L.blocks, MapEntry{});
+  st.nodes.assign(L.pieces, LogNode{});
+  RecoveryReport& rep = st.report;
+  Reader reader(store, sb, rep);
+
+  // The newest valid log record.
+  std::optional<LogRecord> rec;
+  for (uint32_t slot = 0; slot < VldLayout::kRecordSlots; ++slot) {
+    SectorBytes b = reader.sector(slot);
+    auto r = decode_log_record(b.data(), sb.secret);
+    if (r && (!rec || r->generation > rec->generation)) rec = r;
+  }
+
+  // 1. The tree from the record's root, newest first.
+  std::vector<uint64_t> cur_seq(L.pieces, 0);
+  std::unordered_map<uint64_t, std::vector<LogPointer>> pointers_of;  // seq -> pointers
+  if (rec && rec->has_root) {
+    std::priority_queue<std::pair<uint64_t, uint32_t>> frontier;  // (seq, psn)
+    std::unordered_set<uint64_t> visited;
+    frontier.push({rec->root.seq, rec->root.psn});
+    while (!frontier.empty()) {
+      auto [seq, psn] = frontier.top();
+      frontier.pop();
+      if (!visited.insert(seq).second) continue;
+      if (psn < VldLayout::kRecordSlots || psn >= uint64_t{L.tracks} * L.spt) continue;
+      SectorBytes b = reader.sector(psn);
+      ++rep.map_sectors_walked;
+      auto m = decode_map_sector(b.data(), sb.secret);
+      if (!m || m->seq != seq || m->piece >= L.pieces) continue;  // recycled: gone
+      st.protected_psns.push_back(psn);
+      if (cur_seq[m->piece] != 0) continue;  // an older version: its children were adopted
+      cur_seq[m->piece] = m->seq;
+      st.nodes[m->piece].psn = psn;
+      st.nodes[m->piece].seq = m->seq;
+      for (uint32_t i = 0; i < kEntriesPerPiece; ++i) {
+        uint64_t block = uint64_t{m->piece} * kEntriesPerPiece + i;
+        if (block < L.blocks) st.map[block] = m->entries[i];
+      }
+      auto& ptrs = pointers_of[m->seq];
+      for (uint16_t i = 0; i < m->pointer_count; ++i) {
+        ptrs.push_back(m->pointers[i]);
+        frontier.push({m->pointers[i].seq, m->pointers[i].psn});
+      }
+    }
+  }
+  st.record = rec.value_or(LogRecord{});
+  st.next_seq = std::max<uint64_t>(st.record.next_seq, 1);
+
+  if (rec && rec->clean) {
+    rep.clean = true;
+    rep.method = "clean-walk";
+  } else {
+    // 2. Candidates: map sectors newer than the record, in its window (or
+    // anywhere, without a record).
+    const uint64_t durable = rec ? rec->durable_seq : 0;
+    uint32_t first = rec ? rec->window_first : 0;
+    uint32_t count = rec ? std::min(rec->window_cylinders, L.cylinders) : L.cylinders;
+    rep.method = rec ? "record+window" : "full-scan";
+    std::vector<Found> cands;
+    for (uint32_t k = 0; k < count; ++k) {
+      uint32_t c = (first + k) % L.cylinders;
+      for (uint32_t h = 0; h < L.heads; ++h) {
+        uint32_t t = c * L.heads + h;
+        if (t == 0) continue;  // the system track holds records, not map sectors
+        std::vector<unsigned char> bytes = reader.track(t);
+        for (uint32_t s = 0; s < L.spt; ++s) {
+          auto m = decode_map_sector(bytes.data() + size_t{s} * kSectorBytes, sb.secret);
+          if (!m || m->seq <= durable || m->piece >= L.pieces) continue;
+          cands.push_back(Found{t * L.spt + s, *m});
+        }
+      }
+    }
+    rep.candidates = cands.size();
+    for (const Found& f : cands) st.protected_psns.push_back(f.psn);
+
+    // 3. Groups in seq order.
+    std::map<uint64_t, std::vector<const Found*>> groups;
+    for (const Found& f : cands) groups[f.m.group_seq].push_back(&f);
+    std::vector<uint8_t> accepted_any(L.pieces, 0);
+    for (auto& [gseq, members] : groups) {
+      std::sort(members.begin(), members.end(),
+                [](const Found* a, const Found* b) { return a->m.seq < b->m.seq; });
+      // Duplicates of one seq (a stale copy beside a live one cannot both be
+      // valid with the same seq unless identical): keep one.
+      members.erase(std::unique(members.begin(), members.end(),
+                                [](const Found* a, const Found* b) { return a->m.seq == b->m.seq; }),
+                    members.end());
+      const uint32_t want = members.front()->m.group_count;
+      bool ok = members.size() == want;
+      for (size_t i = 0; ok && i < members.size(); ++i) {
+        const MapSector& m = members[i]->m;
+        ok = m.seq == gseq + i && m.group_count == want && m.group_seq == gseq;
+        if (!ok) break;
+        // The chain: this version must replace the one accepted so far.
+        bool trusted_start = !rec && !accepted_any[m.piece] && cur_seq[m.piece] == 0;
+        ok = m.prev_seq == cur_seq[m.piece] || trusted_start;
+        // The data this request wrote must be there, whole.
+        for (uint32_t e = 0; ok && e < kEntriesPerPiece; ++e) {
+          if (!(m.changed >> e & 1) || !m.entries[e].mapped()) continue;
+          uint64_t block = uint64_t{m.piece} * kEntriesPerPiece + e;
+          if (block >= L.blocks || m.entries[e].psn() >= uint64_t{L.tracks} * L.spt) {
+            ok = false;
+            break;
+          }
+          std::vector<std::byte> data = reader.block(m.entries[e].psn());
+          ++rep.data_blocks_checked;
+          ok = data_checksum(data.data(), data.size(), block) == m.entries[e].checksum;
+        }
+      }
+      if (!ok) {
+        ++rep.groups_rejected;
+        continue;
+      }
+      ++rep.groups_accepted;
+      for (const Found* f : members) {
+        const MapSector& m = f->m;
+        cur_seq[m.piece] = m.seq;
+        accepted_any[m.piece] = 1;
+        st.nodes[m.piece].psn = f->psn;
+        st.nodes[m.piece].seq = m.seq;
+        for (uint32_t i = 0; i < kEntriesPerPiece; ++i) {
+          uint64_t block = uint64_t{m.piece} * kEntriesPerPiece + i;
+          if (block < L.blocks) st.map[block] = m.entries[i];
+        }
+      }
+    }
+    for (const Found& f : cands) st.next_seq = std::max(st.next_seq, f.m.seq + 1);
+    // Without candidates the base tree stands as it is; otherwise VldDisk
+    // writes a fresh tree (a checkpoint) before serving.
+    st.needs_checkpoint = !cands.empty() || !rec;
+  }
+
+  if (!st.needs_checkpoint) {
+    // Children of live nodes, from their on-disk pointers.
+    std::unordered_map<uint64_t, uint32_t> piece_of_seq;
+    for (uint32_t p = 0; p < L.pieces; ++p)
+      if (st.nodes[p].seq) piece_of_seq[st.nodes[p].seq] = p;
+    for (uint32_t p = 0; p < L.pieces; ++p) {
+      if (!st.nodes[p].seq) continue;
+      for (const LogPointer& ptr : pointers_of[st.nodes[p].seq]) {
+        auto it = piece_of_seq.find(ptr.seq);
+        if (it != piece_of_seq.end() && st.nodes[it->second].psn == ptr.psn)
+          st.nodes[p].children.push_back(ChildRef{it->second, ptr.seq});
+      }
+    }
+    if (st.record.has_root) {
+      auto it = piece_of_seq.find(st.record.root.seq);
+      if (it != piece_of_seq.end()) st.root = it->second;
+    }
+  }
+
+  rep.simulated_ms = to_ms(reader.elapsed());
+  rep.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                          wall_start)
+                    .count();
+  return st;
+}
+
+}  // namespace vld

@@ -1,0 +1,90 @@
+// Recovery: rebuilding the indirection map and the virtual log from disk.
+//
+// Clean (the newest log record says clean): walk the tree from the recorded
+// tail, newest first, reading only map sectors (paper 001, section 3.2):
+// the first version of a piece met is its newest.
+//
+// Unclean (kill -9, power cut): the newest valid log record is a checkpoint
+// of a durable tree: every map sector with seq <= durable_seq is on stable
+// storage and reachable from its root, and none of them has been recycled
+// since (VldDisk frees replaced map sectors only after writing the next
+// record). Every map sector written since lies in the record's cylinder
+// window, and none of those has been recycled either. So recovery
+//   1. walks the tree from the record's root (the base state),
+//   2. reads every sector of the window's tracks and keeps the map sectors
+//      (valid MAC) with seq > durable_seq: the candidates,
+//   3. takes the candidates' groups (one per request) in seq order and
+//      accepts a group only if all its members are present, each member
+//      replaces exactly the version accepted so far for its piece (its
+//      prev_seq; so nothing is built on a lost write), and every entry the
+//      request wrote points at data whose checksum matches. Anything else is
+//      rolled back: the request never happened.
+// A missing member is never mistaken for a recycled one, because nothing
+// written after the record is recycled before the next record.
+//
+// With no valid record at all (both slots damaged), the last resort of the
+// paper: scan the whole disk, take every candidate, and accept groups as
+// above, trusting the oldest version found of each piece.
+//
+// Recovery reads and never writes; VldDisk writes the result (a checkpoint
+// and a new record). Running it twice on the same image gives the same state.
+//
+// Thread-safety: a function of the store's contents.
+#ifndef VLD_CORE_RECOVERY_H_
+#define VLD_CORE_RECOVERY_H_
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/backing_store.h"
+#include "core/image_format.h"
+#include "core/map_sector.h"
+#include "core/virtual_log.h"
+
+namespace vld {
+
+struct RecoveryReport {
+  bool clean = false;
+  std::string method;          // "clean-walk", "record+window", "full-scan"
+  uint64_t sectors_read = 0;
+  double simulated_ms = 0;     // those reads on the modelled drive
+  double wall_ms = 0;
+  uint64_t map_sectors_walked = 0;
+  uint64_t tracks_scanned = 0;
+  uint64_t candidates = 0;     // map sectors newer than the record
+  uint64_t groups_accepted = 0;
+  uint64_t groups_rejected = 0;
+  uint64_t data_blocks_checked = 0;
+};
+
+struct RecoveredState {
+  std::vector<MapEntry> map;   // per logical block
+  std::vector<LogNode> nodes;  // per piece; children filled only if !needs_checkpoint
+  std::optional<uint32_t> root;
+  uint64_t next_seq = 1;
+  LogRecord record;            // the record recovery started from
+  bool needs_checkpoint = false;
+  // Map sector locations that the record's recovery path still reads: keep
+  // them until a new record replaces it.
+  std::vector<uint32_t> protected_psns;
+  RecoveryReport report;
+};
+
+// Layout facts recovery and VldDisk share.
+struct VldLayout {
+  explicit VldLayout(const Superblock& sb);
+  uint32_t spt, heads, cylinders, tracks;
+  uint32_t block_sectors;
+  uint64_t blocks, pieces;
+  uint64_t platter_offset;
+  static constexpr uint32_t kRecordSlots = 2;  // psn 0 and 1, on system track 0
+  uint64_t byte_offset(uint64_t psn) const { return platter_offset + psn * kSectorBytes; }
+};
+
+RecoveredState recover(BackingStore& store, const Superblock& sb);
+
+}  // namespace vld
+
+#endif  // VLD_CORE_RECOVERY_H_
