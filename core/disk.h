@@ -19,6 +19,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <nlohmann/json.hpp>
 #include <span>
 
 #include "core/image_format.h"
@@ -72,6 +73,9 @@ class Disk {
 
   // Clean shutdown (the drive's power-down sequence): everything durable.
   virtual void close() = 0;
+
+  // Mode-specific statistics for the stats file (an object, maybe empty).
+  virtual nlohmann::json extra_stats() const { return nlohmann::json::object(); }
 };
 
 }  // namespace vld

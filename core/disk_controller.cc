@@ -109,6 +109,11 @@ DiskStats DiskController::stats() const {
   return stats_;
 }
 
+nlohmann::json DiskController::extra_stats() const {
+  std::lock_guard lock(mu_);
+  return disk_->extra_stats();
+}
+
 double DiskController::utilization() const {
   std::lock_guard lock(mu_);
   return static_cast<double>(disk_->live_blocks()) / static_cast<double>(disk_->physical_blocks());

@@ -50,6 +50,7 @@ class DiskController {
   void extents(uint64_t offset, uint64_t len, const ExtentFn& fn);
 
   DiskStats stats() const;
+  nlohmann::json extra_stats() const;  // the disk mode's own (Disk::extra_stats)
   double utilization() const;  // live / physical blocks
   const Superblock& superblock() const { return disk_->superblock(); }
   const DriveGeometry& geometry() const { return disk_->drive().geometry(); }

@@ -11,11 +11,7 @@ EagerAllocator::EagerAllocator(const DriveModel& drive, FreeSpaceMap& free_space
 uint32_t EagerAllocator::sector_under_head(uint32_t cylinder, uint32_t head, SimTime at) const {
   const DriveGeometry& g = drive_.geometry();
   const uint32_t spt = g.sectors_per_track;
-  // The next slot boundary at or after `at`: the wait to it is below one
-  // sector time, so slot = (slot of the wait to slot 0) resolved by rounding
-  // the angle up.
-  double angle = drive_.angle_sectors(at);
-  uint32_t slot = static_cast<uint32_t>(std::ceil(angle - 1e-9)) % spt;
+  uint32_t slot = drive_.next_slot(at);
   uint32_t offset = g.angular_slot(Chs{cylinder, head, 0});  // slot of sector 0
   return (slot + spt - offset) % spt;
 }
@@ -113,14 +109,22 @@ std::optional<std::vector<Extent>> EagerAllocator::place(std::span<const uint32_
   };
   for (uint32_t len : piece_sectors) {
     std::optional<Choice> choice;
-    if (!fill_track_usable(len, window)) {
-      fill_track_.reset();
-      if (auto empty = nearest_empty_track(head, t, window)) {
-        fill_track_ = empty;
-        ++stats_.fill_switches;
-      }
+    // The fill track, while it is below the threshold and the piece fits in
+    // one of its free runs (the holes the head passes during a command's
+    // overhead fit map sectors, not data: a track with no run long enough
+    // is full for this piece).
+    // Moving to the nearest empty track wins when it is sooner: the
+    // threshold is the most a track is filled, not a reason to wait a
+    // revolution for its last hole.
+    if (fill_track_usable(len, window)) choice = on_track(*fill_track_, len, head, t);
+    std::optional<Choice> fresh;
+    std::optional<uint32_t> empty = nearest_empty_track(head, t, window);
+    if (empty) fresh = on_track(*empty, len, head, t);
+    if (fresh && (!choice || fresh->locate < choice->locate)) {
+      choice = fresh;
+      fill_track_ = empty;
+      ++stats_.fill_switches;
     }
-    if (fill_track_) choice = on_track(*fill_track_, len, head, t);
     if (!choice) {
       choice = nearest(len, head, t, window);
       if (choice) ++stats_.greedy_pieces;

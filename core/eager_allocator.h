@@ -10,9 +10,11 @@
 // sector right behind its data costs one sector time.
 //
 // Policy (section 2.3 and 4.2): while a fill track is below the fill
-// threshold, pieces go there; when it is full to the threshold, the nearest
-// empty track becomes the fill track; when no empty track is left, every
-// piece goes to the nearest free run (the greedy algorithm of section 2.2).
+// threshold, pieces go there, unless the nearest empty track is sooner (a
+// head switch beats waiting most of a revolution for the track's last
+// hole); then that empty track becomes the fill track. When no empty track
+// is left, every piece goes to the nearest free run (the greedy algorithm of
+// section 2.2).
 //
 // All choices are limited to a window of cylinders (VldDisk's recovery
 // bound: only the window needs scanning after a crash).

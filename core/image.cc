@@ -64,6 +64,7 @@ std::unique_ptr<FileBackingStore> create_image(const std::string& path, const Su
   try {
     auto bytes = encode_superblock(sb);
     store->write(0, std::as_bytes(std::span(bytes)));
+    if (sb.mode == DiskMode::kVld) VldDisk::format(*store, sb);
     store->sync();
   } catch (...) {
     store.reset();
@@ -115,11 +116,11 @@ std::unique_ptr<FileBackingStore> open_image(const std::string& path, Superblock
   return store;
 }
 
-std::unique_ptr<Disk> make_disk(std::unique_ptr<BackingStore> store, const Superblock& sb) {
+std::unique_ptr<Disk> make_disk(std::unique_ptr<BackingStore> store, const Superblock& sb,
+                                const VldOptions& vld_options) {
   switch (sb.mode) {
     case DiskMode::kInplace: return std::make_unique<InplaceDisk>(std::move(store), sb);
-    case DiskMode::kVld:
-      throw Error("mode=vld is not yet available in this build; use mode=inplace", ENOTSUP);
+    case DiskMode::kVld: return std::make_unique<VldDisk>(std::move(store), sb, vld_options);
   }
   throw Error("unknown disk mode", EINVAL);
 }

@@ -13,6 +13,7 @@
 #include "core/backing_store.h"
 #include "core/disk.h"
 #include "core/image_format.h"
+#include "core/vld_disk.h"
 
 namespace vld {
 
@@ -36,8 +37,9 @@ std::unique_ptr<FileBackingStore> open_image(const std::string& path, Superblock
 // The same for any store (tests, tools).
 Superblock read_superblock(BackingStore& store, const std::string& name);
 
-// The Disk for the image's mode.
-std::unique_ptr<Disk> make_disk(std::unique_ptr<BackingStore> store, const Superblock& sb);
+// The Disk for the image's mode (opening a vld image recovers it).
+std::unique_ptr<Disk> make_disk(std::unique_ptr<BackingStore> store, const Superblock& sb,
+                                const VldOptions& vld_options = {});
 
 }  // namespace vld
 

@@ -110,7 +110,7 @@ DecodeResult decode_superblock(const unsigned char* p, Superblock* sb, std::stri
 
 uint64_t metadata_allowance_bytes(uint64_t export_bytes, uint32_t block_bytes) {
   uint64_t blocks = export_bytes / block_bytes;
-  uint64_t map_sectors = (blocks + 47) / 48;
+  uint64_t map_sectors = (blocks + 31) / 32;
   return 2 * map_sectors * kSectorBytes;
 }
 

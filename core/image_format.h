@@ -80,7 +80,7 @@ DecodeResult decode_superblock(const unsigned char* bytes, Superblock* sb, std::
 
 // Map metadata the vld mode may keep on the platters, counted against every
 // image alike so that both modes of one size simulate the same drive: room
-// for two versions of every 512-byte map sector of 48 eight-byte entries.
+// for two versions of every 512-byte map sector of 32 entries.
 uint64_t metadata_allowance_bytes(uint64_t export_bytes, uint32_t block_bytes);
 
 // Whole cylinders needed to hold export + metadata + spare_percent.

@@ -37,9 +37,18 @@ SimDuration DriveModel::rotational_wait(SimTime at, uint32_t slot) const {
   const int64_t units_per_rev = revolution_ns_ * spt;
   int64_t phase = floor_mod(at.time_since_epoch().count(), revolution_ns_) * spt;
   int64_t diff = int64_t{slot} * revolution_ns_ - phase;
-  if (diff < 0 && diff > -spt) return SimDuration{0};  // < 1 ns late: rounding
+  if (diff < 0 && diff >= -kOnTimeSlackNs * spt) return SimDuration{0};  // rounding
   diff = floor_mod(diff, units_per_rev);
   return SimDuration{(diff + spt - 1) / spt};  // round up to the nanosecond
+}
+
+uint32_t DriveModel::next_slot(SimTime at) const {
+  const int64_t spt = geometry_.sectors_per_track;
+  // Phase in slot units, less the slack, rounded up to a whole slot.
+  int64_t phase = floor_mod(at.time_since_epoch().count(), revolution_ns_) * spt;
+  int64_t units = phase - kOnTimeSlackNs * spt;
+  int64_t slot = units <= 0 ? 0 : (units + revolution_ns_ - 1) / revolution_ns_;
+  return static_cast<uint32_t>(slot % spt);
 }
 
 SimDuration DriveModel::transfer_time(uint32_t sectors) const {
@@ -89,9 +98,10 @@ Access DriveModel::run(std::span<const SectorRun> runs, SimTime start, HeadPosit
   return a;
 }
 
-Access DriveModel::estimate(std::span<const SectorRun> runs, SimTime start) const {
+Access DriveModel::estimate(std::span<const SectorRun> runs, SimTime start,
+                            bool charge_overhead) const {
   HeadPosition h = head_;
-  return run(runs, start, &h);
+  return run(runs, start, &h, charge_overhead);
 }
 
 Access DriveModel::access(std::span<const SectorRun> runs, SimTime start, bool charge_overhead) {

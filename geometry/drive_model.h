@@ -19,9 +19,10 @@
 // All rotational arithmetic is in integers: the phase of the platter at time
 // t is (t mod revolution) * sectors_per_track "slot units", slot j starts at
 // j * revolution units, and waits round up to the next nanosecond. A run that
-// starts less than a nanosecond after its slot began (the rounding of the
-// previous transfer) counts as on time, so back-to-back sectors never lose a
-// revolution to rounding.
+// starts at most kOnTimeSlackNs after its slot began counts as on time: each
+// wait and transfer rounds up by under a nanosecond, and a few of them in a
+// row (a block that wraps past the end of a track, then a map sector) must
+// never cost a revolution.
 //
 // Thread-safety: not thread-safe; the owner serialises (one actuator).
 #ifndef VLD_GEOMETRY_DRIVE_MODEL_H_
@@ -34,6 +35,8 @@
 #include "geometry/sim_time.h"
 
 namespace vld {
+
+inline constexpr int64_t kOnTimeSlackNs = 16;
 
 struct ServiceBreakdown {
   SimDuration overhead{};
@@ -83,6 +86,9 @@ class DriveModel {
   double angle_sectors(SimTime t) const;
   // From `at`, how long until angular slot `slot` starts under the head.
   SimDuration rotational_wait(SimTime at, uint32_t slot) const;
+  // The first angular slot whose start is at or after `at` (within the
+  // on-time slack): where a transfer beginning at `at` can start.
+  uint32_t next_slot(SimTime at) const;
   // Time for `sectors` consecutive sectors to pass under the head.
   SimDuration transfer_time(uint32_t sectors) const;
   // Moving the head between tracks: a seek, a head switch, or nothing.
@@ -90,7 +96,8 @@ class DriveModel {
 
   // Cost of one command transferring `runs` in order, from the current head
   // position, without moving the head. Pays the controller overhead once.
-  Access estimate(std::span<const SectorRun> runs, SimTime start) const;
+  Access estimate(std::span<const SectorRun> runs, SimTime start,
+                  bool charge_overhead = true) const;
   // The same, and leaves the head where the last sector ended. Work inside
   // a command already paid for (a read-modify-write's write, a log record
   // the drive writes on its own) passes charge_overhead = false.

@@ -39,7 +39,7 @@ DriveGeometry st19101() {
   g.rpm = 10000;
   g.head_switch = sim_ms(0.5);
   g.controller_overhead = sim_ms(0.1);
-  g.seek = SeekCurve(0.2834, 0.21659, 101, 2.6815, 0.0011657);
+  g.seek = SeekCurve(0.28341, 0.21659, 101, 2.6815, 0.0011657);
   return g;
 }
 

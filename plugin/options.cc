@@ -115,6 +115,15 @@ std::string set_option(PluginOptions* o, std::string_view key, std::string_view 
     auto c = SeekCurve::parse(v, &why);
     if (!c) return bad(why + "; e.g. seek=3.24,0.400,383,8.00,0.008");
     o->seek = *c;
+  } else if (key == "fill") {
+    auto x = parse_uint<uint32_t>(v);
+    if (!x || *x < 1 || *x > 100)
+      return bad("expected the percentage an empty track is filled to, 1-100, e.g. fill=75");
+    o->vld.fill_fraction = *x / 100.0;
+  } else if (key == "window") {
+    auto x = parse_uint<uint32_t>(v);
+    if (!x || *x == 0) return bad("expected a number of cylinders >= 1, e.g. window=32");
+    o->vld.window_cylinders = *x;
   } else if (key == "latency") {
     if (v == "sleep") o->latency = LatencyMode::kSleep;
     else if (v == "none") o->latency = LatencyMode::kNone;
@@ -201,7 +210,8 @@ const char* config_help() {
   return
       "file=PATH              (required) backing image; created if absent (needs size=)\n"
       "size=SIZE              export size for a new image, e.g. 1G (no default)\n"
-      "mode=inplace|vld       disk mode of a new image (default inplace; vld: not yet)\n"
+      "mode=vld|inplace       disk mode of a new image: the virtual log disk or the\n"
+      "                       conventional update-in-place disk (default vld)\n"
       "geometry=NAME          drive preset: hp97560|st19101|savvio10k4 (default st19101)\n"
       "block=BYTES            physical block of a new image (default 4096)\n"
       "spare=PERCENT          spare beyond export+metadata (default 25 -> 80% full)\n"
@@ -212,6 +222,9 @@ const char* config_help() {
       "head_switch_us=US      override the preset (st19101: 500)\n"
       "overhead_us=US         controller overhead per command (st19101: 100)\n"
       "seek=A,B,D,C,E         seek curve in ms: A+B*sqrt(d) below D cylinders, C+E*d above\n"
+      "fill=PERCENT           vld: fill empty tracks to this before moving on (default 75)\n"
+      "window=CYLINDERS       vld: cylinders written between log records; recovery after\n"
+      "                       a crash scans only these (default 1/32 of the disk, >= 4)\n"
       "latency=sleep|none     sleep: replies leave at their simulated completion time;\n"
       "                       none: memory speed, simulated time only (default sleep)\n"
       "statsfile=PATH         JSON statistics, rewritten every second and at exit (default off)\n"

@@ -44,12 +44,13 @@ struct PluginOptions {
 
   // Run-time.
   LatencyMode latency = LatencyMode::kSleep;
+  VldOptions vld;  // fill=, window=
   std::string statsfile;
   uint64_t seed = 0;
 };
 
 inline constexpr const char* kDefaultGeometry = "st19101";
-inline constexpr DiskMode kDefaultMode = DiskMode::kInplace;
+inline constexpr DiskMode kDefaultMode = DiskMode::kVld;
 
 // Applies one key=value. Returns "" or the error.
 std::string set_option(PluginOptions* o, std::string_view key, std::string_view value);

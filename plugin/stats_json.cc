@@ -69,6 +69,7 @@ nlohmann::json stats_to_json(const DiskController& c, LatencyMode latency) {
   j["backing_syncs"] = s.backing_syncs;
   j["simulated_time_us"] = to_us(s.now - kSimEpoch);
   j["busy_us"] = to_us(s.busy);
+  j.update(c.extra_stats());
   return j;
 }
 

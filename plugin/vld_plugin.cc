@@ -175,14 +175,13 @@ int vld_get_ready() {
       if (std::string why = format_options(g_options, &fo); !why.empty())
         throw Error(why, EINVAL);
       sb = plan_image(fo);
-      if (sb.mode == DiskMode::kVld)  // refuse before creating anything
-        throw Error("mode=vld is not yet available in this build; use mode=inplace", ENOTSUP);
       store = create_image(path, sb);
       spdlog::debug("created {}: {} mode, {} bytes on {} cylinders of a {}", path,
                     mode_name(sb.mode), sb.export_bytes, sb.simulated_cylinders,
                     sb.geometry.name);
     }
-    g_controller = std::make_unique<DiskController>(make_disk(std::move(store), sb));
+    g_controller =
+        std::make_unique<DiskController>(make_disk(std::move(store), sb, g_options.vld));
   });
 }
 
@@ -204,7 +203,7 @@ void vld_cleanup() {
 
 void vld_dump_plugin() {
   std::printf("vld_version=%s\n", VLD_VERSION);
-  std::printf("vld_modes=inplace\n");
+  std::printf("vld_modes=vld,inplace\n");
   std::string presets;
   for (const auto& n : preset_names()) presets += (presets.empty() ? "" : ",") + n;
   std::printf("vld_geometries=%s\n", presets.c_str());

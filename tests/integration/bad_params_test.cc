@@ -122,8 +122,18 @@ TEST(BadParameters, UnwritablePath) {
   EXPECT_FALSE(Exists(file));
 }
 
-TEST(BadParameters, ModeVldOnANewImageIsNotYetAvailable) {
-  ExpectRejectedOnNewFile({"size=16M", "mode=vld"}, "mode", {"not yet available"});
+TEST(BadParameters, BadMode) {
+  ExpectRejectedOnNewFile({"size=16M", "mode=lfs"}, "mode", {"mode=lfs"});
+}
+
+TEST(BadParameters, ModeConflictsWithTheImage) {
+  ExpectRejectedOnImage({"mode=inplace"}, "mode", {"conflicts"});
+}
+
+TEST(BadParameters, BadFillAndWindow) {
+  ExpectRejectedOnNewFile({"size=16M", "fill=0"}, "fill", {"fill=0"});
+  ExpectRejectedOnNewFile({"size=16M", "fill=150"}, "fill", {"fill=150"});
+  ExpectRejectedOnNewFile({"size=16M", "window=0"}, "window", {"window=0"});
 }
 
 TEST(BadParameters, UnknownParameter) {

@@ -404,7 +404,7 @@ TEST(SeekCurve, ParseRejectsTrailingCommaAndSpaces) {
 }
 
 TEST(SeekCurve, PresetCurvesPrintAsTheirSourceNumbers) {
-  EXPECT_EQ(find_preset("st19101")->seek.to_string(), "0.2834,0.21659,101,2.6815,0.0011657");
+  EXPECT_EQ(find_preset("st19101")->seek.to_string(), "0.28341,0.21659,101,2.6815,0.0011657");
   EXPECT_EQ(find_preset("hp97560")->seek.to_string(), "3.24,0.4,383,8,0.008");
 }
 

@@ -226,12 +226,12 @@ TEST(Superblock, InvalidFieldsAreNamed) {
 
 // ------------------------------------------------------------- sizing
 
-TEST(Sizing, MetadataAllowanceIsTwoMapSectorsPer48Blocks) {
-  // 16384 blocks -> ceil(16384 / 48) = 342 map sectors, two copies.
-  EXPECT_EQ(metadata_allowance_bytes(64 << 20, 4096), 2u * 342 * 512);
-  EXPECT_EQ(metadata_allowance_bytes(48 * 4096, 4096), 2u * 1 * 512);
-  EXPECT_EQ(metadata_allowance_bytes(49 * 4096, 4096), 2u * 2 * 512);
-  EXPECT_EQ(metadata_allowance_bytes(1ull << 30, 65536), 2u * 342 * 512);  // 16384 blocks
+TEST(Sizing, MetadataAllowanceIsTwoMapSectorsPer32Blocks) {
+  // 16384 blocks -> 16384 / 32 = 512 map sectors (pieces), two copies.
+  EXPECT_EQ(metadata_allowance_bytes(64 << 20, 4096), 2u * 512 * 512);
+  EXPECT_EQ(metadata_allowance_bytes(32 * 4096, 4096), 2u * 1 * 512);
+  EXPECT_EQ(metadata_allowance_bytes(33 * 4096, 4096), 2u * 2 * 512);
+  EXPECT_EQ(metadata_allowance_bytes(1ull << 30, 65536), 2u * 512 * 512);  // 16384 blocks
 }
 
 TEST(Sizing, CylindersNeededByHand) {
@@ -240,10 +240,10 @@ TEST(Sizing, CylindersNeededByHand) {
   EXPECT_EQ(cylinders_needed(*find_preset("st19101"), 64 << 20, 4096, 25), 41u);
   EXPECT_EQ(cylinders_needed(*find_preset("hp97560"), 32 << 20, 4096, 25), 61u);
   EXPECT_EQ(cylinders_needed(*find_preset("savvio10k4"), 32 << 20, 4096, 25), 11u);
-  // 1 GiB of st19101: (1 GiB + 2 * 5462 * 512) * 1.25 = 1,349,168,640 bytes
-  // over 2 MiB cylinders = 643.3 -> 644.
-  EXPECT_EQ(cylinders_needed(*find_preset("st19101"), 1ull << 30, 4096, 25), 644u);
-  // No spare: just the payload. 2 MiB of export needs 2 MiB + 2 * 11 * 512 bytes.
+  // 1 GiB of st19101: (1 GiB + 2 * 8192 * 512) * 1.25 = 1,352,663,040 bytes
+  // over 2 MiB cylinders = 645.0 -> 645.
+  EXPECT_EQ(cylinders_needed(*find_preset("st19101"), 1ull << 30, 4096, 25), 645u);
+  // No spare: just the payload. 2 MiB of export needs 2 MiB + 2 * 16 * 512 bytes.
   EXPECT_EQ(cylinders_needed(*find_preset("st19101"), 2 << 20, 4096, 0), 2u);
 }
 
@@ -256,7 +256,7 @@ TEST(Sizing, WholeCylindersThatFitAndAFullExportIsAtMost80Percent) {
       for (uint32_t spare : {0u, 10u, 25u, 100u}) {
         uint32_t c = cylinders_needed(g, size, 4096, spare);
         uint64_t blocks = size / 4096;
-        uint64_t payload = size + 2 * ((blocks + 47) / 48) * 512;
+        uint64_t payload = size + 2 * ((blocks + 31) / 32) * 512;
         double wanted = static_cast<double>(payload) * (100 + spare) / 100;
         double cyl = static_cast<double>(g.cylinder_bytes());
         EXPECT_GE(c * cyl, wanted) << name << " size=" << size << " spare=" << spare;

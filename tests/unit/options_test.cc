@@ -99,7 +99,7 @@ TEST(SetOption, DefaultsAreTheDocumentedOnes) {
   EXPECT_EQ(o.latency, LatencyMode::kSleep);
   EXPECT_EQ(o.seed, 0u);
   EXPECT_EQ(std::string(kDefaultGeometry), "st19101");
-  EXPECT_EQ(kDefaultMode, DiskMode::kInplace);
+  EXPECT_EQ(kDefaultMode, DiskMode::kVld);
   EXPECT_FALSE(o.size_bytes.has_value());
 }
 
@@ -171,13 +171,13 @@ TEST(FormatOptions, SizeIsRequired) {
   EXPECT_TRUE(mentions(err, "size=")) << err;
 }
 
-TEST(FormatOptions, DefaultsAreSt19101InplaceFourKiB25Percent) {
+TEST(FormatOptions, DefaultsAreSt19101VldFourKiB25Percent) {
   PluginOptions o;
   ASSERT_EQ(set_option(&o, "size", "64M"), "");
   FormatOptions f;
   ASSERT_EQ(format_options(o, &f), "");
   EXPECT_EQ(f.export_bytes, 64u << 20);
-  EXPECT_EQ(f.mode, DiskMode::kInplace);
+  EXPECT_EQ(f.mode, DiskMode::kVld);
   EXPECT_EQ(f.block_bytes, 4096u);
   EXPECT_EQ(f.spare_percent, 25u);
   EXPECT_EQ(f.geometry, *find_preset("st19101"));
@@ -285,10 +285,10 @@ TEST(ConflictsWithImage, AbsentOrAgreeingOptionsAreFine) {
   PluginOptions all;
   all.file = "disk.img";
   for (auto [k, v] : std::vector<std::pair<const char*, const char*>>{
-           {"size", "64M"}, {"geometry", "st19101"}, {"mode", "inplace"}, {"block", "4K"},
+           {"size", "64M"}, {"geometry", "st19101"}, {"mode", "vld"}, {"block", "4K"},
            {"spare", "25"}, {"sectors_per_track", "256"}, {"tracks_per_cylinder", "16"},
            {"cylinders", "6962"}, {"rpm", "10000"}, {"head_switch_us", "500"},
-           {"overhead_us", "100"}, {"seek", "0.2834,0.21659,101,2.6815,0.0011657"}})
+           {"overhead_us", "100"}, {"seek", "0.28341,0.21659,101,2.6815,0.0011657"}})
     ASSERT_EQ(set_option(&all, k, v), "") << k;
   EXPECT_EQ(conflicts_with_image(all, im.sb), "");
   // Run-time parameters never conflict.
@@ -308,7 +308,7 @@ TEST(ConflictsWithImage, NamesTheConflictingParameter) {
   const Case cases[] = {
       {"size", "1G", "67108864"},
       {"geometry", "hp97560", "st19101"},
-      {"mode", "vld", "inplace"},
+      {"mode", "inplace", "vld"},
       {"block", "8192", "4096"},
       {"spare", "10", "25"},
       {"sectors_per_track", "255", "256"},

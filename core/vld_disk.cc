@@ -1,0 +1,582 @@
+#include "core/vld_disk.h"
+
+#include <algorithm>
+#include <string>
+
+#include "core/util/error.h"
+
+namespace vld {
+
+namespace {
+const std::vector<std::byte>& zero_block(size_t bytes) {
+  static const std::vector<std::byte> zeros(65536);
+  (void)bytes;
+  return zeros;
+}
+}  // namespace
+
+VldDisk::VldDisk(std::unique_ptr<BackingStore> store, const Superblock& sb, VldOptions options)
+    : store_(std::move(store)),
+      sb_(sb),
+      layout_(sb),
+      options_(options),
+      drive_(sb.geometry, sb.simulated_cylinders),
+      free_(layout_.tracks, layout_.spt),
+      alloc_(drive_, free_, AllocatorPolicy{options.fill_fraction}),
+      log_(static_cast<uint32_t>(layout_.pieces)),
+      map_(layout_.blocks) {
+  if (options_.window_cylinders == 0)
+    options_.window_cylinders = std::max<uint32_t>(4, layout_.cylinders / 32);
+  options_.window_cylinders = std::min(options_.window_cylinders, layout_.cylinders);
+  RecoveredState st = recover(*store_, sb_);
+  install(st);
+  recovery_ = st.report;
+}
+
+void VldDisk::format(BackingStore& store, const Superblock& sb) {
+  VldLayout L(sb);
+  LogRecord r;
+  r.clean = true;
+  r.generation = 1;
+  r.durable_seq = 0;
+  r.next_seq = 1;
+  SectorBytes b = encode_log_record(r, sb.secret);
+  store.write(L.byte_offset(r.generation % VldLayout::kRecordSlots), std::as_bytes(std::span(b)));
+  store.sync();
+}
+
+Extent VldDisk::extent_of(const MapEntry& e) const {
+  uint64_t psn = e.psn();
+  return Extent{static_cast<uint32_t>(psn / layout_.spt), static_cast<uint32_t>(psn % layout_.spt),
+                layout_.block_sectors};
+}
+
+void VldDisk::store_write(const Extent& e, const void* bytes) {
+  const uint64_t base = uint64_t{e.track} * layout_.spt;
+  const uint32_t first = std::min(e.sectors, layout_.spt - e.sector);
+  const auto* p = static_cast<const std::byte*>(bytes);
+  store_->write(layout_.byte_offset(base + e.sector), std::span(p, size_t{first} * kSectorBytes));
+  if (first < e.sectors)
+    store_->write(layout_.byte_offset(base),
+                  std::span(p + size_t{first} * kSectorBytes, size_t{e.sectors - first} * kSectorBytes));
+}
+
+void VldDisk::store_read(const Extent& e, void* bytes) {
+  const uint64_t base = uint64_t{e.track} * layout_.spt;
+  const uint32_t first = std::min(e.sectors, layout_.spt - e.sector);
+  auto* p = static_cast<std::byte*>(bytes);
+  store_->read(layout_.byte_offset(base + e.sector), std::span(p, size_t{first} * kSectorBytes));
+  if (first < e.sectors)
+    store_->read(layout_.byte_offset(base),
+                 std::span(p + size_t{first} * kSectorBytes, size_t{e.sectors - first} * kSectorBytes));
+}
+
+CylinderWindow VldDisk::window_at(uint32_t cylinder) const {
+  return CylinderWindow{cylinder % layout_.cylinders, options_.window_cylinders};
+}
+
+// ---- opening --------------------------------------------------------------
+
+void VldDisk::install(RecoveredState& st) {
+  free_.reserve_track(0);  // the system track: log records
+  map_ = st.map;
+  live_blocks_ = 0;
+  for (uint64_t b = 0; b < map_.size(); ++b) {
+    if (!map_[b].mapped()) continue;
+    if (map_[b].psn() >= uint64_t{layout_.tracks} * layout_.spt || map_[b].psn() < layout_.spt)
+      throw Error("image damaged: block " + std::to_string(b) + " maps outside the platters", EIO);
+    Extent e = extent_of(map_[b]);
+    free_.allocate(e.track, e.sector, e.sectors);  // throws if mapped twice
+    ++live_blocks_;
+  }
+  record_ = st.record;
+  drive_.set_head(HeadPosition{record_.head_cylinder % layout_.cylinders,
+                               record_.head % layout_.heads});
+  Command cmd{kSimEpoch, {}, true, 0, 0};
+  if (!st.needs_checkpoint) {
+    for (uint32_t p = 0; p < layout_.pieces; ++p) {
+      const LogNode& n = st.nodes[p];
+      if (!n.seq) continue;
+      free_.allocate(n.psn / layout_.spt, n.psn % layout_.spt, 1);
+      log_.set_node(p, n.psn, n.seq, n.children);
+    }
+    log_.set_root(st.root);
+    log_.set_next_seq(st.next_seq);
+    if (std::string why = log_.check(); !why.empty())
+      throw Error("image damaged: the virtual log tree is broken (" + why + ")", EIO);
+    // Invalidate the clean record by a newer one before serving.
+    write_record(false, cmd, window_at(drive_.head().cylinder));
+  } else {
+    write_checkpoint(st);
+  }
+}
+
+void VldDisk::write_checkpoint(RecoveredState& st) {
+  // Keep every map sector that recovery from the current record reads until
+  // the new record is durable: a crash in between recovers the same way.
+  std::vector<uint32_t> kept;
+  for (uint32_t psn : st.protected_psns) {
+    uint32_t t = psn / layout_.spt, s = psn % layout_.spt;
+    if (free_.is_free(t, s)) {
+      free_.allocate(t, s, 1);
+      kept.push_back(psn);
+    }
+  }
+  std::vector<uint32_t> pieces;
+  for (uint32_t p = 0; p < layout_.pieces; ++p)
+    if (st.nodes[p].seq) pieces.push_back(p);
+  const size_t n = pieces.size();
+  Command cmd{kSimEpoch, {}, true, 0, 0};
+  if (n > 0) {
+    // A fresh tree: node j's children are nodes j*P+1 .. j*P+P; node 0, the
+    // root, has the highest seq. One group, so a crash mid-way leaves the
+    // previous state to be recovered again.
+    const uint64_t g = st.next_seq;
+    auto seq_of = [&](size_t j) { return g + n - 1 - j; };
+    std::vector<uint32_t> sizes(n, 1);
+    auto ext = alloc_.place(sizes, drive_.head(), cmd.t, CylinderWindow{0, layout_.cylinders});
+    if (!ext) throw Error("recovery: no room to write the map checkpoint", ENOSPC);
+    std::vector<uint32_t> psn(n);
+    for (size_t j = 0; j < n; ++j) psn[j] = static_cast<uint32_t>(alloc_.psn((*ext)[j]));
+    for (size_t j = 0; j < n; ++j) {
+      MapSector m;
+      m.piece = pieces[j];
+      m.seq = seq_of(j);
+      m.prev_seq = st.nodes[pieces[j]].seq;
+      m.group_seq = g;
+      m.group_count = static_cast<uint32_t>(n);
+      for (uint32_t i = 0; i < kEntriesPerPiece; ++i) {
+        uint64_t b = uint64_t{pieces[j]} * kEntriesPerPiece + i;
+        if (b < layout_.blocks) m.entries[i] = map_[b];
+      }
+      std::vector<ChildRef> children;
+      for (size_t c = j * kMaxPointers + 1; c <= j * kMaxPointers + kMaxPointers && c < n; ++c) {
+        m.pointers[m.pointer_count++] = LogPointer{psn[c], seq_of(c)};
+        children.push_back(ChildRef{pieces[c], seq_of(c)});
+      }
+      SectorBytes bytes = encode_map_sector(m, sb_.secret);
+      store_write((*ext)[j], bytes.data());
+      log_.set_node(pieces[j], psn[j], seq_of(j), std::move(children));
+    }
+    charge(*ext, cmd);
+    stats_.map_sectors_written += n;
+    log_.set_root(pieces[0]);
+    log_.set_next_seq(g + n);
+  } else {
+    log_.set_root(std::nullopt);
+    log_.set_next_seq(st.next_seq);
+  }
+  write_record(false, cmd, window_at(drive_.head().cylinder));
+  for (uint32_t psn : kept) free_.release(psn / layout_.spt, psn % layout_.spt, 1);
+  st.report.simulated_ms += to_ms(cmd.t - kSimEpoch);
+  if (std::string why = log_.check(); !why.empty())
+    throw Error("recovery: checkpoint tree is broken (" + why + ") (bug)", EIO);
+}
+
+// ---- log records ----------------------------------------------------------
+
+void VldDisk::write_record(bool clean, Command& cmd, std::optional<CylinderWindow> next_window) {
+  store_->sync();  // everything the record vouches for is durable first
+  LogRecord r = record_;
+  r.clean = clean;
+  r.generation = record_.generation + 1;
+  r.next_seq = log_.next_seq();
+  r.durable_seq = r.next_seq - 1;
+  r.has_root = log_.root().has_value();
+  r.root = r.has_root ? LogPointer{log_.node(*log_.root()).psn, log_.node(*log_.root()).seq}
+                      : LogPointer{};
+  CylinderWindow w = next_window.value_or(window_);
+  r.window_first = w.first;
+  r.window_cylinders = w.count;
+  r.head_cylinder = drive_.head().cylinder;
+  r.head = drive_.head().head;
+  SectorBytes bytes = encode_log_record(r, sb_.secret);
+  const uint64_t slot = r.generation % VldLayout::kRecordSlots;
+  store_->write(layout_.byte_offset(slot), std::as_bytes(std::span(bytes)));
+  store_->sync();
+  cmd.syncs += 2;
+  record_ = r;
+
+  // The drive's own trip to the system track.
+  SimTime before = cmd.t;
+  charge(std::span<const Extent>(std::vector<Extent>{Extent{0, static_cast<uint32_t>(slot), 1}}), cmd);
+  stats_.record_time += cmd.t - before;
+  ++stats_.records_written;
+
+  // Now nothing needs what was replaced before the record.
+  for (const Extent& e : pending_data_) free_.release(e.track, e.sector, e.sectors);
+  pending_data_.clear();
+  for (uint32_t psn : retired_map_) free_.release(psn / layout_.spt, psn % layout_.spt, 1);
+  retired_map_.clear();
+  window_ = w;
+  window_free_at_open_ = 0;
+  for (uint32_t k = 0; k < window_.count; ++k)
+    for (uint32_t h = 0; h < layout_.heads; ++h)
+      window_free_at_open_ += free_.free_sectors(((window_.first + k) % layout_.cylinders) * layout_.heads + h);
+}
+
+void VldDisk::sync_and_release(Command& cmd) {
+  store_->sync();
+  ++cmd.syncs;
+  for (const Extent& e : pending_data_) free_.release(e.track, e.sector, e.sectors);
+  pending_data_.clear();
+}
+
+void VldDisk::maybe_write_record(Command& cmd) {
+  bool too_many_retired = retired_map_.size() >= options_.retired_limit;
+  uint64_t window_free = 0;
+  for (uint32_t k = 0; k < window_.count; ++k)
+    for (uint32_t h = 0; h < layout_.heads; ++h)
+      window_free += free_.free_sectors(((window_.first + k) % layout_.cylinders) * layout_.heads + h);
+  // A window used up to half its free space makes eager writing slow: move on.
+  bool window_spent = window_free * 2 < window_free_at_open_;
+  // After a request too big for the window was placed anywhere, come back.
+  bool window_widened = window_.count > options_.window_cylinders;
+  if (too_many_retired || window_spent || window_widened) write_record(false, cmd, window_at(drive_.head().cylinder));
+}
+
+// ---- requests -------------------------------------------------------------
+
+void VldDisk::charge(std::span<const Extent> extents, Command& cmd) {
+  std::vector<SectorRun> runs = alloc_.runs(extents);
+  Access a = drive_.access(runs, cmd.t, /*charge_overhead=*/false);
+  cmd.t = a.end;
+  cmd.b += a.breakdown;
+}
+
+Completion VldDisk::finish(Command& cmd) const {
+  Completion c;
+  c.end = cmd.t;
+  c.service = cmd.b;
+  c.physical_blocks_written = cmd.written;
+  c.syncs = cmd.syncs;
+  return c;
+}
+
+void VldDisk::read_block(uint64_t block, std::byte* out, Command& cmd) {
+  const MapEntry& e = map_[block];
+  Extent ext = extent_of(e);
+  store_read(ext, out);
+  charge(std::span(&ext, 1), cmd);
+  if (data_checksum(out, sb_.block_bytes, block) != e.checksum) {
+    ++stats_.checksum_failures;
+    throw Error("data block " + std::to_string(block) + " (offset " +
+                    std::to_string(block * sb_.block_bytes) +
+                    ") failed its checksum: the image is damaged there",
+                EIO);
+  }
+}
+
+void VldDisk::release_data(const MapEntry& e) {
+  if (e.mapped()) pending_data_.push_back(extent_of(e));
+}
+
+Completion VldDisk::apply(std::vector<Update>& updates, bool fua, Command cmd) {
+  std::vector<uint32_t> pieces;
+  for (const Update& u : updates) pieces.push_back(static_cast<uint32_t>(u.block / kEntriesPerPiece));
+  std::sort(pieces.begin(), pieces.end());
+  pieces.erase(std::unique(pieces.begin(), pieces.end()), pieces.end());
+  std::vector<PlannedNode> group = log_.plan(pieces);
+
+  std::vector<uint32_t> sizes;
+  for (const Update& u : updates)
+    if (u.data) sizes.push_back(layout_.block_sectors);
+  const size_t data_pieces = sizes.size();
+  sizes.insert(sizes.end(), group.size(), 1);
+
+  std::optional<std::vector<Extent>> ext = alloc_.place(sizes, drive_.head(), cmd.t, window_);
+  if (!ext) {  // the window is full: move it to the head and try again
+    write_record(false, cmd, window_at(drive_.head().cylinder));
+    ext = alloc_.place(sizes, drive_.head(), cmd.t, window_);
+  }
+  if (!ext) {  // anywhere at all
+    write_record(false, cmd, CylinderWindow{drive_.head().cylinder, layout_.cylinders});
+    ext = alloc_.place(sizes, drive_.head(), cmd.t, window_);
+  }
+  if (!ext) throw Error("no free space left on the simulated platters", ENOSPC);
+
+  // Data, then the map entries that point to it.
+  size_t k = 0;
+  std::vector<uint64_t> changed(group.size(), 0);
+  for (const Update& u : updates) {
+    MapEntry& e = map_[u.block];
+    release_data(e);
+    if (e.mapped()) --live_blocks_;
+    if (u.data) {
+      const Extent& x = (*ext)[k++];
+      store_write(x, u.data);
+      e = MapEntry{static_cast<uint32_t>(alloc_.psn(x) + 1),
+                   data_checksum(u.data, sb_.block_bytes, u.block)};
+      ++live_blocks_;
+    } else {
+      e = MapEntry{};
+    }
+    uint32_t piece = static_cast<uint32_t>(u.block / kEntriesPerPiece);
+    for (size_t i = 0; i < group.size(); ++i)
+      if (!group[i].relay && group[i].piece == piece)
+        changed[i] |= uint64_t{1} << (u.block % kEntriesPerPiece);
+  }
+  std::vector<uint32_t> member_psns(group.size());
+  for (size_t i = 0; i < group.size(); ++i)
+    member_psns[i] = static_cast<uint32_t>(alloc_.psn((*ext)[data_pieces + i]));
+  for (size_t i = 0; i < group.size(); ++i) {
+    MapSector m;
+    m.piece = group[i].piece;
+    m.seq = group[i].seq;
+    m.prev_seq = group[i].prev_seq;
+    m.group_seq = group.front().seq;
+    m.group_count = static_cast<uint32_t>(group.size());
+    m.changed = changed[i];
+    for (uint32_t j = 0; j < kEntriesPerPiece; ++j) {
+      uint64_t b = uint64_t{m.piece} * kEntriesPerPiece + j;
+      if (b < layout_.blocks) m.entries[j] = map_[b];
+    }
+    std::vector<LogPointer> ptrs = log_.pointers(group, i, member_psns);
+    m.pointer_count = static_cast<uint16_t>(ptrs.size());
+    std::copy(ptrs.begin(), ptrs.end(), m.pointers.begin());
+    SectorBytes bytes = encode_map_sector(m, sb_.secret);
+    store_write((*ext)[data_pieces + i], bytes.data());
+    if (group[i].relay) ++stats_.relays;
+  }
+
+  // The drive: one pass over data and map sectors; what the map added.
+  SimTime data_end = cmd.t;
+  if (data_pieces > 0) {
+    std::vector<SectorRun> data_runs = alloc_.runs(std::span(ext->data(), data_pieces));
+    data_end = drive_.estimate(data_runs, cmd.t, false).end;
+  }
+  charge(*ext, cmd);
+  stats_.map_time += cmd.t - data_end;
+  ++stats_.map_updates;
+  stats_.map_sectors_written += group.size();
+  stats_.data_blocks_written += data_pieces;
+  cmd.written += data_pieces;
+
+  for (uint32_t psn : log_.commit(group, member_psns)) retired_map_.push_back(psn);
+  if (fua) sync_and_release(cmd);
+  maybe_write_record(cmd);
+  return finish(cmd);
+}
+
+Completion VldDisk::read(uint64_t offset, std::span<std::byte> out, SimTime start) {
+  const uint64_t bs = sb_.block_bytes;
+  Command cmd{start + drive_.geometry().controller_overhead, {}, true, 0, 0};
+  cmd.b.overhead = drive_.geometry().controller_overhead;
+  if (out.empty()) return finish(cmd);
+  const uint64_t first = offset / bs, last = (offset + out.size() - 1) / bs;
+  // The drive reads the mapped blocks in one sweep from where the head is.
+  std::vector<uint64_t> order;
+  for (uint64_t b = first; b <= last; ++b)
+    if (map_[b].mapped()) order.push_back(b);
+  const HeadPosition h = drive_.head();
+  auto key = [&](uint64_t b) {
+    uint64_t psn = map_[b].psn();
+    uint32_t track = static_cast<uint32_t>(psn / layout_.spt);
+    uint32_t c = track / layout_.heads;
+    uint32_t d = (c + layout_.cylinders - h.cylinder) % layout_.cylinders;
+    return std::tuple(d, track % layout_.heads, psn % layout_.spt);
+  };
+  std::sort(order.begin(), order.end(), [&](uint64_t a, uint64_t b) { return key(a) < key(b); });
+  std::vector<std::byte> buf(bs);
+  std::vector<uint8_t> done(last - first + 1, 0);
+  for (uint64_t b : order) {
+    read_block(b, buf.data(), cmd);
+    uint64_t lo = std::max(offset, b * bs), hi = std::min(offset + out.size(), (b + 1) * bs);
+    std::copy(buf.begin() + (lo - b * bs), buf.begin() + (hi - b * bs), out.begin() + (lo - offset));
+    done[b - first] = 1;
+  }
+  for (uint64_t b = first; b <= last; ++b) {
+    if (done[b - first]) continue;
+    uint64_t lo = std::max(offset, b * bs), hi = std::min(offset + out.size(), (b + 1) * bs);
+    std::fill(out.begin() + (lo - offset), out.begin() + (hi - offset), std::byte{0});
+  }
+  Completion c = finish(cmd);
+  c.physical_blocks_read = order.size();
+  return c;
+}
+
+Completion VldDisk::write(uint64_t offset, std::span<const std::byte> data, bool fua,
+                          SimTime start) {
+  const uint64_t bs = sb_.block_bytes;
+  Command cmd{start + drive_.geometry().controller_overhead, {}, true, 0, 0};
+  cmd.b.overhead = drive_.geometry().controller_overhead;
+  if (data.empty()) return finish(cmd);
+  const uint64_t first = offset / bs, last = (offset + data.size() - 1) / bs;
+  std::vector<Update> updates;
+  std::vector<std::vector<std::byte>> merged;  // read-modify-write of partial blocks
+  merged.reserve(2);
+  for (uint64_t b = first; b <= last; ++b) {
+    uint64_t lo = std::max(offset, b * bs), hi = std::min(offset + data.size(), (b + 1) * bs);
+    if (hi - lo == bs) {
+      updates.push_back(Update{b, data.data() + (lo - offset)});
+      continue;
+    }
+    std::vector<std::byte>& m = merged.emplace_back(bs, std::byte{0});
+    if (map_[b].mapped()) {
+      read_block(b, m.data(), cmd);
+      ++stats_.rmw_reads;
+    }
+    std::copy(data.begin() + (lo - offset), data.begin() + (hi - offset), m.begin() + (lo - b * bs));
+    updates.push_back(Update{b, m.data()});
+  }
+  return apply(updates, fua, cmd);
+}
+
+Completion VldDisk::flush(SimTime start) {
+  Command cmd{start + drive_.geometry().controller_overhead, {}, true, 0, 0};
+  cmd.b.overhead = drive_.geometry().controller_overhead;
+  sync_and_release(cmd);
+  return finish(cmd);
+}
+
+Completion VldDisk::trim(uint64_t offset, uint64_t len, bool fua, SimTime start) {
+  const uint64_t bs = sb_.block_bytes;
+  Command cmd{start + drive_.geometry().controller_overhead, {}, true, 0, 0};
+  cmd.b.overhead = drive_.geometry().controller_overhead;
+  std::vector<Update> updates;
+  // Whole blocks only: trim is advisory, partial blocks keep their data.
+  for (uint64_t b = (offset + bs - 1) / bs; (b + 1) * bs <= offset + len; ++b)
+    if (map_[b].mapped()) updates.push_back(Update{b, nullptr});
+  if (updates.empty()) {
+    if (fua) sync_and_release(cmd);
+    return finish(cmd);
+  }
+  return apply(updates, fua, cmd);
+}
+
+Completion VldDisk::zero(uint64_t offset, uint64_t len, ZeroFlags flags, SimTime start) {
+  const uint64_t bs = sb_.block_bytes;
+  Command cmd{start + drive_.geometry().controller_overhead, {}, true, 0, 0};
+  cmd.b.overhead = drive_.geometry().controller_overhead;
+  if (len == 0) return finish(cmd);
+  const uint64_t first = offset / bs, last = (offset + len - 1) / bs;
+  // Decide first, so that a fast zero that would write data does nothing.
+  bool writes_data = false;
+  for (uint64_t b = first; b <= last; ++b) {
+    bool whole = b * bs >= offset && (b + 1) * bs <= offset + len;
+    if (whole ? !flags.may_trim : map_[b].mapped()) writes_data = true;
+  }
+  if (flags.fast && writes_data)
+    throw Error("zeroing here means writing data blocks, which is not fast", ENOTSUP);
+
+  std::vector<Update> updates;
+  std::vector<std::vector<std::byte>> merged;
+  merged.reserve(2);
+  const std::byte* zeros = zero_block(bs).data();
+  for (uint64_t b = first; b <= last; ++b) {
+    bool whole = b * bs >= offset && (b + 1) * bs <= offset + len;
+    if (whole) {
+      if (flags.may_trim) {
+        if (map_[b].mapped()) updates.push_back(Update{b, nullptr});
+      } else {
+        updates.push_back(Update{b, zeros});  // NO_HOLE: allocated zeros
+      }
+      continue;
+    }
+    if (!map_[b].mapped()) continue;  // an unmapped block already reads as zeros
+    std::vector<std::byte>& m = merged.emplace_back(bs);
+    read_block(b, m.data(), cmd);
+    ++stats_.rmw_reads;
+    uint64_t lo = std::max(offset, b * bs), hi = std::min(offset + len, (b + 1) * bs);
+    std::fill(m.begin() + (lo - b * bs), m.begin() + (hi - b * bs), std::byte{0});
+    updates.push_back(Update{b, m.data()});
+  }
+  if (updates.empty()) {
+    if (flags.fua) sync_and_release(cmd);
+    return finish(cmd);
+  }
+  return apply(updates, flags.fua, cmd);
+}
+
+void VldDisk::extents(uint64_t offset, uint64_t len, const ExtentFn& fn) {
+  const uint64_t bs = sb_.block_bytes;
+  uint64_t pos = offset;
+  const uint64_t end = offset + len;
+  while (pos < end) {
+    uint64_t block = pos / bs;
+    bool live = map_[block].mapped();
+    uint64_t b = block + 1;
+    while (b * bs < end && map_[b].mapped() == live) ++b;
+    uint64_t run_end = std::min(end, b * bs);
+    fn(pos, run_end - pos, live ? ExtentType::kData : ExtentType::kHole);
+    pos = run_end;
+  }
+}
+
+void VldDisk::close() {
+  Command cmd{kSimEpoch, {}, true, 0, 0};
+  write_record(true, cmd, window_);
+}
+
+// ---- checks and stats -----------------------------------------------------
+
+std::string VldDisk::check_consistency() const {
+  FreeSpaceMap expect(layout_.tracks, layout_.spt);
+  try {
+    expect.reserve_track(0);
+    uint64_t live = 0;
+    for (uint64_t b = 0; b < map_.size(); ++b) {
+      if (!map_[b].mapped()) continue;
+      Extent e = extent_of(map_[b]);
+      expect.allocate(e.track, e.sector, e.sectors);
+      ++live;
+    }
+    if (live != live_blocks_) return "live block count is off";
+    for (uint32_t p = 0; p < layout_.pieces; ++p) {
+      const LogNode& n = log_.node(p);
+      if (n.seq) expect.allocate(n.psn / layout_.spt, n.psn % layout_.spt, 1);
+    }
+    for (uint32_t psn : retired_map_) expect.allocate(psn / layout_.spt, psn % layout_.spt, 1);
+    for (const Extent& e : pending_data_) expect.allocate(e.track, e.sector, e.sectors);
+  } catch (const Error& e) {
+    return std::string("a physical sector is claimed twice: ") + e.what();
+  }
+  for (uint32_t t = 0; t < layout_.tracks; ++t)
+    for (uint32_t s = 0; s < layout_.spt; ++s)
+      if (expect.is_free(t, s) != free_.is_free(t, s))
+        return "free map disagrees at track " + std::to_string(t) + " sector " + std::to_string(s) +
+               (free_.is_free(t, s) ? " (in use but marked free)" : " (leaked)");
+  return log_.check();
+}
+
+nlohmann::json VldDisk::extra_stats() const {
+  const AllocatorStats& a = alloc_.stats();
+  nlohmann::json j;
+  j["vld"] = {
+      {"data_blocks_written", stats_.data_blocks_written},
+      {"map_sectors_written", stats_.map_sectors_written},
+      {"relays", stats_.relays},
+      {"map_update_us", stats_.map_updates ? to_us(stats_.map_time) / stats_.map_updates : 0.0},
+      {"log_records_written", stats_.records_written},
+      {"log_record_us", to_us(stats_.record_time)},
+      {"rmw_reads", stats_.rmw_reads},
+      {"checksum_failures", stats_.checksum_failures},
+      {"live_map_sectors", log_.live_nodes()},
+      {"retired_map_sectors", retired_map_.size()},
+      {"pending_data_frees", pending_data_.size()},
+      {"window", {{"first_cylinder", window_.first}, {"cylinders", window_.count}}},
+      {"fill", options_.fill_fraction},
+      {"allocator",
+       {{"pieces", a.pieces},
+        {"fill_switches", a.fill_switches},
+        {"greedy_pieces", a.greedy_pieces},
+        {"mean_locate_sectors",
+         a.pieces ? static_cast<double>(a.skipped_sectors) / a.pieces : 0.0}}},
+      {"empty_tracks", free_.empty_tracks()},
+  };
+  const RecoveryReport& r = recovery_;
+  j["recovery"] = {{"clean", r.clean},
+                   {"method", r.method},
+                   {"sectors_read", r.sectors_read},
+                   {"simulated_ms", r.simulated_ms},
+                   {"wall_ms", r.wall_ms},
+                   {"map_sectors_walked", r.map_sectors_walked},
+                   {"tracks_scanned", r.tracks_scanned},
+                   {"candidates", r.candidates},
+                   {"groups_accepted", r.groups_accepted},
+                   {"groups_rejected", r.groups_rejected},
+                   {"data_blocks_checked", r.data_blocks_checked}};
+  return j;
+}
+
+}  // namespace vld

@@ -1,0 +1,146 @@
+// VldDisk: the virtual log disk (paper 001, section 4.2), mode=vld.
+//
+// Every write goes to the free sectors the head reaches soonest
+// (EagerAllocator), together with the map sectors of the pieces of the
+// indirection map it changes, in one command and usually one rotational
+// pass. The map lives in memory (8 bytes per block: MapEntry) and on disk as
+// the virtual log (VirtualLog, map_sector.h); nothing is written at a fixed
+// location per request.
+//
+// Freeing (paper 003 rule 2, paper 002 delayed freeing): a replaced data
+// block is reused only after the map sector that no longer points to it is
+// durable (the next sync); a replaced map sector only after the next log
+// record, because until then recovery may walk through it. Nothing written
+// since the last log record is reused before the next one, which is what
+// lets recovery tell a lost write from a recycled one.
+//
+// Log records (map_sector.h) are written when the cylinder window is used up
+// or too many replaced map sectors wait, and at open and clean close. Each
+// costs the drive a trip to the system track.
+//
+// Crash contract (docs/crash-contract.md): after any crash the image opens
+// without help; every write acknowledged with FUA or before a completed
+// flush reads back; every request up to the maximum size reads back all old
+// or all new; recovering twice gives the same state.
+//
+// Thread-safety: not thread-safe (see Disk).
+#ifndef VLD_CORE_VLD_DISK_H_
+#define VLD_CORE_VLD_DISK_H_
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <vector>
+
+#include "core/backing_store.h"
+#include "core/disk.h"
+#include "core/eager_allocator.h"
+#include "core/free_space_map.h"
+#include "core/map_sector.h"
+#include "core/recovery.h"
+#include "core/virtual_log.h"
+
+namespace vld {
+
+struct VldOptions {
+  double fill_fraction = 0.75;     // fill=
+  uint32_t window_cylinders = 0;   // window= (0: 1/32 of the disk, at least 4)
+  uint32_t retired_limit = 4096;   // replaced map sectors that trigger a record
+};
+
+struct VldStats {
+  uint64_t map_sectors_written = 0;
+  uint64_t relays = 0;
+  uint64_t records_written = 0;
+  uint64_t data_blocks_written = 0;
+  uint64_t rmw_reads = 0;
+  uint64_t checksum_failures = 0;
+  SimDuration map_time{};          // time the map sectors added to writes
+  SimDuration record_time{};       // time spent writing log records
+  uint64_t map_updates = 0;        // requests that wrote map sectors
+};
+
+class VldDisk final : public Disk {
+ public:
+  // Opens (and, after an unclean stop, recovers) a vld image.
+  VldDisk(std::unique_ptr<BackingStore> store, const Superblock& sb, VldOptions options = {});
+
+  // Writes the empty log of a new image (its first record, clean).
+  static void format(BackingStore& store, const Superblock& sb);
+
+  const Superblock& superblock() const override { return sb_; }
+  const DriveModel& drive() const override { return drive_; }
+
+  Completion read(uint64_t offset, std::span<std::byte> out, SimTime start) override;
+  Completion write(uint64_t offset, std::span<const std::byte> data, bool fua,
+                   SimTime start) override;
+  Completion flush(SimTime start) override;
+  Completion trim(uint64_t offset, uint64_t len, bool fua, SimTime start) override;
+  Completion zero(uint64_t offset, uint64_t len, ZeroFlags flags, SimTime start) override;
+  void extents(uint64_t offset, uint64_t len, const ExtentFn& fn) override;
+  uint64_t live_blocks() const override { return live_blocks_; }
+  void close() override;
+  nlohmann::json extra_stats() const override;
+
+  const RecoveryReport& recovery() const { return recovery_; }
+  const std::vector<MapEntry>& map() const { return map_; }
+  const VldStats& vld_stats() const { return stats_; }
+  const EagerAllocator& allocator() const { return alloc_; }
+  // Crash contract (5): every allocated sector is accounted for exactly once
+  // (system track, live data, live, replaced or pending map sectors, data
+  // waiting to be freed), and the tree reaches every live piece. "" or what
+  // is wrong.
+  std::string check_consistency() const;
+
+ private:
+  struct Update {
+    uint64_t block;
+    const std::byte* data;  // nullptr: unmap
+  };
+  // A request's command: pre-read (RMW) state, then placement and writes.
+  struct Command {
+    SimTime t;
+    ServiceBreakdown b;
+    bool overhead_charged = false;
+    uint64_t written = 0;
+    uint32_t syncs = 0;
+  };
+
+  void install(RecoveredState& st);
+  void write_checkpoint(RecoveredState& st);
+  Completion apply(std::vector<Update>& updates, bool fua, Command cmd);
+  void write_record(bool clean, Command& cmd, std::optional<CylinderWindow> next_window);
+  void sync_and_release(Command& cmd);
+  void maybe_write_record(Command& cmd);
+  CylinderWindow window_at(uint32_t cylinder) const;
+  // Reads a mapped block (verifying it) into out; charges the access.
+  void read_block(uint64_t block, std::byte* out, Command& cmd);
+  void charge(std::span<const Extent> extents, Command& cmd);
+  Extent extent_of(const MapEntry& e) const;
+  void store_write(const Extent& e, const void* bytes);
+  void store_read(const Extent& e, void* bytes);
+  void release_data(const MapEntry& e);
+  Completion finish(Command& cmd) const;
+
+  std::unique_ptr<BackingStore> store_;
+  Superblock sb_;
+  VldLayout layout_;
+  VldOptions options_;
+  DriveModel drive_;
+  FreeSpaceMap free_;
+  EagerAllocator alloc_;
+  VirtualLog log_;
+  std::vector<MapEntry> map_;
+  uint64_t live_blocks_ = 0;
+  LogRecord record_;              // the newest record on disk
+  CylinderWindow window_;
+  uint64_t window_free_at_open_ = 0;
+  std::vector<Extent> pending_data_;   // freed when the next sync returns
+  std::vector<uint32_t> retired_map_;  // freed when the next record is durable
+  VldStats stats_;
+  RecoveryReport recovery_;
+};
+
+}  // namespace vld
+
+#endif  // VLD_CORE_VLD_DISK_H_
