@@ -101,6 +101,40 @@ bool EagerAllocator::fill_track_usable(uint32_t len, const CylinderWindow& windo
 std::optional<std::vector<Extent>> EagerAllocator::place(std::span<const uint32_t> piece_sectors,
                                                          HeadPosition head, SimTime start,
                                                          const CylinderWindow& window) {
+  SimTime greedy_end;
+  auto greedy = place_greedy(piece_sectors, head, start, window, &greedy_end);
+  if (piece_sectors.size() < 2) return greedy;
+  // The whole command in one run, if that ends sooner: data and its map
+  // sectors back to back in one pass, rather than the data in the nearest
+  // hole and the map sector wherever the next free sector is. Freed data
+  // leaves holes of exactly one block, so the greedy plan often pays a
+  // second locate for the map.
+  uint32_t total = 0;
+  for (uint32_t len : piece_sectors) total += len;
+  if (total > drive_.geometry().sectors_per_track) return greedy;
+  if (greedy)
+    for (const Extent& e : *greedy) free_.release(e.track, e.sector, e.sectors);
+  auto one = nearest(total, head, start, window);
+  if (one && (!greedy || start + one->locate + drive_.transfer_time(total) < greedy_end)) {
+    std::vector<Extent> out;
+    const uint32_t spt = drive_.geometry().sectors_per_track;
+    uint32_t sector = one->extent.sector;
+    for (uint32_t len : piece_sectors) {
+      out.push_back(Extent{one->extent.track, sector, len});
+      sector = (sector + len) % spt;
+    }
+    free_.allocate(one->extent.track, one->extent.sector, total);
+    ++stats_.contiguous_commands;
+    return out;
+  }
+  if (greedy)
+    for (const Extent& e : *greedy) free_.allocate(e.track, e.sector, e.sectors);
+  return greedy;
+}
+
+std::optional<std::vector<Extent>> EagerAllocator::place_greedy(
+    std::span<const uint32_t> piece_sectors, HeadPosition head, SimTime start,
+    const CylinderWindow& window, SimTime* end) {
   const DriveGeometry& g = drive_.geometry();
   std::vector<Extent> out;
   SimTime t = start;
@@ -142,6 +176,7 @@ std::optional<std::vector<Extent>> EagerAllocator::place(std::span<const uint32_
     head = HeadPosition{e.track / g.tracks_per_cylinder, e.track % g.tracks_per_cylinder};
     t += choice->locate + drive_.transfer_time(e.sectors);
   }
+  *end = t;
   return out;
 }
 

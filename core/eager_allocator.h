@@ -7,7 +7,9 @@
 // seek). Cylinder seeks go one way, ascending and wrapping, so the head is
 // never trapped behind a full region (section 4.2). A command's pieces thus
 // land back to back in one rotational pass wherever free space allows: a map
-// sector right behind its data costs one sector time.
+// sector right behind its data costs one sector time. Because freed data
+// leaves holes of exactly one block, the allocator also tries the whole
+// command as one run and keeps whichever plan ends sooner.
 //
 // Policy (section 2.3 and 4.2): while a fill track is below the fill
 // threshold, pieces go there, unless the nearest empty track is sooner (a
@@ -60,6 +62,7 @@ struct AllocatorStats {
   uint64_t fill_switches = 0;      // times a new empty track became the fill track
   uint64_t greedy_pieces = 0;      // pieces placed with no empty track left
   uint64_t skipped_sectors = 0;    // rotational positions passed before pieces
+  uint64_t contiguous_commands = 0; // commands placed as one run (data + map)
 };
 
 class EagerAllocator {
@@ -96,6 +99,9 @@ class EagerAllocator {
   void reset_fill_track() { fill_track_.reset(); }
 
  private:
+  std::optional<std::vector<Extent>> place_greedy(std::span<const uint32_t> piece_sectors,
+                                                  HeadPosition head, SimTime start,
+                                                  const CylinderWindow& window, SimTime* end);
   // Where the first sector position at or after `at` on track (c, h) is.
   uint32_t sector_under_head(uint32_t cylinder, uint32_t head, SimTime at) const;
   std::optional<Choice> on_track(uint32_t track, uint32_t len, HeadPosition from,

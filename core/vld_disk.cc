@@ -25,8 +25,7 @@ VldDisk::VldDisk(std::unique_ptr<BackingStore> store, const Superblock& sb, VldO
       alloc_(drive_, free_, AllocatorPolicy{options.fill_fraction}),
       log_(static_cast<uint32_t>(layout_.pieces)),
       map_(layout_.blocks) {
-  if (options_.window_cylinders == 0)
-    options_.window_cylinders = std::max<uint32_t>(4, layout_.cylinders / 32);
+  if (options_.window_cylinders == 0) options_.window_cylinders = kDefaultWindowCylinders;
   options_.window_cylinders = std::min(options_.window_cylinders, layout_.cylinders);
   RecoveredState st = recover(*store_, sb_);
   install(st);
@@ -229,7 +228,8 @@ void VldDisk::maybe_write_record(Command& cmd) {
     for (uint32_t h = 0; h < layout_.heads; ++h)
       window_free += free_.free_sectors(((window_.first + k) % layout_.cylinders) * layout_.heads + h);
   // A window used up to half its free space makes eager writing slow: move on.
-  bool window_spent = window_free * 2 < window_free_at_open_;
+  bool window_spent = static_cast<double>(window_free) <
+                      options_.window_move_fraction * static_cast<double>(window_free_at_open_);
   // After a request too big for the window was placed anywhere, come back.
   bool window_widened = window_.count > options_.window_cylinders;
   if (too_many_retired || window_spent || window_widened) write_record(false, cmd, window_at(drive_.head().cylinder));
@@ -558,6 +558,7 @@ nlohmann::json VldDisk::extra_stats() const {
       {"fill", options_.fill_fraction},
       {"allocator",
        {{"pieces", a.pieces},
+        {"contiguous_commands", a.contiguous_commands},
         {"fill_switches", a.fill_switches},
         {"greedy_pieces", a.greedy_pieces},
         {"mean_locate_sectors",

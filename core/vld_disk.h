@@ -42,9 +42,17 @@
 
 namespace vld {
 
+// Recovery after a crash reads this many cylinders at most (st19101: 32 x
+// 16 tracks x 6 ms = 3.1 s simulated), whatever the size of the disk.
+inline constexpr uint32_t kDefaultWindowCylinders = 32;
+
 struct VldOptions {
   double fill_fraction = 0.75;     // fill=
-  uint32_t window_cylinders = 0;   // window= (0: 1/32 of the disk, at least 4)
+  uint32_t window_cylinders = 0;   // window= (0: kDefaultWindowCylinders)
+  // Move the window on when it has this fraction of its opening free space
+  // left: a fuller window makes eager writing slower (0.75 measured best on
+  // st19101 at 80% utilization: 875 us/write against 1017 at 0.5).
+  double window_move_fraction = 0.75;
   uint32_t retired_limit = 4096;   // replaced map sectors that trigger a record
 };
 

@@ -224,7 +224,7 @@ const char* config_help() {
       "seek=A,B,D,C,E         seek curve in ms: A+B*sqrt(d) below D cylinders, C+E*d above\n"
       "fill=PERCENT           vld: fill empty tracks to this before moving on (default 75)\n"
       "window=CYLINDERS       vld: cylinders written between log records; recovery after\n"
-      "                       a crash scans only these (default 1/32 of the disk, >= 4)\n"
+      "                       a crash scans only these (default 32)\n"
       "latency=sleep|none     sleep: replies leave at their simulated completion time;\n"
       "                       none: memory speed, simulated time only (default sleep)\n"
       "statsfile=PATH         JSON statistics, rewritten every second and at exit (default off)\n"
