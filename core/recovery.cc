@@ -223,6 +223,10 @@ RecoveredState recover(BackingStore& store, const Superblock& sb) {
       }
     }
     for (const Found& f : cands) st.next_seq = std::max(st.next_seq, f.m.seq + 1);
+    // A new epoch of seqs: map sectors this recovery could not see (a
+    // checkpoint an earlier, interrupted recovery wrote outside the window)
+    // can never share a seq with anything written from now on.
+    st.next_seq += kRecoveryEpochGap;
     // Without candidates the base tree stands as it is; otherwise VldDisk
     // writes a fresh tree (a checkpoint) before serving.
     st.needs_checkpoint = !cands.empty() || !rec;

@@ -72,6 +72,9 @@ struct RecoveredState {
   RecoveryReport report;
 };
 
+// How far an unclean recovery moves the seq counter on (see recover()).
+inline constexpr uint64_t kRecoveryEpochGap = uint64_t{1} << 32;
+
 // Layout facts recovery and VldDisk share.
 struct VldLayout {
   explicit VldLayout(const Superblock& sb);
