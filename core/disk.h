@@ -16,6 +16,7 @@
 #ifndef VLD_CORE_DISK_H_
 #define VLD_CORE_DISK_H_
 
+#include <algorithm>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -44,6 +45,23 @@ struct ZeroFlags {
 
 enum class ExtentType { kData, kHole };  // a hole reads as zeros
 using ExtentFn = std::function<void(uint64_t offset, uint64_t len, ExtentType type)>;
+
+// Reports [offset, offset+len) to fn as maximal runs of blocks of
+// block_bytes that are all live (data) or all not (holes).
+template <typename IsLive>
+void emit_block_extents(uint64_t offset, uint64_t len, uint64_t block_bytes, IsLive is_live,
+                        const ExtentFn& fn) {
+  uint64_t pos = offset;
+  const uint64_t end = offset + len;
+  while (pos < end) {
+    const bool live = is_live(pos / block_bytes);
+    uint64_t b = pos / block_bytes + 1;
+    while (b * block_bytes < end && is_live(b) == live) ++b;
+    const uint64_t run_end = std::min(end, b * block_bytes);
+    fn(pos, run_end - pos, live ? ExtentType::kData : ExtentType::kHole);
+    pos = run_end;
+  }
+}
 
 class Disk {
  public:

@@ -143,18 +143,7 @@ Completion InplaceDisk::zero(uint64_t offset, uint64_t len, ZeroFlags flags, Sim
 }
 
 void InplaceDisk::extents(uint64_t offset, uint64_t len, const ExtentFn& fn) {
-  const uint64_t bs = sb_.block_bytes;
-  uint64_t pos = offset;
-  const uint64_t end = offset + len;
-  while (pos < end) {
-    uint64_t block = pos / bs;
-    bool live = is_live(block);
-    uint64_t b = block + 1;
-    while (b * bs < end && is_live(b) == live) ++b;
-    uint64_t run_end = std::min(end, b * bs);
-    fn(pos, run_end - pos, live ? ExtentType::kData : ExtentType::kHole);
-    pos = run_end;
-  }
+  emit_block_extents(offset, len, sb_.block_bytes, [this](uint64_t b) { return is_live(b); }, fn);
 }
 
 void InplaceDisk::close() { store_->sync(); }
