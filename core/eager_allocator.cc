@@ -88,95 +88,117 @@ std::optional<uint32_t> EagerAllocator::nearest_empty_track(HeadPosition head, S
   return best;
 }
 
-bool EagerAllocator::fill_track_usable(uint32_t len, const CylinderWindow& window) const {
-  if (!fill_track_) return false;
+bool EagerAllocator::fill_track_usable(std::optional<uint32_t> fill, uint32_t len,
+                                       const CylinderWindow& window) const {
+  if (!fill) return false;
   const DriveGeometry& g = drive_.geometry();
-  uint32_t track = *fill_track_;
+  uint32_t track = *fill;
   if (!window.contains(track / g.tracks_per_cylinder, drive_.simulated_cylinders())) return false;
   double used = 1.0 - static_cast<double>(free_.free_sectors(track)) / g.sectors_per_track;
   // Below the threshold, and the piece still fits somewhere on the track.
   return used < policy_.fill_fraction && free_.free_sectors(track) >= len;
 }
 
+std::optional<EagerAllocator::Choice> EagerAllocator::choose(uint32_t len, HeadPosition head,
+                                                             SimTime t,
+                                                             const CylinderWindow& window,
+                                                             std::optional<uint32_t>* fill,
+                                                             bool* greedy) const {
+  // The fill track, while it is below the threshold and the piece fits in
+  // one of its free runs; but moving to the nearest empty track wins when it
+  // is sooner: the threshold is the most a track is filled, not a reason to
+  // wait a revolution for its last hole.
+  std::optional<Choice> choice;
+  if (fill_track_usable(*fill, len, window)) choice = on_track(**fill, len, head, t);
+  std::optional<uint32_t> empty = nearest_empty_track(head, t, window);
+  std::optional<Choice> fresh;
+  if (empty) fresh = on_track(*empty, len, head, t);
+  if (fresh && (!choice || fresh->locate < choice->locate)) {
+    *fill = empty;
+    return fresh;
+  }
+  if (choice) return choice;
+  // No empty track left (or none that can take the piece): greedy.
+  fill->reset();
+  *greedy = true;
+  return nearest(len, head, t, window);
+}
+
 std::optional<std::vector<Extent>> EagerAllocator::place(std::span<const uint32_t> piece_sectors,
                                                          HeadPosition head, SimTime start,
                                                          const CylinderWindow& window) {
-  SimTime greedy_end;
-  auto greedy = place_greedy(piece_sectors, head, start, window, &greedy_end);
-  if (piece_sectors.size() < 2) return greedy;
-  // The whole command in one run, if that ends sooner: data and its map
-  // sectors back to back in one pass, rather than the data in the nearest
-  // hole and the map sector wherever the next free sector is. Freed data
-  // leaves holes of exactly one block, so the greedy plan often pays a
-  // second locate for the map.
+  // Plan A: piece by piece, each where the head gets soonest after the
+  // previous one. Plan B: the whole command as one run, chosen by the same
+  // policy: data and its map sectors back to back in one pass. Freed data
+  // leaves holes of exactly one block, so plan A often pays a second locate
+  // for the map sector. Keep whichever ends sooner.
+  std::optional<uint32_t> fill_a = fill_track_;
+  SimTime end_a;
+  auto a = plan_pieces(piece_sectors, head, start, window, &fill_a, &end_a);
   uint32_t total = 0;
   for (uint32_t len : piece_sectors) total += len;
-  if (total > drive_.geometry().sectors_per_track) return greedy;
-  if (greedy)
-    for (const Extent& e : *greedy) free_.release(e.track, e.sector, e.sectors);
-  auto one = nearest(total, head, start, window);
-  if (one && (!greedy || start + one->locate + drive_.transfer_time(total) < greedy_end)) {
-    std::vector<Extent> out;
-    const uint32_t spt = drive_.geometry().sectors_per_track;
-    uint32_t sector = one->extent.sector;
-    for (uint32_t len : piece_sectors) {
-      out.push_back(Extent{one->extent.track, sector, len});
-      sector = (sector + len) % spt;
+  if (piece_sectors.size() >= 2 && total <= drive_.geometry().sectors_per_track) {
+    if (a)
+      for (const Extent& e : *a) free_.release(e.track, e.sector, e.sectors);
+    std::optional<uint32_t> fill_b = fill_track_;
+    bool greedy_b = false;
+    auto b = choose(total, head, start, window, &fill_b, &greedy_b);
+    if (b && (!a || start + b->locate + drive_.transfer_time(total) < end_a)) {
+      std::vector<Extent> out;
+      const uint32_t spt = drive_.geometry().sectors_per_track;
+      uint32_t sector = b->extent.sector;
+      for (uint32_t len : piece_sectors) {
+        out.push_back(Extent{b->extent.track, sector, len});
+        sector = (sector + len) % spt;
+      }
+      free_.allocate(b->extent.track, b->extent.sector, total);
+      if (fill_b != fill_track_ && fill_b) ++stats_.fill_switches;
+      fill_track_ = fill_b;
+      ++stats_.contiguous_commands;
+      stats_.pieces += piece_sectors.size();
+      if (greedy_b) stats_.greedy_pieces += piece_sectors.size();
+      stats_.skipped_sectors += static_cast<uint64_t>(
+          std::llround(static_cast<double>(b->locate.count()) / drive_.geometry().sector_time_ns()));
+      return out;
     }
-    free_.allocate(one->extent.track, one->extent.sector, total);
-    ++stats_.contiguous_commands;
-    return out;
+    if (a)
+      for (const Extent& e : *a) free_.allocate(e.track, e.sector, e.sectors);
   }
-  if (greedy)
-    for (const Extent& e : *greedy) free_.allocate(e.track, e.sector, e.sectors);
-  return greedy;
+  if (a) {
+    fill_track_ = fill_a;
+    stats_ = pending_stats_;
+  }
+  return a;
 }
 
-std::optional<std::vector<Extent>> EagerAllocator::place_greedy(
+std::optional<std::vector<Extent>> EagerAllocator::plan_pieces(
     std::span<const uint32_t> piece_sectors, HeadPosition head, SimTime start,
-    const CylinderWindow& window, SimTime* end) {
+    const CylinderWindow& window, std::optional<uint32_t>* fill, SimTime* end) {
   const DriveGeometry& g = drive_.geometry();
   std::vector<Extent> out;
   SimTime t = start;
-  auto undo = [&] {
-    for (const Extent& e : out) free_.release(e.track, e.sector, e.sectors);
-  };
+  AllocatorStats stats = stats_;
   for (uint32_t len : piece_sectors) {
-    std::optional<Choice> choice;
-    // The fill track, while it is below the threshold and the piece fits in
-    // one of its free runs (the holes the head passes during a command's
-    // overhead fit map sectors, not data: a track with no run long enough
-    // is full for this piece).
-    // Moving to the nearest empty track wins when it is sooner: the
-    // threshold is the most a track is filled, not a reason to wait a
-    // revolution for its last hole.
-    if (fill_track_usable(len, window)) choice = on_track(*fill_track_, len, head, t);
-    std::optional<Choice> fresh;
-    std::optional<uint32_t> empty = nearest_empty_track(head, t, window);
-    if (empty) fresh = on_track(*empty, len, head, t);
-    if (fresh && (!choice || fresh->locate < choice->locate)) {
-      choice = fresh;
-      fill_track_ = empty;
-      ++stats_.fill_switches;
-    }
+    std::optional<uint32_t> before = *fill;
+    bool greedy = false;
+    std::optional<Choice> choice = choose(len, head, t, window, fill, &greedy);
     if (!choice) {
-      choice = nearest(len, head, t, window);
-      if (choice) ++stats_.greedy_pieces;
-    }
-    if (!choice) {
-      undo();
+      for (const Extent& e : out) free_.release(e.track, e.sector, e.sectors);
       return std::nullopt;
     }
+    if (*fill && *fill != before) ++stats.fill_switches;
+    if (greedy) ++stats.greedy_pieces;
     const Extent& e = choice->extent;
     free_.allocate(e.track, e.sector, e.sectors);
     out.push_back(e);
-    ++stats_.pieces;
-    stats_.skipped_sectors += static_cast<uint64_t>(
-        std::llround(to_us(choice->locate) * 1e3 / g.sector_time_ns()));
+    ++stats.pieces;
+    stats.skipped_sectors += static_cast<uint64_t>(
+        std::llround(static_cast<double>(choice->locate.count()) / g.sector_time_ns()));
     head = HeadPosition{e.track / g.tracks_per_cylinder, e.track % g.tracks_per_cylinder};
     t += choice->locate + drive_.transfer_time(e.sectors);
   }
   *end = t;
+  pending_stats_ = stats;
   return out;
 }
 

@@ -99,22 +99,31 @@ class EagerAllocator {
   void reset_fill_track() { fill_track_.reset(); }
 
  private:
-  std::optional<std::vector<Extent>> place_greedy(std::span<const uint32_t> piece_sectors,
-                                                  HeadPosition head, SimTime start,
-                                                  const CylinderWindow& window, SimTime* end);
+  // The policy's choice for one run of len sectors, given (and updating) a
+  // fill track; *greedy says no empty track was used.
+  std::optional<Choice> choose(uint32_t len, HeadPosition head, SimTime t,
+                               const CylinderWindow& window, std::optional<uint32_t>* fill,
+                               bool* greedy) const;
+  // Plan A of place(): piece by piece; allocates; nullopt allocates nothing.
+  std::optional<std::vector<Extent>> plan_pieces(std::span<const uint32_t> piece_sectors,
+                                                 HeadPosition head, SimTime start,
+                                                 const CylinderWindow& window,
+                                                 std::optional<uint32_t>* fill, SimTime* end);
   // Where the first sector position at or after `at` on track (c, h) is.
   uint32_t sector_under_head(uint32_t cylinder, uint32_t head, SimTime at) const;
   std::optional<Choice> on_track(uint32_t track, uint32_t len, HeadPosition from,
                                  SimTime at) const;
   std::optional<uint32_t> nearest_empty_track(HeadPosition head, SimTime at,
                                               const CylinderWindow& window) const;
-  bool fill_track_usable(uint32_t len, const CylinderWindow& window) const;
+  bool fill_track_usable(std::optional<uint32_t> fill, uint32_t len,
+                         const CylinderWindow& window) const;
 
   const DriveModel& drive_;
   FreeSpaceMap& free_;
   AllocatorPolicy policy_;
   std::optional<uint32_t> fill_track_;
   AllocatorStats stats_;
+  AllocatorStats pending_stats_;  // plan A's stats, kept if plan A wins
 };
 
 }  // namespace vld

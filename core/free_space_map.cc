@@ -21,15 +21,17 @@ void FreeSpaceMap::set(uint32_t track, uint32_t sector, uint32_t count, bool use
                     std::to_string(sector) + " count " + std::to_string(count) + " out of range",
                 EIO);
   const bool was_empty = free_[track] == spt_;
+  // Check every sector before changing any: a refused call changes nothing.
   for (uint32_t i = 0; i < count; ++i) {
     uint32_t s = (sector + i) % spt_;
-    uint64_t& w = bits_[index(track, s)];
-    uint64_t bit = uint64_t{1} << (s % 64);
-    if (((w & bit) != 0) == used)
+    if (!is_free(track, s) == used)
       throw Error("free space map: sector " + std::to_string(s) + " of track " +
                       std::to_string(track) + (used ? " allocated twice" : " freed twice"),
                   EIO);
-    w ^= bit;
+  }
+  for (uint32_t i = 0; i < count; ++i) {
+    uint32_t s = (sector + i) % spt_;
+    bits_[index(track, s)] ^= uint64_t{1} << (s % 64);
   }
   if (used) {
     free_[track] -= count;

@@ -46,6 +46,7 @@ SectorBytes encode_map_sector(const MapSector& m, const Secret& key) {
   }
   for (uint32_t i = 0; i < m.pointer_count; ++i) {
     encode_fixed32(p + 304 + 16 * i, m.pointers[i].psn);
+    encode_fixed32(p + 308 + 16 * i, m.pointers[i].piece);
     encode_fixed64(p + 312 + 16 * i, m.pointers[i].seq);
   }
   seal(b, key);
@@ -72,6 +73,7 @@ std::optional<MapSector> decode_map_sector(const unsigned char* p, const Secret&
   }
   for (uint32_t i = 0; i < m.pointer_count; ++i) {
     m.pointers[i].psn = decode_fixed32(p + 304 + 16 * i);
+    m.pointers[i].piece = decode_fixed32(p + 308 + 16 * i);
     m.pointers[i].seq = decode_fixed64(p + 312 + 16 * i);
     if (m.pointers[i].seq >= m.seq) return std::nullopt;  // pointers go back in time
   }
@@ -93,6 +95,7 @@ SectorBytes encode_log_record(const LogRecord& r, const Secret& key) {
   encode_fixed32(p + 52, r.window_cylinders);
   encode_fixed32(p + 56, r.head_cylinder);
   encode_fixed32(p + 60, r.head);
+  encode_fixed32(p + 64, r.root.piece);
   seal(b, key);
   return b;
 }
@@ -112,6 +115,7 @@ std::optional<LogRecord> decode_log_record(const unsigned char* p, const Secret&
   r.window_cylinders = decode_fixed32(p + 52);
   r.head_cylinder = decode_fixed32(p + 56);
   r.head = decode_fixed32(p + 60);
+  r.root.piece = decode_fixed32(p + 64);
   if (r.next_seq <= r.durable_seq) return std::nullopt;
   return r;
 }

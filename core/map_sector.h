@@ -22,7 +22,9 @@
 //   38   u16  reserved, zero
 //   40   u64  changed: bit i set if entry i was written by this request
 //   48   32 x {u32 psn_plus_one (0 = unmapped), u32 data checksum}
-//   304  16 x {u32 psn, u32 reserved, u64 seq}: pointers to older map sectors
+//   304  12 x {u32 psn, u32 piece, u64 seq}: pointers to older map sectors;
+//             the piece lets a walk skip, unread, an older version of a piece
+//             whose newer one it has already met
 //   496  u8[16] MAC: keyed BLAKE2b-128 (libsodium crypto_generichash) of bytes
 //             [0, 496), key = the image's secret (outside the export)
 //
@@ -36,13 +38,14 @@
 #define VLD_CORE_MAP_SECTOR_H_
 
 #include <array>
+#include <cstddef>
 #include <cstdint>
 #include <optional>
 
 namespace vld {
 
 inline constexpr uint32_t kEntriesPerPiece = 32;
-inline constexpr uint32_t kMaxPointers = 16;
+inline constexpr uint32_t kMaxPointers = 12;
 using Secret = std::array<unsigned char, 32>;
 
 // One map entry, as held in memory (8 bytes per logical block).
@@ -58,6 +61,7 @@ static_assert(sizeof(MapEntry) == 8);
 struct LogPointer {
   uint32_t psn = 0;
   uint64_t seq = 0;
+  uint32_t piece = 0;
   bool operator==(const LogPointer&) const = default;
 };
 
@@ -74,6 +78,12 @@ struct MapSector {
 };
 
 using SectorBytes = std::array<unsigned char, 512>;
+
+// The layout above, checked: entries and pointers end where the MAC begins.
+inline constexpr size_t kMapEntriesAt = 48, kMapPointersAt = kMapEntriesAt + 8 * kEntriesPerPiece,
+                        kMapMacAt = 496;
+static_assert(kMapPointersAt == 304);
+static_assert(kMapPointersAt + 16 * kMaxPointers == kMapMacAt, "pointers would overrun the MAC");
 
 SectorBytes encode_map_sector(const MapSector& m, const Secret& key);
 // nullopt unless the magic and the MAC are right and the fields make sense.
@@ -96,7 +106,8 @@ std::optional<MapSector> decode_map_sector(const unsigned char* bytes, const Sec
 //   40   u64  root seq
 //   48   u32  window first cylinder, 52 u32 window cylinders
 //   56   u32  head cylinder, 60 u32 head
-//   64.. zero; 496 u8[16] MAC as for map sectors
+//   64   u32  root piece
+//   68.. zero; 496 u8[16] MAC as for map sectors
 struct LogRecord {
   bool clean = false;
   uint64_t generation = 0;

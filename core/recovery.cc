@@ -109,16 +109,25 @@ RecoveredState recover(BackingStore& store, const Superblock& sb) {
     if (r && (!rec || r->generation > rec->generation)) rec = r;
   }
 
-  // 1. The tree from the record's root, newest first.
+  // 1. The tree from the record's root, newest first. A pointer names the
+  // piece it leads to, so one to a piece already met (an older version: its
+  // children were adopted by the newer one) is dropped unread: the walk reads
+  // exactly the live map sectors.
   std::vector<uint64_t> cur_seq(L.pieces, 0);
   std::unordered_map<uint64_t, std::vector<LogPointer>> pointers_of;  // seq -> pointers
   if (rec && rec->has_root) {
-    std::priority_queue<std::pair<uint64_t, uint32_t>> frontier;  // (seq, psn)
+    struct Next {
+      uint64_t seq;
+      uint32_t psn, piece;
+      bool operator<(const Next& o) const { return seq < o.seq; }
+    };
+    std::priority_queue<Next> frontier;
     std::unordered_set<uint64_t> visited;
-    frontier.push({rec->root.seq, rec->root.psn});
+    frontier.push({rec->root.seq, rec->root.psn, rec->root.piece});
     while (!frontier.empty()) {
-      auto [seq, psn] = frontier.top();
+      auto [seq, psn, piece] = frontier.top();
       frontier.pop();
+      if (piece >= L.pieces || cur_seq[piece] != 0) continue;
       if (!visited.insert(seq).second) continue;
       if (psn < VldLayout::kRecordSlots || psn >= uint64_t{L.tracks} * L.spt) continue;
       SectorBytes b = reader.sector(psn);
@@ -137,7 +146,7 @@ RecoveredState recover(BackingStore& store, const Superblock& sb) {
       auto& ptrs = pointers_of[m->seq];
       for (uint16_t i = 0; i < m->pointer_count; ++i) {
         ptrs.push_back(m->pointers[i]);
-        frontier.push({m->pointers[i].seq, m->pointers[i].psn});
+        frontier.push({m->pointers[i].seq, m->pointers[i].psn, m->pointers[i].piece});
       }
     }
   }

@@ -104,8 +104,9 @@ std::vector<LogPointer> VirtualLog::pointers(std::span<const PlannedNode> group,
                                              std::span<const uint32_t> member_psns) const {
   std::vector<LogPointer> out;
   const PlannedNode& n = group[i];
-  if (n.points_to_previous) out.push_back(LogPointer{member_psns[i - 1], group[i - 1].seq});
-  for (const ChildRef& c : n.adopt) out.push_back(LogPointer{nodes_[c.piece].psn, c.seq});
+  if (n.points_to_previous)
+    out.push_back(LogPointer{member_psns[i - 1], group[i - 1].seq, group[i - 1].piece});
+  for (const ChildRef& c : n.adopt) out.push_back(LogPointer{nodes_[c.piece].psn, c.seq, c.piece});
   return out;
 }
 

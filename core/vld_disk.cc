@@ -121,55 +121,65 @@ void VldDisk::write_checkpoint(RecoveredState& st) {
       kept.push_back(psn);
     }
   }
-  std::vector<uint32_t> pieces;
   for (uint32_t p = 0; p < layout_.pieces; ++p)
-    if (st.nodes[p].seq) pieces.push_back(p);
-  const size_t n = pieces.size();
+    if (st.nodes[p].seq) log_.set_node(p, st.nodes[p].psn, st.nodes[p].seq, {});
+  log_.set_next_seq(st.next_seq);
   Command cmd{kSimEpoch, {}, true, 0, 0};
-  if (n > 0) {
-    // A fresh tree: node j's children are nodes j*P+1 .. j*P+P; node 0, the
-    // root, has the highest seq. One group, so a crash mid-way leaves the
-    // previous state to be recovered again.
-    const uint64_t g = st.next_seq;
-    auto seq_of = [&](size_t j) { return g + n - 1 - j; };
-    std::vector<uint32_t> sizes(n, 1);
-    auto ext = alloc_.place(sizes, drive_.head(), cmd.t, CylinderWindow{0, layout_.cylinders});
-    if (!ext) throw Error("recovery: no room to write the map checkpoint", ENOSPC);
-    std::vector<uint32_t> psn(n);
-    for (size_t j = 0; j < n; ++j) psn[j] = static_cast<uint32_t>(alloc_.psn((*ext)[j]));
-    for (size_t j = 0; j < n; ++j) {
-      MapSector m;
-      m.piece = pieces[j];
-      m.seq = seq_of(j);
-      m.prev_seq = st.nodes[pieces[j]].seq;
-      m.group_seq = g;
-      m.group_count = static_cast<uint32_t>(n);
-      for (uint32_t i = 0; i < kEntriesPerPiece; ++i) {
-        uint64_t b = uint64_t{pieces[j]} * kEntriesPerPiece + i;
-        if (b < layout_.blocks) m.entries[i] = map_[b];
-      }
-      std::vector<ChildRef> children;
-      for (size_t c = j * kMaxPointers + 1; c <= j * kMaxPointers + kMaxPointers && c < n; ++c) {
-        m.pointers[m.pointer_count++] = LogPointer{psn[c], seq_of(c)};
-        children.push_back(ChildRef{pieces[c], seq_of(c)});
-      }
-      SectorBytes bytes = encode_map_sector(m, sb_.secret);
-      store_write((*ext)[j], bytes.data());
-      log_.set_node(pieces[j], psn[j], seq_of(j), std::move(children));
-    }
-    charge(*ext, cmd);
-    stats_.map_sectors_written += n;
-    log_.set_root(pieces[0]);
-    log_.set_next_seq(g + n);
-  } else {
-    log_.set_root(std::nullopt);
-    log_.set_next_seq(st.next_seq);
-  }
+  checkpoint(cmd, /*retire_old=*/false);
   write_record(false, cmd, window_at(drive_.head().cylinder));
   for (uint32_t psn : kept) free_.release(psn / layout_.spt, psn % layout_.spt, 1);
   st.report.simulated_ms += to_ms(cmd.t - kSimEpoch);
+}
+
+void VldDisk::checkpoint(Command& cmd, bool retire_old) {
+  std::vector<uint32_t> pieces;
+  for (uint32_t p = 0; p < layout_.pieces; ++p)
+    if (log_.node(p).seq) pieces.push_back(p);
+  const size_t n = pieces.size();
+  if (n == 0) {
+    log_.set_root(std::nullopt);
+    return;
+  }
+  // A fresh tree: node j's children are nodes j*P+1 .. j*P+P, and node 0,
+  // the root, has the highest seq. Written in the order j = 0, 1, ... and
+  // walked newest first, it is read in the order it was laid down. One
+  // group: a crash part way leaves the previous state to be recovered.
+  const uint64_t g = log_.next_seq();
+  auto seq_of = [&](size_t j) { return g + n - 1 - j; };
+  std::vector<uint32_t> sizes(n, 1);
+  auto ext = alloc_.place(sizes, drive_.head(), cmd.t, CylinderWindow{0, layout_.cylinders});
+  if (!ext) throw Error("no room on the platters to write a map checkpoint", ENOSPC);
+  std::vector<uint32_t> psn(n);
+  for (size_t j = 0; j < n; ++j) psn[j] = static_cast<uint32_t>(alloc_.psn((*ext)[j]));
+  for (size_t j = 0; j < n; ++j) {
+    const uint32_t piece = pieces[j];
+    MapSector m;
+    m.piece = piece;
+    m.seq = seq_of(j);
+    m.prev_seq = log_.node(piece).seq;
+    m.group_seq = g;
+    m.group_count = static_cast<uint32_t>(n);
+    for (uint32_t i = 0; i < kEntriesPerPiece; ++i) {
+      uint64_t b = uint64_t{piece} * kEntriesPerPiece + i;
+      if (b < layout_.blocks) m.entries[i] = map_[b];
+    }
+    std::vector<ChildRef> children;
+    for (size_t c = j * kMaxPointers + 1; c <= j * kMaxPointers + kMaxPointers && c < n; ++c) {
+      m.pointers[m.pointer_count++] = LogPointer{psn[c], seq_of(c), pieces[c]};
+      children.push_back(ChildRef{pieces[c], seq_of(c)});
+    }
+    SectorBytes bytes = encode_map_sector(m, sb_.secret);
+    store_write((*ext)[j], bytes.data());
+    if (retire_old) retired_map_.push_back(log_.node(piece).psn);
+    log_.set_node(piece, psn[j], seq_of(j), std::move(children));
+  }
+  charge(*ext, cmd);
+  stats_.map_sectors_written += n;
+  ++stats_.checkpoints;
+  log_.set_root(pieces[0]);
+  log_.set_next_seq(g + n);
   if (std::string why = log_.check(); !why.empty())
-    throw Error("recovery: checkpoint tree is broken (" + why + ") (bug)", EIO);
+    throw Error("map checkpoint: the new tree is broken (" + why + ") (bug)", EIO);
 }
 
 // ---- log records ----------------------------------------------------------
@@ -182,7 +192,8 @@ void VldDisk::write_record(bool clean, Command& cmd, std::optional<CylinderWindo
   r.next_seq = log_.next_seq();
   r.durable_seq = r.next_seq - 1;
   r.has_root = log_.root().has_value();
-  r.root = r.has_root ? LogPointer{log_.node(*log_.root()).psn, log_.node(*log_.root()).seq}
+  r.root = r.has_root ? LogPointer{log_.node(*log_.root()).psn, log_.node(*log_.root()).seq,
+                                   *log_.root()}
                       : LogPointer{};
   CylinderWindow w = next_window.value_or(window_);
   r.window_first = w.first;
@@ -214,11 +225,9 @@ void VldDisk::write_record(bool clean, Command& cmd, std::optional<CylinderWindo
       window_free_at_open_ += free_.free_sectors(((window_.first + k) % layout_.cylinders) * layout_.heads + h);
 }
 
-void VldDisk::sync_and_release(Command& cmd) {
+void VldDisk::sync(Command& cmd) {
   store_->sync();
   ++cmd.syncs;
-  for (const Extent& e : pending_data_) free_.release(e.track, e.sector, e.sectors);
-  pending_data_.clear();
 }
 
 void VldDisk::maybe_write_record(Command& cmd) {
@@ -353,7 +362,7 @@ Completion VldDisk::apply(std::vector<Update>& updates, bool fua, Command cmd) {
   cmd.written += data_pieces;
 
   for (uint32_t psn : log_.commit(group, member_psns)) retired_map_.push_back(psn);
-  if (fua) sync_and_release(cmd);
+  if (fua) sync(cmd);
   maybe_write_record(cmd);
   return finish(cmd);
 }
@@ -425,7 +434,7 @@ Completion VldDisk::write(uint64_t offset, std::span<const std::byte> data, bool
 Completion VldDisk::flush(SimTime start) {
   Command cmd{start + drive_.geometry().controller_overhead, {}, true, 0, 0};
   cmd.b.overhead = drive_.geometry().controller_overhead;
-  sync_and_release(cmd);
+  sync(cmd);
   return finish(cmd);
 }
 
@@ -435,10 +444,14 @@ Completion VldDisk::trim(uint64_t offset, uint64_t len, bool fua, SimTime start)
   cmd.b.overhead = drive_.geometry().controller_overhead;
   std::vector<Update> updates;
   // Whole blocks only: trim is advisory, partial blocks keep their data.
+  // Blocks already unmapped are unmapped again: that they are unmapped may
+  // not be durable yet (an earlier trim still in flight), and this request
+  // must not read back half done if a crash loses that trim (the chain of
+  // versions ties the two together).
   for (uint64_t b = (offset + bs - 1) / bs; (b + 1) * bs <= offset + len; ++b)
-    if (map_[b].mapped()) updates.push_back(Update{b, nullptr});
+    updates.push_back(Update{b, nullptr});
   if (updates.empty()) {
-    if (fua) sync_and_release(cmd);
+    if (fua) sync(cmd);
     return finish(cmd);
   }
   return apply(updates, fua, cmd);
@@ -456,6 +469,7 @@ Completion VldDisk::zero(uint64_t offset, uint64_t len, ZeroFlags flags, SimTime
     bool whole = b * bs >= offset && (b + 1) * bs <= offset + len;
     if (whole ? !flags.may_trim : map_[b].mapped()) writes_data = true;
   }
+  // (Unmapping costs only map sectors: a fast zero may do it.)
   if (flags.fast && writes_data)
     throw Error("zeroing here means writing data blocks, which is not fast", ENOTSUP);
 
@@ -466,14 +480,14 @@ Completion VldDisk::zero(uint64_t offset, uint64_t len, ZeroFlags flags, SimTime
   for (uint64_t b = first; b <= last; ++b) {
     bool whole = b * bs >= offset && (b + 1) * bs <= offset + len;
     if (whole) {
-      if (flags.may_trim) {
-        if (map_[b].mapped()) updates.push_back(Update{b, nullptr});
-      } else {
-        updates.push_back(Update{b, zeros});  // NO_HOLE: allocated zeros
-      }
+      // Unmapped blocks are unmapped again, as in trim().
+      updates.push_back(Update{b, flags.may_trim ? nullptr : zeros});  // NO_HOLE: allocated zeros
       continue;
     }
-    if (!map_[b].mapped()) continue;  // an unmapped block already reads as zeros
+    if (!map_[b].mapped()) {  // reads as zeros already; say so again, as in trim()
+      updates.push_back(Update{b, nullptr});
+      continue;
+    }
     std::vector<std::byte>& m = merged.emplace_back(bs);
     read_block(b, m.data(), cmd);
     ++stats_.rmw_reads;
@@ -482,7 +496,7 @@ Completion VldDisk::zero(uint64_t offset, uint64_t len, ZeroFlags flags, SimTime
     updates.push_back(Update{b, m.data()});
   }
   if (updates.empty()) {
-    if (flags.fua) sync_and_release(cmd);
+    if (flags.fua) sync(cmd);
     return finish(cmd);
   }
   return apply(updates, flags.fua, cmd);
@@ -493,8 +507,12 @@ void VldDisk::extents(uint64_t offset, uint64_t len, const ExtentFn& fn) {
                      fn);
 }
 
+// The drive's power-down sequence: the map, rewritten as a fresh tree laid
+// down in one sweep (so the next open reads it at media speed instead of a
+// seek per map sector), then the tail in a clean record.
 void VldDisk::close() {
   Command cmd{kSimEpoch, {}, true, 0, 0};
+  checkpoint(cmd, /*retire_old=*/true);
   write_record(true, cmd, window_);
 }
 
@@ -538,6 +556,7 @@ nlohmann::json VldDisk::extra_stats() const {
       {"relays", stats_.relays},
       {"map_update_us", stats_.map_updates ? to_us(stats_.map_time) / stats_.map_updates : 0.0},
       {"log_records_written", stats_.records_written},
+      {"checkpoints", stats_.checkpoints},
       {"log_record_us", to_us(stats_.record_time)},
       {"rmw_reads", stats_.rmw_reads},
       {"checksum_failures", stats_.checksum_failures},

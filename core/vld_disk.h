@@ -8,11 +8,18 @@
 // location per request.
 //
 // Freeing (paper 003 rule 2, paper 002 delayed freeing): a replaced data
-// block is reused only after the map sector that no longer points to it is
-// durable (the next sync); a replaced map sector only after the next log
-// record, because until then recovery may walk through it. Nothing written
-// since the last log record is reused before the next one, which is what
-// lets recovery tell a lost write from a recycled one.
+// block or map sector is reused only after the next log record. By then the
+// map sectors that no longer point to it are durable (the record is written
+// after a sync), and recovery, which starts from the newest record, never
+// looks at it again. Until then recovery may need it: it walks the record's
+// tree through replaced map sectors, and it checks the data of every request
+// written since the record, including requests whose blocks were rewritten
+// later. (Freeing data at the next sync instead, which soft updates' rule 2
+// alone allows, made recovery reject flushed requests whose data a later
+// flushed request had replaced and a third had reused: found by
+// VldDisk.UncleanReopenRecoversEverythingOnTheImage.) Nothing written since
+// the last record is reused before the next one, which is also what lets
+// recovery tell a lost write from a recycled one.
 //
 // Log records (map_sector.h) are written when the cylinder window is used up
 // or too many replaced map sectors wait, and at open and clean close. Each
@@ -60,6 +67,7 @@ struct VldStats {
   uint64_t map_sectors_written = 0;
   uint64_t relays = 0;
   uint64_t records_written = 0;
+  uint64_t checkpoints = 0;
   uint64_t data_blocks_written = 0;
   uint64_t rmw_reads = 0;
   uint64_t checksum_failures = 0;
@@ -116,9 +124,11 @@ class VldDisk final : public Disk {
 
   void install(RecoveredState& st);
   void write_checkpoint(RecoveredState& st);
+  // Rewrites every live piece as one group forming a fresh, balanced tree.
+  void checkpoint(Command& cmd, bool retire_old);
   Completion apply(std::vector<Update>& updates, bool fua, Command cmd);
   void write_record(bool clean, Command& cmd, std::optional<CylinderWindow> next_window);
-  void sync_and_release(Command& cmd);
+  void sync(Command& cmd);
   void maybe_write_record(Command& cmd);
   CylinderWindow window_at(uint32_t cylinder) const;
   // Reads a mapped block (verifying it) into out; charges the access.
@@ -143,7 +153,7 @@ class VldDisk final : public Disk {
   LogRecord record_;              // the newest record on disk
   CylinderWindow window_;
   uint64_t window_free_at_open_ = 0;
-  std::vector<Extent> pending_data_;   // freed when the next sync returns
+  std::vector<Extent> pending_data_;   // freed when the next record is durable
   std::vector<uint32_t> retired_map_;  // freed when the next record is durable
   VldStats stats_;
   RecoveryReport recovery_;
