@@ -1,5 +1,6 @@
 #include "core/eager_allocator.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace vld {
@@ -126,7 +127,8 @@ std::optional<EagerAllocator::Choice> EagerAllocator::choose(uint32_t len, HeadP
 
 std::optional<std::vector<Extent>> EagerAllocator::place(std::span<const uint32_t> piece_sectors,
                                                          HeadPosition head, SimTime start,
-                                                         const CylinderWindow& window) {
+                                                         const CylinderWindow& window,
+                                                         std::vector<size_t>* time_order) {
   // Plan A: piece by piece, each where the head gets soonest after the
   // previous one. Plan B: the whole command as one run, chosen by the same
   // policy: data and its map sectors back to back in one pass. Freed data
@@ -135,6 +137,43 @@ std::optional<std::vector<Extent>> EagerAllocator::place(std::span<const uint32_
   std::optional<uint32_t> fill_a = fill_track_;
   SimTime end_a;
   auto a = plan_pieces(piece_sectors, head, start, window, &fill_a, &end_a);
+  std::vector<size_t> order_a(piece_sectors.size());
+  for (size_t i = 0; i < order_a.size(); ++i) order_a[i] = i;
+  if (time_order) *time_order = order_a;
+
+  // Plan C: the small pieces (map sectors) first, then the rest: the head
+  // often passes a lone free sector on its way to the next hole big enough
+  // for a block, and a map sector written there costs one sector time.
+  std::vector<size_t> order_c(piece_sectors.size());
+  for (size_t i = 0; i < order_c.size(); ++i) order_c[i] = i;
+  std::stable_sort(order_c.begin(), order_c.end(), [&](size_t x, size_t y) {
+    return piece_sectors[x] < piece_sectors[y];
+  });
+  // Only for a caller that asks for the order: one transferring the extents
+  // in piece order would lose a revolution.
+  if (a && time_order && order_c != order_a) {
+    std::vector<uint32_t> sizes_c;
+    for (size_t i : order_c) sizes_c.push_back(piece_sectors[i]);
+    for (const Extent& e : *a) free_.release(e.track, e.sector, e.sectors);
+    std::optional<uint32_t> fill_c = fill_track_;
+    SimTime end_c;
+    AllocatorStats stats_a = pending_stats_;
+    auto c = plan_pieces(sizes_c, head, start, window, &fill_c, &end_c);
+    if (c && end_c < end_a) {
+      std::vector<Extent> back(piece_sectors.size());
+      for (size_t k = 0; k < order_c.size(); ++k) back[order_c[k]] = (*c)[k];
+      a = std::move(back);
+      end_a = end_c;
+      fill_a = fill_c;
+      ++pending_stats_.small_first_commands;
+      if (time_order) *time_order = order_c;
+    } else {
+      if (c)
+        for (const Extent& e : *c) free_.release(e.track, e.sector, e.sectors);
+      for (const Extent& e : *a) free_.allocate(e.track, e.sector, e.sectors);
+      pending_stats_ = stats_a;
+    }
+  }
   uint32_t total = 0;
   for (uint32_t len : piece_sectors) total += len;
   if (piece_sectors.size() >= 2 && total <= drive_.geometry().sectors_per_track) {
@@ -155,6 +194,7 @@ std::optional<std::vector<Extent>> EagerAllocator::place(std::span<const uint32_
       if (fill_b != fill_track_ && fill_b) ++stats_.fill_switches;
       fill_track_ = fill_b;
       ++stats_.contiguous_commands;
+      if (time_order) *time_order = order_a;  // the run is in piece order
       stats_.pieces += piece_sectors.size();
       if (greedy_b) stats_.greedy_pieces += piece_sectors.size();
       stats_.skipped_sectors += static_cast<uint64_t>(

@@ -63,6 +63,7 @@ struct AllocatorStats {
   uint64_t greedy_pieces = 0;      // pieces placed with no empty track left
   uint64_t skipped_sectors = 0;    // rotational positions passed before pieces
   uint64_t contiguous_commands = 0; // commands placed as one run (data + map)
+  uint64_t small_first_commands = 0; // map sectors placed first, on the way to the data
 };
 
 class EagerAllocator {
@@ -71,11 +72,14 @@ class EagerAllocator {
 
   // Places and allocates `piece_sectors` for one command whose mechanics begin
   // at `start` (after the controller overhead) with the head on `head`.
-  // Returns the extents in order, or nullopt (allocating nothing) if the
-  // window cannot hold them all.
+  // Returns the extents in piece order, or nullopt (allocating nothing) if
+  // the window cannot hold them all. *time_order, if given, receives the
+  // piece indices in the order the head passes them (transfer them so);
+  // without it the extents are always in time order as given.
   std::optional<std::vector<Extent>> place(std::span<const uint32_t> piece_sectors,
                                            HeadPosition head, SimTime start,
-                                           const CylinderWindow& window);
+                                           const CylinderWindow& window,
+                                           std::vector<size_t>* time_order = nullptr);
 
   // The same search for one piece without allocating or changing policy
   // state: the time from `at` (head on `head`) until a free run of `len`

@@ -293,14 +293,16 @@ Completion VldDisk::apply(std::vector<Update>& updates, bool fua, Command cmd) {
   const size_t data_pieces = sizes.size();
   sizes.insert(sizes.end(), group.size(), 1);
 
-  std::optional<std::vector<Extent>> ext = alloc_.place(sizes, drive_.head(), cmd.t, window_);
+  std::vector<size_t> order;
+  std::optional<std::vector<Extent>> ext =
+      alloc_.place(sizes, drive_.head(), cmd.t, window_, &order);
   if (!ext) {  // the window is full: move it to the head and try again
     write_record(false, cmd, window_at(drive_.head().cylinder));
-    ext = alloc_.place(sizes, drive_.head(), cmd.t, window_);
+    ext = alloc_.place(sizes, drive_.head(), cmd.t, window_, &order);
   }
   if (!ext) {  // anywhere at all
     write_record(false, cmd, CylinderWindow{drive_.head().cylinder, layout_.cylinders});
-    ext = alloc_.place(sizes, drive_.head(), cmd.t, window_);
+    ext = alloc_.place(sizes, drive_.head(), cmd.t, window_, &order);
   }
   if (!ext) throw Error("no free space left on the simulated platters", ENOSPC);
 
@@ -348,14 +350,17 @@ Completion VldDisk::apply(std::vector<Update>& updates, bool fua, Command cmd) {
     if (group[i].relay) ++stats_.relays;
   }
 
-  // The drive: one pass over data and map sectors; what the map added.
-  SimTime data_end = cmd.t;
+  // The drive: one pass over data and map sectors, in the order the head
+  // meets them; what the map sectors added to the data alone.
+  SimTime data_only_end = cmd.t;
   if (data_pieces > 0) {
     std::vector<SectorRun> data_runs = alloc_.runs(std::span(ext->data(), data_pieces));
-    data_end = drive_.estimate(data_runs, cmd.t, false).end;
+    data_only_end = drive_.estimate(data_runs, cmd.t, false).end;
   }
-  charge(*ext, cmd);
-  stats_.map_time += cmd.t - data_end;
+  std::vector<Extent> in_time;
+  for (size_t i : order) in_time.push_back((*ext)[i]);
+  charge(in_time, cmd);
+  if (cmd.t > data_only_end) stats_.map_time += cmd.t - data_only_end;
   ++stats_.map_updates;
   stats_.map_sectors_written += group.size();
   stats_.data_blocks_written += data_pieces;
@@ -568,6 +573,7 @@ nlohmann::json VldDisk::extra_stats() const {
       {"allocator",
        {{"pieces", a.pieces},
         {"contiguous_commands", a.contiguous_commands},
+        {"small_first_commands", a.small_first_commands},
         {"fill_switches", a.fill_switches},
         {"greedy_pieces", a.greedy_pieces},
         {"mean_locate_sectors",
