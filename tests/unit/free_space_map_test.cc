@@ -1,0 +1,263 @@
+// FreeSpaceMap: allocation bookkeeping, wrapping runs, empty-track counting,
+// first_free_run by hand, and formula (1) of paper 001 (section 2.1,
+// appendix A.1) against first_free_run on random tracks.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "core/free_space_map.h"
+#include "core/util/error.h"
+
+namespace vld {
+namespace {
+
+// Free sectors of a track, counted bit by bit through is_free().
+uint32_t count_free(const FreeSpaceMap& m, uint32_t track) {
+  uint32_t n = 0;
+  for (uint32_t s = 0; s < m.sectors_per_track(); ++s) n += m.is_free(track, s) ? 1 : 0;
+  return n;
+}
+
+// A track with exactly the given sectors free (the rest allocated).
+void leave_free(FreeSpaceMap& m, uint32_t track, const std::vector<uint32_t>& free_sectors) {
+  std::vector<bool> keep(m.sectors_per_track(), false);
+  for (uint32_t s : free_sectors) keep[s] = true;
+  for (uint32_t s = 0; s < m.sectors_per_track(); ++s)
+    if (!keep[s]) m.allocate(track, s, 1);
+}
+
+TEST(FreeSpaceMap, StartsEmptyAndCountsAllocations) {
+  FreeSpaceMap m(4, 100);
+  EXPECT_EQ(m.tracks(), 4u);
+  EXPECT_EQ(m.sectors_per_track(), 100u);
+  EXPECT_EQ(m.free_sectors(), 400u);
+  EXPECT_EQ(m.empty_tracks(), 4u);
+  for (uint32_t t = 0; t < 4; ++t) {
+    EXPECT_TRUE(m.is_empty(t));
+    EXPECT_EQ(m.free_sectors(t), 100u);
+  }
+
+  m.allocate(1, 10, 8);
+  EXPECT_EQ(m.free_sectors(1), 92u);
+  EXPECT_EQ(m.free_sectors(), 392u);
+  EXPECT_EQ(m.empty_tracks(), 3u);
+  EXPECT_FALSE(m.is_empty(1));
+  for (uint32_t s = 0; s < 100; ++s) EXPECT_EQ(m.is_free(1, s), s < 10 || s >= 18) << s;
+  // Sector 64 and up live in the second word of the bitmap.
+  m.allocate(1, 60, 8);
+  for (uint32_t s = 58; s < 70; ++s) EXPECT_EQ(m.is_free(1, s), s < 60 || s >= 68) << s;
+  EXPECT_EQ(count_free(m, 1), m.free_sectors(1));
+  EXPECT_EQ(m.empty_tracks(), 3u);
+
+  m.release(1, 10, 8);
+  m.release(1, 60, 8);
+  EXPECT_TRUE(m.is_empty(1));
+  EXPECT_EQ(m.empty_tracks(), 4u);
+  EXPECT_EQ(m.free_sectors(), 400u);
+}
+
+TEST(FreeSpaceMap, RunsWrapPastTheEndOfTheTrack) {
+  FreeSpaceMap m(2, 72);
+  m.allocate(0, 70, 5);  // 70, 71, 0, 1, 2
+  for (uint32_t s = 0; s < 72; ++s)
+    EXPECT_EQ(m.is_free(0, s), !(s >= 70 || s <= 2)) << s;
+  EXPECT_EQ(m.free_sectors(0), 67u);
+  EXPECT_TRUE(m.is_empty(1));  // nothing spilled onto the next track
+  m.release(0, 70, 5);
+  EXPECT_TRUE(m.is_empty(0));
+  // A whole-track run from the middle.
+  m.allocate(0, 30, 72);
+  EXPECT_EQ(m.free_sectors(0), 0u);
+  m.release(0, 0, 72);
+  EXPECT_EQ(m.free_sectors(0), 72u);
+}
+
+TEST(FreeSpaceMap, DoubleAllocationAndDoubleFreeThrow) {
+  FreeSpaceMap m(2, 64);
+  m.allocate(0, 5, 3);
+  EXPECT_THROW(m.allocate(0, 5, 1), Error);
+  EXPECT_THROW(m.allocate(0, 7, 1), Error);
+  EXPECT_THROW(m.release(0, 8, 1), Error);
+  EXPECT_THROW(m.release(1, 0, 1), Error);
+  // Out of range is an error too.
+  EXPECT_THROW(m.allocate(2, 0, 1), Error);
+  EXPECT_THROW(m.allocate(0, 64, 1), Error);
+  EXPECT_THROW(m.allocate(0, 0, 65), Error);
+  try {
+    m.allocate(0, 6, 1);
+    ADD_FAILURE() << "double allocation accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.err(), EIO);
+  }
+  EXPECT_EQ(m.free_sectors(0), 61u);
+  EXPECT_EQ(m.free_sectors(), 125u);
+}
+
+// A refused allocation must leave the map as it was. Here the run's first
+// two sectors are free and the third is not: the check fires after the
+// first two bits were already flipped.
+TEST(FreeSpaceMap, RefusedAllocationLeavesTheMapUnchanged) {
+  FreeSpaceMap m(1, 64);
+  m.allocate(0, 2, 1);
+  EXPECT_THROW(m.allocate(0, 0, 4), Error);
+  EXPECT_TRUE(m.is_free(0, 0));
+  EXPECT_TRUE(m.is_free(0, 1));
+  EXPECT_EQ(m.free_sectors(0), 63u);
+  EXPECT_EQ(count_free(m, 0), m.free_sectors(0)) << "bitmap and free count disagree";
+  EXPECT_THROW(m.release(0, 1, 3), Error);  // 1 is free: refused at once
+  EXPECT_EQ(count_free(m, 0), m.free_sectors(0));
+}
+
+TEST(FreeSpaceMap, EmptyTrackCountFollowsReserveAndRelease) {
+  FreeSpaceMap m(5, 32);
+  m.reserve_track(0);
+  EXPECT_EQ(m.empty_tracks(), 4u);
+  EXPECT_EQ(m.free_sectors(0), 0u);
+  EXPECT_EQ(m.free_sectors(), 4u * 32);
+  m.allocate(3, 31, 1);
+  m.allocate(3, 0, 1);
+  EXPECT_EQ(m.empty_tracks(), 3u);
+  m.release(3, 31, 1);
+  EXPECT_EQ(m.empty_tracks(), 3u);  // still one sector used
+  m.release(3, 0, 1);
+  EXPECT_EQ(m.empty_tracks(), 4u);
+  // Filling a track completely and emptying it again.
+  m.allocate(4, 0, 32);
+  EXPECT_EQ(m.empty_tracks(), 3u);
+  m.release(4, 16, 32);
+  EXPECT_EQ(m.empty_tracks(), 4u);
+  // Recount against is_empty().
+  uint32_t empties = 0;
+  for (uint32_t t = 0; t < 5; ++t) empties += m.is_empty(t) ? 1 : 0;
+  EXPECT_EQ(empties, m.empty_tracks());
+}
+
+TEST(FreeSpaceMap, FirstFreeRunByHand) {
+  FreeSpaceMap m(2, 16);
+  // Track 0 free: {3, 4, 5}, {9}, {14, 15, 0, 1} (wrapping).
+  leave_free(m, 0, {3, 4, 5, 9, 14, 15, 0, 1});
+  auto run = [&](uint32_t from, uint32_t len) { return m.first_free_run(0, from, len); };
+  auto expect_run = [&](uint32_t from, uint32_t len, uint32_t sector, uint32_t skipped) {
+    auto r = run(from, len);
+    ASSERT_TRUE(r.has_value()) << "from " << from << " len " << len;
+    EXPECT_EQ(r->sector, sector) << "from " << from << " len " << len;
+    EXPECT_EQ(r->skipped, skipped) << "from " << from << " len " << len;
+  };
+  expect_run(3, 1, 3, 0);    // under the head
+  expect_run(2, 1, 3, 1);
+  expect_run(6, 1, 9, 3);
+  expect_run(10, 1, 14, 4);
+  expect_run(2, 3, 3, 1);
+  expect_run(4, 3, 14, 10);  // 4,5 too short: next run of 3 is the wrapping one
+  expect_run(2, 4, 14, 12);
+  expect_run(14, 4, 14, 0);  // wraps from 15 to 0
+  expect_run(15, 3, 15, 0);  // 15, 0, 1
+  expect_run(15, 4, 14, 15); // 15,0,1 is short: 14 is one sector behind the head
+  expect_run(1, 1, 1, 0);
+  expect_run(1, 2, 3, 2);
+  expect_run(0, 2, 0, 0);
+  EXPECT_FALSE(run(0, 5).has_value());  // no run of 5 anywhere
+  EXPECT_FALSE(run(0, 0).has_value());  // len 0 is not a run
+  EXPECT_FALSE(run(0, 9).has_value());  // more than the 8 free sectors
+  EXPECT_FALSE(run(0, 17).has_value()); // longer than the track
+  // An empty track: wherever the head is, skipping nothing.
+  auto e = m.first_free_run(1, 7, 16);
+  ASSERT_TRUE(e.has_value());
+  EXPECT_EQ(e->sector, 7u);
+  EXPECT_EQ(e->skipped, 0u);
+  // A full track has nothing.
+  m.allocate(1, 0, 16);
+  EXPECT_FALSE(m.first_free_run(1, 0, 1).has_value());
+  // A single free sector right behind the head: a whole revolution less one.
+  m.release(1, 4, 1);
+  auto one = m.first_free_run(1, 5, 1);
+  ASSERT_TRUE(one.has_value());
+  EXPECT_EQ(one->sector, 4u);
+  EXPECT_EQ(one->skipped, 15u);
+}
+
+// Against a brute force: for every start and length, the smallest skip d
+// such that sectors from+d .. from+d+len-1 (mod n) are all free.
+TEST(FreeSpaceMap, FirstFreeRunMatchesBruteForceOnRandomTracks) {
+  std::mt19937_64 rng(20240601);
+  const uint32_t n = 100;  // not a multiple of 64: the last word is partial
+  for (int trial = 0; trial < 200; ++trial) {
+    FreeSpaceMap m(1, n);
+    std::bernoulli_distribution used(std::uniform_real_distribution<double>(0.1, 0.95)(rng));
+    std::vector<bool> free_v(n, true);
+    for (uint32_t s = 0; s < n; ++s)
+      if (used(rng)) {
+        m.allocate(0, s, 1);
+        free_v[s] = false;
+      }
+    for (uint32_t len : {1u, 2u, 3u, 8u, 9u}) {
+      for (uint32_t from = 0; from < n; ++from) {
+        std::optional<uint32_t> want;
+        for (uint32_t d = 0; d < n && !want; ++d) {
+          bool ok = true;
+          for (uint32_t i = 0; i < len && ok; ++i) ok = free_v[(from + d + i) % n];
+          if (ok) want = d;
+        }
+        auto got = m.first_free_run(0, from, len);
+        ASSERT_EQ(got.has_value(), want.has_value()) << trial << " " << from << " " << len;
+        if (!want) continue;
+        EXPECT_EQ(got->skipped, *want);
+        EXPECT_EQ(got->sector, (from + *want) % n);
+      }
+    }
+  }
+}
+
+// Formula (1): on a track of n sectors with a fraction p free, randomly
+// placed, the head skips (1-p)n / (1+pn) sectors on average before the first
+// free one. Appendix A.1 proves the exact form for k free sectors,
+// E(n, k) = (n-k)/(1+k); formula (1) substitutes k = pn. Each layout here has
+// exactly k = round(pn) free sectors and is averaged over every start
+// position (a uniformly random start), so only the layouts are sampled.
+TEST(FreeSpaceMap, Formula1MeanSkipMatchesTheSingleTrackModel) {
+  std::mt19937_64 rng(1);
+  constexpr int kLayouts = 4000;
+  std::printf("\nFormula (1): mean sectors skipped before the first free sector\n");
+  std::printf("%5s %5s %4s %10s %10s %10s %8s\n", "n", "p", "k", "(1)", "E(n,k)", "simulated",
+              "sim/(1)");
+  for (uint32_t n : {72u, 256u}) {
+    std::vector<uint32_t> order(n);
+    for (int step = 1; step <= 9; ++step) {
+      const double p = step / 10.0;
+      const uint32_t k = static_cast<uint32_t>(std::lround(p * n));
+      const double model = (1 - p) * n / (1 + p * n);
+      const double exact = static_cast<double>(n - k) / (1 + k);
+      double sum = 0;
+      uint64_t samples = 0;
+      for (int l = 0; l < kLayouts; ++l) {
+        FreeSpaceMap m(1, n);
+        std::iota(order.begin(), order.end(), 0u);
+        std::shuffle(order.begin(), order.end(), rng);
+        for (uint32_t i = k; i < n; ++i) m.allocate(0, order[i], 1);  // n-k used
+        ASSERT_EQ(m.free_sectors(0), k);
+        for (uint32_t from = 0; from < n; ++from) {
+          auto r = m.first_free_run(0, from, 1);
+          ASSERT_TRUE(r.has_value());
+          ASSERT_TRUE(m.is_free(0, r->sector));
+          sum += r->skipped;
+          ++samples;
+        }
+      }
+      const double sim = sum / static_cast<double>(samples);
+      std::printf("%5u %5.1f %4u %10.4f %10.4f %10.4f %8.4f\n", n, p, k, model, exact, sim,
+                  sim / model);
+      // Against the exact k-free-sector form: sampling error only.
+      EXPECT_NEAR(sim, exact, 0.02 * exact) << "n=" << n << " p=" << p;
+      // Against formula (1) itself: also the rounding of pn to k sectors.
+      EXPECT_NEAR(sim, model, 0.05 * model) << "n=" << n << " p=" << p;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace vld
