@@ -1,0 +1,268 @@
+// SIGKILL of the real server in the middle of a workload (mode=vld), then a
+// restart on the same image, checked from the client (the crash contract,
+// docs/crash-contract.md):
+//   - the image opens again without help, and the new server's stats file
+//     says recovery.clean == false;
+//   - every write acknowledged with FUA, or before an acknowledged flush,
+//     reads back;
+//   - every write request reads back all old or all new: each 4 KiB block
+//     shows the data of a request that wrote it, or what it held before the
+//     cycle; a request shown in one of its blocks is shown in all of them
+//     (unless a later surviving request covers them); no block shows another
+//     block's data or garbage.
+// Several kill cycles on one image, each from a fixed seed: synchronous
+// random 4-64 KiB writes (some FUA) and flushes, then a batch of writes issued
+// asynchronously and the kill as soon as the first of them is acknowledged,
+// so some are still in flight. Finally a clean stop and restart, after which
+// everything acknowledged reads back and recovery.clean == true.
+#include <gtest/gtest.h>
+#include <libnbd.h>
+
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <memory>
+#include <random>
+#include <string>
+#include <thread>
+#include <unordered_map>
+#include <vector>
+
+#include "core/util/checksum.h"
+#include "tests/integration/nbdkit_harness.h"
+
+namespace vld::test {
+namespace {
+
+constexpr uint64_t kSize = 16 << 20;
+constexpr uint64_t kBlk = 4096;
+constexpr uint64_t kBlocks = kSize / kBlk;
+
+uint64_t hash_block(const uint8_t* p) { return checksum64(p, kBlk, 0x51c); }
+
+std::vector<uint64_t> read_hashes(nbd_handle* h) {
+  std::vector<uint64_t> out;
+  out.reserve(kBlocks);
+  constexpr uint64_t kChunk = 1 << 20;
+  for (uint64_t off = 0; off < kSize; off += kChunk) {
+    std::vector<uint8_t> d = read_bytes(h, off, kChunk);
+    for (uint64_t i = 0; i < kChunk; i += kBlk) out.push_back(hash_block(d.data() + i));
+  }
+  return out;
+}
+
+// One kill cycle: what the disk held before it (block hashes), the writes of
+// the cycle in order, and who wrote what.
+class Cycle {
+ public:
+  struct Req {
+    uint64_t offset = 0, len = 0;
+    bool fua = false;
+    bool async = false;
+    bool acked = false;
+    bool durable = false;
+    std::vector<uint8_t> data;  // kept alive for asynchronous writes
+    std::string describe(size_t i) const {
+      return "#" + std::to_string(i) + (async ? " async" : "") + " write blocks " +
+             std::to_string(offset / kBlk) + ".." + std::to_string((offset + len - 1) / kBlk) +
+             (fua ? " FUA" : "") + (durable ? " (durable)" : acked ? " (acked)" : " (in flight)");
+    }
+  };
+
+  // names: content hash -> which write of which cycle wrote it, shared by the
+  // cycles so that data come back from an earlier cycle is named.
+  Cycle(int index, std::vector<uint64_t> before,
+        std::unordered_map<uint64_t, std::string>* names)
+      : index_(index), before_(std::move(before)), writers_(kBlocks), names_(names) {
+    reqs_.reserve(512);  // references and buffers handed out stay put
+  }
+
+  Req& add(uint64_t offset, uint64_t len, bool fua, bool async, uint64_t seed) {
+    Req r;
+    r.offset = offset;
+    r.len = len;
+    r.fua = fua;
+    r.async = async;
+    r.data = pattern_bytes(offset, len, seed);
+    const size_t id = reqs_.size();
+    for (uint64_t b = offset / kBlk; b < (offset + len) / kBlk; ++b) {
+      writers_[b].push_back(id);
+      (*names_)[hash_block(r.data.data() + (b * kBlk - offset))] =
+          "the data of cycle " + std::to_string(index_) + "'s " + r.describe(id) + " for block " +
+          std::to_string(b);
+    }
+    reqs_.push_back(std::move(r));
+    return reqs_.back();
+  }
+  // An acknowledged flush: everything acknowledged before it is durable.
+  void flushed() {
+    for (Req& r : reqs_)
+      if (r.acked) r.durable = true;
+  }
+  std::vector<Req>& reqs() { return reqs_; }
+
+  // "" if got (a hash per block, read after the restart) is allowed.
+  std::string check(const std::vector<uint64_t>& got, size_t* survived_not_durable) const {
+    std::vector<int> st(reqs_.size(), 0);  // 1 in, -1 out
+    std::vector<std::string> why(reqs_.size());
+    std::vector<std::string> problems;
+    auto force = [&](size_t r, int v, const std::string& reason) {
+      if (st[r] == v) return;
+      if (st[r] == 0) {
+        st[r] = v;
+        why[r] = reason;
+        return;
+      }
+      problems.push_back(reqs_[r].describe(r) + " must be " + (v > 0 ? "there" : "absent") + " (" +
+                         reason + ") and " + (v > 0 ? "absent" : "there") + " (" + why[r] + ")");
+    };
+    for (size_t r = 0; r < reqs_.size(); ++r)
+      if (reqs_[r].durable) force(r, 1, "acknowledged with FUA or before a flush");
+    for (uint64_t b = 0; b < kBlocks; ++b) {
+      const auto& ws = writers_[b];
+      size_t top = ws.size();
+      for (size_t j = 0; j < ws.size(); ++j)
+        if (hash_block(reqs_[ws[j]].data.data() + (b * kBlk - reqs_[ws[j]].offset)) == got[b]) top = j;
+      if (top < ws.size()) {
+        force(ws[top], 1, "block " + std::to_string(b) + " shows it");
+        for (size_t j = top + 1; j < ws.size(); ++j)
+          force(ws[j], -1, "block " + std::to_string(b) + " shows an older write");
+      } else if (got[b] == before_[b]) {
+        for (size_t w : ws) force(w, -1, "block " + std::to_string(b) + " shows what it held before");
+      } else {
+        auto it = names_->find(got[b]);
+        problems.push_back("block " + std::to_string(b) + " shows " +
+                           (it != names_->end() ? it->second
+                            : got[b] == hash_block(std::vector<uint8_t>(kBlk, 0).data())
+                                ? std::string("zeros")
+                                : std::string("garbage")) +
+                           ", not what it held before the cycle nor a write of this cycle");
+      }
+    }
+    *survived_not_durable = 0;
+    for (size_t r = 0; r < reqs_.size(); ++r)
+      if (st[r] > 0 && !reqs_[r].durable) ++*survived_not_durable;
+    std::string out;
+    for (size_t i = 0; i < problems.size() && i < 8; ++i) out += "\n  " + problems[i];
+    if (problems.size() > 8) out += "\n  ... " + std::to_string(problems.size() - 8) + " more";
+    return out;
+  }
+
+ private:
+  int index_;
+  std::vector<uint64_t> before_;
+  std::vector<Req> reqs_;
+  std::vector<std::vector<size_t>> writers_;
+  std::unordered_map<uint64_t, std::string>* names_;
+};
+
+// Waits for the stats file the server writes right after it starts.
+nlohmann::json wait_for_stats(const std::string& path) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (!std::filesystem::exists(path)) {
+    if (std::chrono::steady_clock::now() > deadline) throw std::runtime_error("no stats file " + path);
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return read_json(path);
+}
+
+// The synchronous part of a cycle, then the asynchronous batch and the kill.
+void run_and_kill(NbdkitServer& server, Cycle& cycle, std::mt19937_64& rng, uint64_t seed_base) {
+  auto pick = [&](uint64_t n) { return rng() % n; };
+  NbdHandle h = server.connect();
+  constexpr int kRequests = 120, kAsync = 32;
+  uint64_t seed = seed_base;
+  auto random_write = [&](bool async) -> Cycle::Req& {
+    const uint64_t region = pick(3) == 0 ? 64 : kBlocks;  // a hot spot: overwrites
+    const uint64_t blocks = 1 + pick(16);                 // 4-64 KiB
+    const uint64_t first = pick(region - blocks + 1);
+    return cycle.add(first * kBlk, blocks * kBlk, pick(4) == 0, async, ++seed);
+  };
+  for (int i = 0; i < kRequests; ++i) {
+    if (pick(10) == 0) {
+      check_nbd(nbd_flush(h.get(), 0), "nbd_flush");
+      cycle.flushed();
+      continue;
+    }
+    Cycle::Req& r = random_write(false);
+    write_bytes(h.get(), r.offset, r.data, r.fua ? LIBNBD_CMD_FLAG_FUA : 0);
+    r.acked = true;
+    r.durable = r.fua;
+  }
+  // The batch: issued, not waited for; the kill comes when the first is done.
+  for (int i = 0; i < kAsync; ++i) {
+    Cycle::Req& r = random_write(true);
+    check_nbd(nbd_aio_pwrite(h.get(), r.data.data(), r.len, r.offset, NBD_NULL_COMPLETION,
+                             r.fua ? LIBNBD_CMD_FLAG_FUA : 0),
+              "nbd_aio_pwrite");
+  }
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (nbd_aio_in_flight(h.get()) == kAsync && std::chrono::steady_clock::now() < deadline)
+    check_nbd(nbd_poll(h.get(), 100), "nbd_poll");
+  server.kill9();
+  // The handle goes before the buffers of its asynchronous writes.
+  h.reset();
+}
+
+TEST(Sigkill, AcknowledgedWritesSurviveAndRequestsStayWhole) {
+  TempDir dir;
+  const std::string image = dir.file("disk.img");
+  std::mt19937_64 rng(20240603);
+  std::vector<uint64_t> before(kBlocks, hash_block(std::vector<uint8_t>(kBlk, 0).data()));
+  constexpr int kCycles = 4;
+  std::vector<std::unique_ptr<Cycle>> cycles;
+  std::unordered_map<uint64_t, std::string> names;
+  for (int c = 0; c <= kCycles; ++c) {
+    SCOPED_TRACE("cycle " + std::to_string(c));
+    const std::string stats = dir.file("stats" + std::to_string(c) + ".json");
+    std::vector<std::string> params = {"file=" + image, "latency=none", "statsfile=" + stats};
+    if (c == 0) {
+      params.push_back("size=16M");
+      params.push_back("mode=vld");
+    }
+    auto server = std::make_unique<NbdkitServer>(dir, params);
+    nlohmann::json j = wait_for_stats(stats);
+    if (c > 0) {
+      // The previous cycle was killed: recovery, then the checks.
+      EXPECT_FALSE(j.at("recovery").at("clean").get<bool>()) << j.at("recovery").dump();
+      {
+        NbdHandle h = server->connect();
+        std::vector<uint64_t> got = read_hashes(h.get());
+        size_t survived = 0;
+        std::string why = cycles.back()->check(got, &survived);
+        EXPECT_EQ(why, "") << "after the kill of cycle " << c - 1;
+        size_t acked = 0, durable = 0;
+        for (const auto& r : cycles.back()->reqs()) acked += r.acked, durable += r.durable;
+        std::cout << "[ sigkill  ] cycle " << c - 1 << ": " << cycles.back()->reqs().size()
+                  << " writes (" << acked << " acknowledged, " << durable << " durable), "
+                  << survived << " not durable but survived; recovery: "
+                  << j.at("recovery").at("method").get<std::string>() << ", "
+                  << j.at("recovery").at("groups_accepted") << " groups accepted, "
+                  << j.at("recovery").at("groups_rejected") << " rejected" << std::endl;
+        before = got;
+        nbd_shutdown(h.get(), 0);
+      }
+    } else {
+      EXPECT_EQ(j.at("mode").get<std::string>(), "vld");
+    }
+    if (c == kCycles) {
+      // Last: a clean stop and restart keeps exactly what was read.
+      ASSERT_EQ(server->stop(), 0) << server->stderr_text();
+      const std::string stats2 = dir.file("stats-clean.json");
+      NbdkitServer again(dir, {"file=" + image, "latency=none", "statsfile=" + stats2});
+      nlohmann::json j2 = wait_for_stats(stats2);
+      EXPECT_TRUE(j2.at("recovery").at("clean").get<bool>()) << j2.at("recovery").dump();
+      NbdHandle h = again.connect();
+      EXPECT_EQ(read_hashes(h.get()), before) << "a clean stop and restart changed the contents";
+      nbd_shutdown(h.get(), 0);
+      EXPECT_EQ(again.stop(), 0);
+      break;
+    }
+    cycles.push_back(std::make_unique<Cycle>(c, before, &names));
+    run_and_kill(*server, *cycles.back(), rng, 1000 * (c + 1));
+  }
+}
+
+}  // namespace
+}  // namespace vld::test
