@@ -8,10 +8,10 @@
 namespace vld {
 
 namespace {
-const std::vector<std::byte>& zero_block(size_t bytes) {
+// Zeros for the largest block size (64 KiB), for zero() with NO_HOLE.
+const std::byte* zero_block() {
   static const std::vector<std::byte> zeros(65536);
-  (void)bytes;
-  return zeros;
+  return zeros.data();
 }
 }  // namespace
 
@@ -219,10 +219,21 @@ void VldDisk::write_record(bool clean, Command& cmd, std::optional<CylinderWindo
   for (uint32_t psn : retired_map_) free_.release(psn / layout_.spt, psn % layout_.spt, 1);
   retired_map_.clear();
   window_ = w;
-  window_free_at_open_ = 0;
+  window_free_at_open_ = window_free_sectors();
+}
+
+uint64_t VldDisk::window_free_sectors() const {
+  uint64_t n = 0;
   for (uint32_t k = 0; k < window_.count; ++k)
     for (uint32_t h = 0; h < layout_.heads; ++h)
-      window_free_at_open_ += free_.free_sectors(((window_.first + k) % layout_.cylinders) * layout_.heads + h);
+      n += free_.free_sectors(((window_.first + k) % layout_.cylinders) * layout_.heads + h);
+  return n;
+}
+
+VldDisk::Command VldDisk::begin(SimTime start) const {
+  Command cmd{start + drive_.geometry().controller_overhead, {}, true, 0, 0};
+  cmd.b.overhead = drive_.geometry().controller_overhead;
+  return cmd;
 }
 
 void VldDisk::sync(Command& cmd) {
@@ -232,10 +243,7 @@ void VldDisk::sync(Command& cmd) {
 
 void VldDisk::maybe_write_record(Command& cmd) {
   bool too_many_retired = retired_map_.size() >= options_.retired_limit;
-  uint64_t window_free = 0;
-  for (uint32_t k = 0; k < window_.count; ++k)
-    for (uint32_t h = 0; h < layout_.heads; ++h)
-      window_free += free_.free_sectors(((window_.first + k) % layout_.cylinders) * layout_.heads + h);
+  const uint64_t window_free = window_free_sectors();
   // A window used up to half its free space makes eager writing slow: move on.
   bool window_spent = static_cast<double>(window_free) <
                       options_.window_move_fraction * static_cast<double>(window_free_at_open_);
@@ -374,8 +382,7 @@ Completion VldDisk::apply(std::vector<Update>& updates, bool fua, Command cmd) {
 
 Completion VldDisk::read(uint64_t offset, std::span<std::byte> out, SimTime start) {
   const uint64_t bs = sb_.block_bytes;
-  Command cmd{start + drive_.geometry().controller_overhead, {}, true, 0, 0};
-  cmd.b.overhead = drive_.geometry().controller_overhead;
+  Command cmd = begin(start);
   if (out.empty()) return finish(cmd);
   const uint64_t first = offset / bs, last = (offset + out.size() - 1) / bs;
   // The drive reads the mapped blocks in one sweep from where the head is.
@@ -412,8 +419,7 @@ Completion VldDisk::read(uint64_t offset, std::span<std::byte> out, SimTime star
 Completion VldDisk::write(uint64_t offset, std::span<const std::byte> data, bool fua,
                           SimTime start) {
   const uint64_t bs = sb_.block_bytes;
-  Command cmd{start + drive_.geometry().controller_overhead, {}, true, 0, 0};
-  cmd.b.overhead = drive_.geometry().controller_overhead;
+  Command cmd = begin(start);
   if (data.empty()) return finish(cmd);
   const uint64_t first = offset / bs, last = (offset + data.size() - 1) / bs;
   std::vector<Update> updates;
@@ -437,16 +443,14 @@ Completion VldDisk::write(uint64_t offset, std::span<const std::byte> data, bool
 }
 
 Completion VldDisk::flush(SimTime start) {
-  Command cmd{start + drive_.geometry().controller_overhead, {}, true, 0, 0};
-  cmd.b.overhead = drive_.geometry().controller_overhead;
+  Command cmd = begin(start);
   sync(cmd);
   return finish(cmd);
 }
 
 Completion VldDisk::trim(uint64_t offset, uint64_t len, bool fua, SimTime start) {
   const uint64_t bs = sb_.block_bytes;
-  Command cmd{start + drive_.geometry().controller_overhead, {}, true, 0, 0};
-  cmd.b.overhead = drive_.geometry().controller_overhead;
+  Command cmd = begin(start);
   std::vector<Update> updates;
   // Whole blocks only: trim is advisory, partial blocks keep their data.
   // Blocks already unmapped are unmapped again: that they are unmapped may
@@ -464,8 +468,7 @@ Completion VldDisk::trim(uint64_t offset, uint64_t len, bool fua, SimTime start)
 
 Completion VldDisk::zero(uint64_t offset, uint64_t len, ZeroFlags flags, SimTime start) {
   const uint64_t bs = sb_.block_bytes;
-  Command cmd{start + drive_.geometry().controller_overhead, {}, true, 0, 0};
-  cmd.b.overhead = drive_.geometry().controller_overhead;
+  Command cmd = begin(start);
   if (len == 0) return finish(cmd);
   const uint64_t first = offset / bs, last = (offset + len - 1) / bs;
   // Decide first, so that a fast zero that would write data does nothing.
@@ -481,7 +484,7 @@ Completion VldDisk::zero(uint64_t offset, uint64_t len, ZeroFlags flags, SimTime
   std::vector<Update> updates;
   std::vector<std::vector<std::byte>> merged;
   merged.reserve(2);
-  const std::byte* zeros = zero_block(bs).data();
+  const std::byte* zeros = zero_block();
   for (uint64_t b = first; b <= last; ++b) {
     bool whole = b * bs >= offset && (b + 1) * bs <= offset + len;
     if (whole) {

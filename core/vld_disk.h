@@ -130,6 +130,9 @@ class VldDisk final : public Disk {
   void write_record(bool clean, Command& cmd, std::optional<CylinderWindow> next_window);
   void sync(Command& cmd);
   void maybe_write_record(Command& cmd);
+  uint64_t window_free_sectors() const;
+  // A command arriving at `start`: the controller overhead paid first.
+  Command begin(SimTime start) const;
   CylinderWindow window_at(uint32_t cylinder) const;
   // Reads a mapped block (verifying it) into out; charges the access.
   void read_block(uint64_t block, std::byte* out, Command& cmd);
