@@ -54,7 +54,9 @@ PluginOptions g_options;
 std::unique_ptr<DiskController> g_controller;
 std::unique_ptr<Pacer> g_pacer;
 
-// Rewrites the stats file once a second until stopped, and once more then.
+// Rewrites the stats file once a second until destroyed, and once more,
+// after its thread has stopped, so that two writes never race on the
+// temporary file.
 class StatsWriter {
  public:
   explicit StatsWriter(std::string path) : path_(std::move(path)) {
@@ -67,7 +69,10 @@ class StatsWriter {
     }
     cv_.notify_all();
     thread_.join();
+    write_now();  // the final state, e.g. after a clean close
   }
+
+ private:
   void write_now() {
     try {
       write_stats_file(path_, stats_to_json(*g_controller, g_options.latency));
@@ -76,7 +81,6 @@ class StatsWriter {
     }
   }
 
- private:
   void run() {
     std::unique_lock lock(mu_);
     while (!stop_) {
@@ -192,12 +196,12 @@ int vld_after_fork() {
   return 0;
 }
 
-// Every connection has closed: the drive powers down cleanly.
+// Every connection has closed: the drive powers down cleanly, then the
+// stats writer stops and writes the final statistics.
 void vld_cleanup() {
   guarded([] {
     if (g_controller) g_controller->close();
   });
-  if (g_stats_writer) g_stats_writer->write_now();
   g_stats_writer.reset();
 }
 
