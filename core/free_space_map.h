@@ -55,12 +55,17 @@ class FreeSpaceMap {
     uint32_t skipped;
   };
   std::optional<Run> first_free_run(uint32_t track, uint32_t from_sector, uint32_t len) const;
+  // The same, one sector at a time: the reference the fast one is tested
+  // against.
+  std::optional<Run> first_free_run_slow(uint32_t track, uint32_t from_sector,
+                                         uint32_t len) const;
 
  private:
   size_t index(uint32_t track, uint32_t sector) const {
     return size_t{track} * words_per_track_ + sector / 64;
   }
   void set(uint32_t track, uint32_t sector, uint32_t count, bool used);
+  uint32_t next_with(uint32_t track, uint32_t pos, bool used) const;
 
   uint32_t tracks_, spt_, words_per_track_;
   std::vector<uint64_t> bits_;  // 1 = used

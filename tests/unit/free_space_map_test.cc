@@ -261,3 +261,36 @@ TEST(FreeSpaceMap, Formula1MeanSkipMatchesTheSingleTrackModel) {
 
 }  // namespace
 }  // namespace vld
+
+namespace vld {
+namespace {
+
+// The word-at-a-time search agrees with the sector-at-a-time one on every
+// start position, length and random layout (including runs that wrap and
+// track sizes that are not multiples of 64).
+TEST(FreeSpaceMap, FastFirstFreeRunAgreesWithTheSlowOne) {
+  std::mt19937_64 rng(11);
+  for (uint32_t spt : {8u, 64u, 72u, 256u, 1323u}) {
+    for (int layout = 0; layout < 40; ++layout) {
+      FreeSpaceMap m(1, spt);
+      std::bernoulli_distribution used(std::uniform_real_distribution<double>(0, 1)(rng));
+      for (uint32_t s = 0; s < spt; ++s)
+        if (used(rng)) m.allocate(0, s, 1);
+      for (uint32_t len : {1u, 2u, 8u, 9u, 17u}) {
+        for (uint32_t from = 0; from < spt; from += (spt > 100 ? 7 : 1)) {
+          auto fast = m.first_free_run(0, from, len);
+          auto slow = m.first_free_run_slow(0, from, len);
+          ASSERT_EQ(fast.has_value(), slow.has_value())
+              << "spt " << spt << " len " << len << " from " << from;
+          if (fast) {
+            EXPECT_EQ(fast->skipped, slow->skipped) << "spt " << spt << " len " << len << " from " << from;
+            EXPECT_EQ(fast->sector, slow->sector) << "spt " << spt << " len " << len << " from " << from;
+          }
+        }
+      }
+    }
+  }
+}
+
+}  // namespace
+}  // namespace vld
