@@ -51,7 +51,7 @@ std::optional<EagerAllocator::Choice> EagerAllocator::nearest(uint32_t len, Head
     if (best && d > 0 && g.seek.time(d) >= best->locate) break;
     for (uint32_t h = 0; h < g.tracks_per_cylinder; ++h) {
       uint32_t track = c * g.tracks_per_cylinder + h;
-      if (free_.free_sectors(track) < len) continue;
+      if (free_.longest_free_run(track) < len) continue;
       auto choice = on_track(track, len, head, at);
       if (choice && (!best || choice->locate < best->locate)) best = choice;
     }
@@ -140,6 +140,15 @@ std::optional<std::vector<Extent>> EagerAllocator::place(std::span<const uint32_
   std::vector<size_t> order_a(piece_sectors.size());
   for (size_t i = 0; i < order_a.size(); ++i) order_a[i] = i;
   if (time_order) *time_order = order_a;
+  // If plan A is already one back-to-back run, nothing ends sooner: plan B
+  // cannot start before A's first piece (the nearest hole that fits it), and
+  // plan C cannot finish the first piece sooner either.
+  if (a && back_to_back(*a)) {
+    fill_track_ = fill_a;
+    stats_ = pending_stats_;
+    ++stats_.contiguous_commands;
+    return a;
+  }
 
   // Plan C: the small pieces (map sectors) first, then the rest: the head
   // often passes a lone free sector on its way to the next hole big enough
@@ -209,6 +218,16 @@ std::optional<std::vector<Extent>> EagerAllocator::place(std::span<const uint32_
     stats_ = pending_stats_;
   }
   return a;
+}
+
+bool EagerAllocator::back_to_back(std::span<const Extent> extents) const {
+  const uint32_t spt = drive_.geometry().sectors_per_track;
+  for (size_t i = 1; i < extents.size(); ++i) {
+    const Extent& p = extents[i - 1];
+    if (extents[i].track != p.track || extents[i].sector != (p.sector + p.sectors) % spt)
+      return false;
+  }
+  return true;
 }
 
 std::optional<std::vector<Extent>> EagerAllocator::plan_pieces(

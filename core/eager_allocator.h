@@ -108,6 +108,8 @@ class EagerAllocator {
   std::optional<Choice> choose(uint32_t len, HeadPosition head, SimTime t,
                                const CylinderWindow& window, std::optional<uint32_t>* fill,
                                bool* greedy) const;
+  // Whether the extents follow each other on one track with no gap.
+  bool back_to_back(std::span<const Extent> extents) const;
   // Plan A of place(): piece by piece; allocates; nullopt allocates nothing.
   std::optional<std::vector<Extent>> plan_pieces(std::span<const uint32_t> piece_sectors,
                                                  HeadPosition head, SimTime start,

@@ -14,6 +14,7 @@ FreeSpaceMap::FreeSpaceMap(uint32_t tracks, uint32_t sectors_per_track)
       words_per_track_((sectors_per_track + 63) / 64),
       bits_(size_t{tracks} * words_per_track_, 0),
       free_(tracks, sectors_per_track),
+      longest_(tracks, sectors_per_track),
       free_total_(uint64_t{tracks} * sectors_per_track),
       empty_tracks_(tracks) {}
 
@@ -42,6 +43,7 @@ void FreeSpaceMap::set(uint32_t track, uint32_t sector, uint32_t count, bool use
     free_[track] += count;
     free_total_ += count;
   }
+  longest_[track] = kStale;
   const bool is_empty_now = free_[track] == spt_;
   if (was_empty && !is_empty_now) --empty_tracks_;
   if (!was_empty && is_empty_now) ++empty_tracks_;
@@ -54,6 +56,31 @@ void FreeSpaceMap::release(uint32_t track, uint32_t sector, uint32_t count) {
   set(track, sector, count, false);
 }
 void FreeSpaceMap::reserve_track(uint32_t track) { set(track, 0, spt_, true); }
+
+uint32_t FreeSpaceMap::compute_longest(uint32_t track) const {
+  if (free_[track] == spt_) return spt_;
+  if (free_[track] == 0) return 0;
+  uint32_t longest = 0;
+  uint32_t first_start = next_with(track, 0, false);
+  uint32_t first_end = next_with(track, first_start, true);
+  uint32_t last_end = first_end;
+  uint32_t pos = first_end;
+  uint32_t last_len = 0;
+  longest = first_end - first_start;
+  while (pos < spt_) {
+    uint32_t start = next_with(track, pos, false);
+    if (start >= spt_) break;
+    uint32_t end = next_with(track, start, true);
+    last_len = end - start;
+    last_end = end;
+    longest = std::max(longest, last_len);
+    pos = end;
+  }
+  // A run ending at the last sector continues at sector 0.
+  if (first_start == 0 && last_end == spt_ && last_len > 0)
+    longest = std::max(longest, last_len + first_end);
+  return longest;
+}
 
 uint32_t FreeSpaceMap::next_with(uint32_t track, uint32_t pos, bool used) const {
   // The first sector at or after pos whose bit is `used`, or spt_.
@@ -73,47 +100,34 @@ uint32_t FreeSpaceMap::next_with(uint32_t track, uint32_t pos, bool used) const 
 std::optional<FreeSpaceMap::Run> FreeSpaceMap::first_free_run(uint32_t track,
                                                               uint32_t from_sector,
                                                               uint32_t len) const {
-  if (len == 0 || len > spt_ || free_[track] < len) return std::nullopt;
+  if (len == 0 || len > spt_ || longest_free_run(track) < len) return std::nullopt;
   from_sector %= spt_;
   if (free_[track] == spt_) return Run{from_sector, 0};
-  // The track's free runs, found a word at a time (a track at 80% has a
-  // handful); a run that ends at the last sector continues at sector 0.
-  std::optional<Run> best;
-  auto consider = [&](uint32_t start, uint32_t length) {
-    if (length < len) return;
-    // Where, going round from from_sector, a run of len can first start in
-    // [start, start + length) (positions mod spt_).
-    uint32_t off = (from_sector + spt_ - start) % spt_;  // from_sector's offset in the run
-    uint32_t skipped;
-    uint32_t at;
-    if (off + len <= length) {  // the head is in the run with room to spare
-      skipped = 0;
-      at = from_sector;
-    } else {
-      skipped = (start + spt_ - from_sector) % spt_;
-      at = start;
-    }
-    if (!best || skipped < best->skipped) best = Run{at, skipped};
+  // Free sectors from p onwards, going round past the end of the track
+  // (never more than a whole track).
+  auto run_from = [&](uint32_t p) {
+    uint32_t end = next_with(track, p, true);
+    uint32_t n = end - p;
+    if (end == spt_) n += std::min(next_with(track, 0, true), p);  // continues at sector 0
+    return n;
   };
-  uint32_t first_start = next_with(track, 0, false);
-  uint32_t first_end = next_with(track, first_start, true);
-  uint32_t pos = first_end;
-  bool wraps = first_start == 0;
-  while (pos < spt_) {
-    uint32_t start = next_with(track, pos, false);
-    if (start >= spt_) break;
-    uint32_t end = next_with(track, start, true);
-    if (end == spt_ && wraps) {
-      consider(start, end - start + first_end);  // joins the run at sector 0
-      wraps = false;
-      first_end = 0;  // already counted
-      break;
+  // The head may already be over a run with room to spare.
+  if (is_free(track, from_sector) && run_from(from_sector) >= len) return Run{from_sector, 0};
+  // Otherwise the first run, in rotational order from the head, that starts
+  // after from_sector and is long enough: search to the end of the track,
+  // then from sector 0 back up to the head.
+  uint32_t pos = next_with(track, from_sector, true);  // past the run under the head
+  for (int lap = 0; lap < 2; ++lap) {
+    const uint32_t limit = lap == 0 ? spt_ : from_sector + 1;
+    while (pos < limit) {
+      uint32_t start = next_with(track, pos, false);
+      if (start >= limit) break;
+      if (run_from(start) >= len) return Run{start, (start + spt_ - from_sector) % spt_};
+      pos = next_with(track, start, true);
     }
-    consider(start, end - start);
-    pos = end;
+    pos = 0;
   }
-  if (first_end > first_start) consider(first_start, first_end - first_start);
-  return best;
+  return std::nullopt;
 }
 
 std::optional<FreeSpaceMap::Run> FreeSpaceMap::first_free_run_slow(uint32_t track,

@@ -42,6 +42,12 @@ class FreeSpaceMap {
   void reserve_track(uint32_t track);  // allocate(track, 0, spt), permanently
 
   uint32_t free_sectors(uint32_t track) const { return free_[track]; }
+  // The longest run of free sectors on the track (wrapping): a search skips
+  // tracks that cannot hold a piece. Recomputed on first use after a change.
+  uint32_t longest_free_run(uint32_t track) const {
+    if (longest_[track] == kStale) longest_[track] = compute_longest(track);
+    return longest_[track];
+  }
   uint64_t free_sectors() const { return free_total_; }
   bool is_empty(uint32_t track) const { return free_[track] == spt_; }
   uint32_t empty_tracks() const { return empty_tracks_; }
@@ -70,6 +76,9 @@ class FreeSpaceMap {
   uint32_t tracks_, spt_, words_per_track_;
   std::vector<uint64_t> bits_;  // 1 = used
   std::vector<uint32_t> free_;  // free sectors per track
+  static constexpr uint32_t kStale = UINT32_MAX;
+  mutable std::vector<uint32_t> longest_;  // longest free run per track, or kStale
+  uint32_t compute_longest(uint32_t track) const;
   uint64_t free_total_;
   uint32_t empty_tracks_;
 };

@@ -294,3 +294,28 @@ TEST(FreeSpaceMap, FastFirstFreeRunAgreesWithTheSlowOne) {
 
 }  // namespace
 }  // namespace vld
+
+namespace vld {
+namespace {
+
+TEST(FreeSpaceMap, LongestFreeRunIsKeptUpToDate) {
+  std::mt19937_64 rng(5);
+  FreeSpaceMap m(1, 72);
+  EXPECT_EQ(m.longest_free_run(0), 72u);
+  for (int step = 0; step < 3000; ++step) {
+    uint32_t s = static_cast<uint32_t>(rng() % 72);
+    if (m.is_free(0, s)) m.allocate(0, s, 1);
+    else m.release(0, s, 1);
+    // By brute force: the longest run of free sectors going round the track.
+    uint32_t best = 0;
+    for (uint32_t start = 0; start < 72; ++start) {
+      uint32_t n = 0;
+      while (n < 72 && m.is_free(0, (start + n) % 72)) ++n;
+      best = std::max(best, n);
+    }
+    ASSERT_EQ(m.longest_free_run(0), best) << "step " << step;
+  }
+}
+
+}  // namespace
+}  // namespace vld
