@@ -140,15 +140,10 @@ std::optional<std::vector<Extent>> EagerAllocator::place(std::span<const uint32_
   std::vector<size_t> order_a(piece_sectors.size());
   for (size_t i = 0; i < order_a.size(); ++i) order_a[i] = i;
   if (time_order) *time_order = order_a;
-  // If plan A is already one back-to-back run, nothing ends sooner: plan B
-  // cannot start before A's first piece (the nearest hole that fits it), and
-  // plan C cannot finish the first piece sooner either.
-  if (a && back_to_back(*a)) {
-    fill_track_ = fill_a;
-    stats_ = pending_stats_;
-    ++stats_.contiguous_commands;
-    return a;
-  }
+  // If plan A is already one back-to-back run, plan B (one run) cannot end
+  // sooner: it cannot start before A's first piece. Plan C still can, by a
+  // sector: a lone free sector just before the same hole takes the map.
+  const bool a_is_one_run = a && back_to_back(*a);
 
   // Plan C: the small pieces (map sectors) first, then the rest: the head
   // often passes a lone free sector on its way to the next hole big enough
@@ -185,7 +180,8 @@ std::optional<std::vector<Extent>> EagerAllocator::place(std::span<const uint32_
   }
   uint32_t total = 0;
   for (uint32_t len : piece_sectors) total += len;
-  if (piece_sectors.size() >= 2 && total <= drive_.geometry().sectors_per_track) {
+  if (piece_sectors.size() >= 2 && total <= drive_.geometry().sectors_per_track &&
+      !a_is_one_run) {
     if (a)
       for (const Extent& e : *a) free_.release(e.track, e.sector, e.sectors);
     std::optional<uint32_t> fill_b = fill_track_;
