@@ -37,10 +37,29 @@ std::optional<EagerAllocator::Choice> EagerAllocator::nearest(uint32_t len, Head
                                                               const CylinderWindow& window) const {
   const DriveGeometry& g = drive_.geometry();
   const uint32_t cylinders = drive_.simulated_cylinders();
+  // The soonest run; ties (sectors at the same angle on several tracks are
+  // reached at the same time) go to the nearest cylinder ahead, then the
+  // lowest head, whatever order the tracks are looked at in.
   std::optional<Choice> best;
+  uint64_t best_rank = 0;
+  auto consider = [&](uint32_t track, uint32_t d) {
+    if (free_.longest_free_run(track) < len) return;
+    auto choice = on_track(track, len, head, at);
+    if (!choice) return;
+    uint64_t rank = uint64_t{d} * g.tracks_per_cylinder + track % g.tracks_per_cylinder;
+    if (!best || choice->locate < best->locate ||
+        (choice->locate == best->locate && rank < best_rank)) {
+      best = choice;
+      best_rank = rank;
+    }
+  };
+  // The head's own track first: every other one costs at least a head
+  // switch or a seek to reach, which prunes most of the search (a map
+  // sector after its data usually finds a free sector a few sectors on).
+  const bool head_in_window = window.contains(head.cylinder, cylinders);
+  if (head_in_window) consider(head.cylinder * g.tracks_per_cylinder + head.head, 0);
   // Cylinders ahead of the head, one way, wrapping; inside the window. A
-  // cylinder d away costs at least seek(d), so stop once that exceeds the
-  // best found.
+  // cylinder d away costs at least seek(d): stop once that is no better.
   for (uint32_t d = 0; d < cylinders; ++d) {
     uint32_t c = (head.cylinder + d) % cylinders;
     if (!window.contains(c, cylinders)) {
@@ -48,12 +67,16 @@ std::optional<EagerAllocator::Choice> EagerAllocator::nearest(uint32_t len, Head
       if (best) break;
       continue;
     }
-    if (best && d > 0 && g.seek.time(d) >= best->locate) break;
+    if (d == 0) {
+      // Other tracks here cost a head switch first; one may still tie the
+      // head's track (and win on a lower head), so skip only if strictly worse.
+      if (best && g.head_switch > best->locate) continue;
+    } else if (best && g.seek.time(d) >= best->locate) {
+      break;
+    }
     for (uint32_t h = 0; h < g.tracks_per_cylinder; ++h) {
-      uint32_t track = c * g.tracks_per_cylinder + h;
-      if (free_.longest_free_run(track) < len) continue;
-      auto choice = on_track(track, len, head, at);
-      if (choice && (!best || choice->locate < best->locate)) best = choice;
+      if (d == 0 && h == head.head && head_in_window) continue;  // done above
+      consider(c * g.tracks_per_cylinder + h, d);
     }
   }
   return best;
