@@ -191,8 +191,15 @@ void run_and_kill(NbdkitServer& server, Cycle& cycle, std::mt19937_64& rng, uint
     r.durable = r.fua;
   }
   // The batch: issued, not waited for; the kill comes when the first is done.
+  // Requests in flight together may be executed in any order (NBD promises
+  // none, and nbdkit's parallel threads do reorder them under load), so the
+  // batch writes disjoint ranges: each request alone is then all old or all
+  // new whatever the order.
+  const uint64_t slot = kBlocks / kAsync;
   for (int i = 0; i < kAsync; ++i) {
-    Cycle::Req& r = random_write(true);
+    const uint64_t blocks = 1 + pick(std::min<uint64_t>(16, slot));
+    const uint64_t first = i * slot + pick(slot - blocks + 1);
+    Cycle::Req& r = cycle.add(first * kBlk, blocks * kBlk, pick(4) == 0, true, ++seed);
     check_nbd(nbd_aio_pwrite(h.get(), r.data.data(), r.len, r.offset, NBD_NULL_COMPLETION,
                              r.fua ? LIBNBD_CMD_FLAG_FUA : 0),
               "nbd_aio_pwrite");
