@@ -281,14 +281,10 @@ std::optional<std::vector<Extent>> EagerAllocator::plan_pieces(
 }
 
 std::vector<SectorRun> EagerAllocator::runs(std::span<const Extent> extents) const {
-  const uint32_t spt = drive_.geometry().sectors_per_track;
   std::vector<SectorRun> out;
-  for (const Extent& e : extents) {
-    uint64_t base = uint64_t{e.track} * spt;
-    uint32_t first = std::min(e.sectors, spt - e.sector);
-    out.push_back(SectorRun{base + e.sector, first});
-    if (first < e.sectors) out.push_back(SectorRun{base, e.sectors - first});
-  }
+  for (const Extent& e : extents)
+    for (const SectorRun& r : extent_runs(e, drive_.geometry().sectors_per_track))
+      out.push_back(r);
   return out;
 }
 

@@ -25,6 +25,8 @@
 #ifndef VLD_CORE_EAGER_ALLOCATOR_H_
 #define VLD_CORE_EAGER_ALLOCATOR_H_
 
+#include <algorithm>
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -42,6 +44,36 @@ struct Extent {
   uint32_t sectors = 0;
   bool operator==(const Extent&) const = default;
 };
+
+// The one or two runs of physically consecutive sectors an extent occupies,
+// in the order the head meets them: two when it wraps past the end of its
+// track. The one place that knows how a wrapped extent splits.
+// Iterate it directly (`for (const SectorRun& r : extent_runs(e, spt))`):
+// range-for keeps the temporary alive, a span taken from it would dangle.
+struct ExtentRuns {
+  std::array<SectorRun, 2> runs;
+  size_t count = 1;
+  const SectorRun* begin() const { return runs.data(); }
+  const SectorRun* end() const { return runs.data() + count; }
+  std::span<const SectorRun> span() const& { return {runs.data(), count}; }
+  std::span<const SectorRun> span() const&& = delete;  // would dangle
+};
+inline ExtentRuns extent_runs(const Extent& e, uint32_t sectors_per_track) {
+  const uint64_t base = uint64_t{e.track} * sectors_per_track;
+  const uint32_t first = std::min(e.sectors, sectors_per_track - e.sector);
+  ExtentRuns r;
+  r.runs[0] = SectorRun{base + e.sector, first};
+  if (first < e.sectors) {
+    r.runs[1] = SectorRun{base, e.sectors - first};
+    r.count = 2;
+  }
+  return r;
+}
+// The extent that starts at psn and holds `sectors` (wrapping in its track).
+inline Extent extent_at(uint64_t psn, uint32_t sectors, uint32_t sectors_per_track) {
+  return Extent{static_cast<uint32_t>(psn / sectors_per_track),
+                static_cast<uint32_t>(psn % sectors_per_track), sectors};
+}
 
 // Cylinders [first, first + count), wrapping at the last simulated cylinder.
 struct CylinderWindow {

@@ -7,6 +7,7 @@
 #include <unordered_map>
 #include <unordered_set>
 
+#include "core/eager_allocator.h"
 #include "core/util/error.h"
 #include "geometry/drive_model.h"
 
@@ -38,14 +39,11 @@ class Reader {
   }
   std::vector<std::byte> block(uint64_t psn) {
     std::vector<std::byte> out(size_t{layout_.block_sectors} * kSectorBytes);
-    uint64_t track = psn / layout_.spt;
-    uint32_t s = static_cast<uint32_t>(psn % layout_.spt);
-    uint32_t first = std::min(layout_.block_sectors, layout_.spt - s);
-    store_.read(layout_.byte_offset(psn), std::span(out.data(), size_t{first} * kSectorBytes));
-    if (first < layout_.block_sectors)
-      store_.read(layout_.byte_offset(track * layout_.spt),
-                  std::span(out.data() + size_t{first} * kSectorBytes,
-                            size_t{layout_.block_sectors - first} * kSectorBytes));
+    std::byte* p = out.data();
+    for (const SectorRun& r : extent_runs(extent_at(psn, layout_.block_sectors, layout_.spt), layout_.spt)) {
+      store_.read(layout_.byte_offset(r.first_psn), std::span(p, size_t{r.count} * kSectorBytes));
+      p += size_t{r.count} * kSectorBytes;
+    }
     charge(psn, layout_.block_sectors);
     return out;
   }
@@ -65,16 +63,8 @@ class Reader {
 
  private:
   void charge(uint64_t psn, uint32_t sectors) {
-    SectorRun r{psn, sectors};
-    uint32_t s = static_cast<uint32_t>(psn % layout_.spt);
-    SectorRun runs[2] = {r, {}};
-    size_t n = 1;
-    if (s + sectors > layout_.spt) {  // wraps within the track
-      runs[0].count = layout_.spt - s;
-      runs[1] = SectorRun{psn - s, sectors - runs[0].count};
-      n = 2;
-    }
-    now_ = drive_.access(std::span(runs, n), now_, /*charge_overhead=*/false).end;
+    ExtentRuns r = extent_runs(extent_at(psn, sectors, layout_.spt), layout_.spt);
+    now_ = drive_.access(r.span(), now_, /*charge_overhead=*/false).end;
     report_.sectors_read += sectors;
   }
 

@@ -45,29 +45,25 @@ void VldDisk::format(BackingStore& store, const Superblock& sb) {
 }
 
 Extent VldDisk::extent_of(const MapEntry& e) const {
-  uint64_t psn = e.psn();
-  return Extent{static_cast<uint32_t>(psn / layout_.spt), static_cast<uint32_t>(psn % layout_.spt),
-                layout_.block_sectors};
+  return extent_at(e.psn(), layout_.block_sectors, layout_.spt);
 }
 
 void VldDisk::store_write(const Extent& e, const void* bytes) {
-  const uint64_t base = uint64_t{e.track} * layout_.spt;
-  const uint32_t first = std::min(e.sectors, layout_.spt - e.sector);
   const auto* p = static_cast<const std::byte*>(bytes);
-  store_->write(layout_.byte_offset(base + e.sector), std::span(p, size_t{first} * kSectorBytes));
-  if (first < e.sectors)
-    store_->write(layout_.byte_offset(base),
-                  std::span(p + size_t{first} * kSectorBytes, size_t{e.sectors - first} * kSectorBytes));
+  for (const SectorRun& r : extent_runs(e, layout_.spt)) {
+    const size_t n = size_t{r.count} * kSectorBytes;
+    store_->write(layout_.byte_offset(r.first_psn), std::span(p, n));
+    p += n;
+  }
 }
 
 void VldDisk::store_read(const Extent& e, void* bytes) {
-  const uint64_t base = uint64_t{e.track} * layout_.spt;
-  const uint32_t first = std::min(e.sectors, layout_.spt - e.sector);
   auto* p = static_cast<std::byte*>(bytes);
-  store_->read(layout_.byte_offset(base + e.sector), std::span(p, size_t{first} * kSectorBytes));
-  if (first < e.sectors)
-    store_->read(layout_.byte_offset(base),
-                 std::span(p + size_t{first} * kSectorBytes, size_t{e.sectors - first} * kSectorBytes));
+  for (const SectorRun& r : extent_runs(e, layout_.spt)) {
+    const size_t n = size_t{r.count} * kSectorBytes;
+    store_->read(layout_.byte_offset(r.first_psn), std::span(p, n));
+    p += n;
+  }
 }
 
 CylinderWindow VldDisk::window_at(uint32_t cylinder) const {
