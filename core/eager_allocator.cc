@@ -148,6 +148,22 @@ std::optional<EagerAllocator::Choice> EagerAllocator::choose(uint32_t len, HeadP
   return nearest(len, head, t, window);
 }
 
+void EagerAllocator::allocate_all(std::span<const Extent> extents) {
+  for (const Extent& e : extents) free_.allocate(e.track, e.sector, e.sectors);
+}
+
+void EagerAllocator::release_all(std::span<const Extent> extents) {
+  for (const Extent& e : extents) free_.release(e.track, e.sector, e.sectors);
+}
+
+void EagerAllocator::count(AllocatorStats& stats, size_t pieces, const Choice& choice,
+                           bool greedy) const {
+  stats.pieces += pieces;
+  if (greedy) stats.greedy_pieces += pieces;
+  stats.skipped_sectors += static_cast<uint64_t>(std::llround(
+      static_cast<double>(choice.locate.count()) / drive_.geometry().sector_time_ns()));
+}
+
 std::optional<std::vector<Extent>> EagerAllocator::place(std::span<const uint32_t> piece_sectors,
                                                          HeadPosition head, SimTime start,
                                                          const CylinderWindow& window,
@@ -158,8 +174,9 @@ std::optional<std::vector<Extent>> EagerAllocator::place(std::span<const uint32_
   // leaves holes of exactly one block, so plan A often pays a second locate
   // for the map sector. Keep whichever ends sooner.
   std::optional<uint32_t> fill_a = fill_track_;
+  AllocatorStats stats_a = stats_;
   SimTime end_a;
-  auto a = plan_pieces(piece_sectors, head, start, window, &fill_a, &end_a);
+  auto a = plan_pieces(piece_sectors, head, start, window, &fill_a, &stats_a, &end_a);
   std::vector<size_t> order_a(piece_sectors.size());
   for (size_t i = 0; i < order_a.size(); ++i) order_a[i] = i;
   if (time_order) *time_order = order_a;
@@ -181,32 +198,30 @@ std::optional<std::vector<Extent>> EagerAllocator::place(std::span<const uint32_
   if (a && time_order && order_c != order_a) {
     std::vector<uint32_t> sizes_c;
     for (size_t i : order_c) sizes_c.push_back(piece_sectors[i]);
-    for (const Extent& e : *a) free_.release(e.track, e.sector, e.sectors);
+    release_all(*a);
     std::optional<uint32_t> fill_c = fill_track_;
+    AllocatorStats stats_c = stats_;
     SimTime end_c;
-    AllocatorStats stats_a = pending_stats_;
-    auto c = plan_pieces(sizes_c, head, start, window, &fill_c, &end_c);
+    auto c = plan_pieces(sizes_c, head, start, window, &fill_c, &stats_c, &end_c);
     if (c && end_c < end_a) {
       std::vector<Extent> back(piece_sectors.size());
       for (size_t k = 0; k < order_c.size(); ++k) back[order_c[k]] = (*c)[k];
       a = std::move(back);
       end_a = end_c;
       fill_a = fill_c;
-      ++pending_stats_.small_first_commands;
-      if (time_order) *time_order = order_c;
+      stats_a = stats_c;
+      ++stats_a.small_first_commands;
+      *time_order = order_c;
     } else {
-      if (c)
-        for (const Extent& e : *c) free_.release(e.track, e.sector, e.sectors);
-      for (const Extent& e : *a) free_.allocate(e.track, e.sector, e.sectors);
-      pending_stats_ = stats_a;
+      if (c) release_all(*c);
+      allocate_all(*a);
     }
   }
   uint32_t total = 0;
   for (uint32_t len : piece_sectors) total += len;
   if (piece_sectors.size() >= 2 && total <= drive_.geometry().sectors_per_track &&
       !a_is_one_run) {
-    if (a)
-      for (const Extent& e : *a) free_.release(e.track, e.sector, e.sectors);
+    if (a) release_all(*a);
     std::optional<uint32_t> fill_b = fill_track_;
     bool greedy_b = false;
     auto b = choose(total, head, start, window, &fill_b, &greedy_b);
@@ -223,18 +238,14 @@ std::optional<std::vector<Extent>> EagerAllocator::place(std::span<const uint32_
       fill_track_ = fill_b;
       ++stats_.contiguous_commands;
       if (time_order) *time_order = order_a;  // the run is in piece order
-      stats_.pieces += piece_sectors.size();
-      if (greedy_b) stats_.greedy_pieces += piece_sectors.size();
-      stats_.skipped_sectors += static_cast<uint64_t>(
-          std::llround(static_cast<double>(b->locate.count()) / drive_.geometry().sector_time_ns()));
+      count(stats_, piece_sectors.size(), *b, greedy_b);
       return out;
     }
-    if (a)
-      for (const Extent& e : *a) free_.allocate(e.track, e.sector, e.sectors);
+    if (a) allocate_all(*a);
   }
   if (a) {
     fill_track_ = fill_a;
-    stats_ = pending_stats_;
+    stats_ = stats_a;
   }
   return a;
 }
@@ -251,32 +262,28 @@ bool EagerAllocator::back_to_back(std::span<const Extent> extents) const {
 
 std::optional<std::vector<Extent>> EagerAllocator::plan_pieces(
     std::span<const uint32_t> piece_sectors, HeadPosition head, SimTime start,
-    const CylinderWindow& window, std::optional<uint32_t>* fill, SimTime* end) {
+    const CylinderWindow& window, std::optional<uint32_t>* fill, AllocatorStats* stats,
+    SimTime* end) {
   const DriveGeometry& g = drive_.geometry();
   std::vector<Extent> out;
   SimTime t = start;
-  AllocatorStats stats = stats_;
   for (uint32_t len : piece_sectors) {
     std::optional<uint32_t> before = *fill;
     bool greedy = false;
     std::optional<Choice> choice = choose(len, head, t, window, fill, &greedy);
     if (!choice) {
-      for (const Extent& e : out) free_.release(e.track, e.sector, e.sectors);
+      release_all(out);
       return std::nullopt;
     }
-    if (*fill && *fill != before) ++stats.fill_switches;
-    if (greedy) ++stats.greedy_pieces;
+    if (*fill && *fill != before) ++stats->fill_switches;
+    count(*stats, 1, *choice, greedy);
     const Extent& e = choice->extent;
     free_.allocate(e.track, e.sector, e.sectors);
     out.push_back(e);
-    ++stats.pieces;
-    stats.skipped_sectors += static_cast<uint64_t>(
-        std::llround(static_cast<double>(choice->locate.count()) / g.sector_time_ns()));
     head = HeadPosition{e.track / g.tracks_per_cylinder, e.track % g.tracks_per_cylinder};
     t += choice->locate + drive_.transfer_time(e.sectors);
   }
   *end = t;
-  pending_stats_ = stats;
   return out;
 }
 

@@ -131,8 +131,6 @@ class EagerAllocator {
 
   const AllocatorStats& stats() const { return stats_; }
   const AllocatorPolicy& policy() const { return policy_; }
-  // Forget the fill track (e.g. after recovery rebuilt the free map).
-  void reset_fill_track() { fill_track_.reset(); }
 
  private:
   // The policy's choice for one run of len sectors, given (and updating) a
@@ -143,10 +141,16 @@ class EagerAllocator {
   // Whether the extents follow each other on one track with no gap.
   bool back_to_back(std::span<const Extent> extents) const;
   // Plan A of place(): piece by piece; allocates; nullopt allocates nothing.
+  // Updates *fill and counts into *stats as if the plan were kept.
   std::optional<std::vector<Extent>> plan_pieces(std::span<const uint32_t> piece_sectors,
                                                  HeadPosition head, SimTime start,
                                                  const CylinderWindow& window,
-                                                 std::optional<uint32_t>* fill, SimTime* end);
+                                                 std::optional<uint32_t>* fill,
+                                                 AllocatorStats* stats, SimTime* end);
+  void allocate_all(std::span<const Extent> extents);
+  void release_all(std::span<const Extent> extents);
+  // Counts `pieces` placed by one choice.
+  void count(AllocatorStats& stats, size_t pieces, const Choice& choice, bool greedy) const;
   // Where the first sector position at or after `at` on track (c, h) is.
   uint32_t sector_under_head(uint32_t cylinder, uint32_t head, SimTime at) const;
   std::optional<Choice> on_track(uint32_t track, uint32_t len, HeadPosition from,
@@ -161,7 +165,6 @@ class EagerAllocator {
   AllocatorPolicy policy_;
   std::optional<uint32_t> fill_track_;
   AllocatorStats stats_;
-  AllocatorStats pending_stats_;  // plan A's stats, kept if plan A wins
 };
 
 }  // namespace vld

@@ -280,6 +280,17 @@ void VldDisk::read_block(uint64_t block, std::byte* out, Command& cmd) {
   }
 }
 
+std::vector<std::byte>& VldDisk::current_contents(uint64_t block,
+                                                  std::vector<std::vector<std::byte>>& buffers,
+                                                  Command& cmd) {
+  std::vector<std::byte>& m = buffers.emplace_back(sb_.block_bytes, std::byte{0});
+  if (map_[block].mapped()) {
+    read_block(block, m.data(), cmd);
+    ++stats_.rmw_reads;
+  }
+  return m;
+}
+
 void VldDisk::release_data(const MapEntry& e) {
   if (e.mapped()) pending_data_.push_back(extent_of(e));
 }
@@ -427,11 +438,7 @@ Completion VldDisk::write(uint64_t offset, std::span<const std::byte> data, bool
       updates.push_back(Update{b, data.data() + (lo - offset)});
       continue;
     }
-    std::vector<std::byte>& m = merged.emplace_back(bs, std::byte{0});
-    if (map_[b].mapped()) {
-      read_block(b, m.data(), cmd);
-      ++stats_.rmw_reads;
-    }
+    std::vector<std::byte>& m = current_contents(b, merged, cmd);
     std::copy(data.begin() + (lo - offset), data.begin() + (hi - offset), m.begin() + (lo - b * bs));
     updates.push_back(Update{b, m.data()});
   }
@@ -492,9 +499,7 @@ Completion VldDisk::zero(uint64_t offset, uint64_t len, ZeroFlags flags, SimTime
       updates.push_back(Update{b, nullptr});
       continue;
     }
-    std::vector<std::byte>& m = merged.emplace_back(bs);
-    read_block(b, m.data(), cmd);
-    ++stats_.rmw_reads;
+    std::vector<std::byte>& m = current_contents(b, merged, cmd);
     uint64_t lo = std::max(offset, b * bs), hi = std::min(offset + len, (b + 1) * bs);
     std::fill(m.begin() + (lo - b * bs), m.begin() + (hi - b * bs), std::byte{0});
     updates.push_back(Update{b, m.data()});

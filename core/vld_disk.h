@@ -136,6 +136,11 @@ class VldDisk final : public Disk {
   CylinderWindow window_at(uint32_t cylinder) const;
   // Reads a mapped block (verifying it) into out; charges the access.
   void read_block(uint64_t block, std::byte* out, Command& cmd);
+  // A new buffer in `buffers` holding the block as it reads now (read, and
+  // counted, if mapped; zeros if not): the start of a read-modify-write.
+  std::vector<std::byte>& current_contents(uint64_t block,
+                                           std::vector<std::vector<std::byte>>& buffers,
+                                           Command& cmd);
   void charge(std::span<const Extent> extents, Command& cmd);
   Extent extent_of(const MapEntry& e) const;
   void store_write(const Extent& e, const void* bytes);
