@@ -75,6 +75,9 @@ class FileBackingStore final : public BackingStore {
 class MemoryBackingStore final : public BackingStore {
  public:
   explicit MemoryBackingStore(uint64_t size_bytes) : bytes_(size_bytes) {}
+  // A store holding a copy of an image (tools snapshot and reopen).
+  explicit MemoryBackingStore(std::vector<std::byte> bytes) : bytes_(std::move(bytes)) {}
+  const std::vector<std::byte>& bytes() const { return bytes_; }
   uint64_t size_bytes() const override { return bytes_.size(); }
   void read(uint64_t offset, std::span<std::byte> out) override;
   void write(uint64_t offset, std::span<const std::byte> data) override;

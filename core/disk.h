@@ -20,6 +20,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <nlohmann/json.hpp>
 #include <span>
 
@@ -69,6 +70,8 @@ class Disk {
 
   virtual const Superblock& superblock() const = 0;
   virtual const DriveModel& drive() const = 0;
+  // track_buffer= (DriveModel): reads through the drive's read-ahead buffer.
+  virtual void set_track_buffer(bool on) = 0;
   uint64_t export_bytes() const { return superblock().export_bytes; }
   uint32_t block_bytes() const { return superblock().block_bytes; }
   DiskMode mode() const { return superblock().mode; }
@@ -83,6 +86,11 @@ class Disk {
   // Throws Error(ENOTSUP) if flags.fast and zeroing would cost media time.
   virtual Completion zero(uint64_t offset, uint64_t len, ZeroFlags flags, SimTime start) = 0;
   virtual void extents(uint64_t offset, uint64_t len, const ExtentFn& fn) = 0;
+
+  // Idle time: one step of background work (the vld compactor) starting at
+  // `start`, or nullopt if there is none. Each step is short (one block
+  // move), so a request arriving meanwhile waits for at most one step.
+  virtual std::optional<Completion> idle_step(SimTime /*start*/) { return std::nullopt; }
 
   // Physical blocks holding live client data, and all physical blocks on the
   // simulated platters: utilization is their ratio.

@@ -31,7 +31,11 @@ RequestTiming DiskController::serve(Kind kind, bool fua, uint64_t bytes,
     throw;
   }
   RequestTiming t{start, c.end, c.service, arrival ? start - *arrival : SimDuration{0}};
+  if (busy_with_idle_step_ && arrival && t.queued > SimDuration{0})
+    stats_.preempt_wait.add(t.queued.count());
+  busy_with_idle_step_ = false;
   busy_until_ = c.end;
+  last_request_end_ = c.end;
 
   DiskStats& s = stats_;
   s.now = c.end;
@@ -94,6 +98,48 @@ RequestTiming DiskController::zero(uint64_t offset, uint64_t len, ZeroFlags flag
   check_range(offset, len);
   return serve(Kind::kZero, flags.fua, 0, arrival,
                [&](SimTime s) { return disk_->zero(offset, len, flags, s); });
+}
+
+bool DiskController::step_locked(SimTime start) {
+  std::optional<Completion> c;
+  try {
+    c = disk_->idle_step(start);
+  } catch (...) {
+    ++stats_.requests.errors;
+    throw;
+  }
+  if (!c) return false;
+  ++stats_.idle_steps;
+  stats_.idle_busy += c->end - start;
+  stats_.physical_writes += c->physical_blocks_written;
+  stats_.backing_syncs += c->syncs;
+  busy_until_ = c->end;
+  busy_with_idle_step_ = true;
+  return true;
+}
+
+uint64_t DiskController::idle_until(SimTime until) {
+  std::lock_guard lock(mu_);
+  uint64_t steps = 0;
+  while (!closed_ && busy_until_ < until && step_locked(busy_until_)) ++steps;
+  return steps;
+}
+
+std::optional<SimTime> DiskController::idle_step(SimTime now) {
+  std::lock_guard lock(mu_);
+  if (closed_) return std::nullopt;
+  if (!step_locked(std::max(now, busy_until_))) return std::nullopt;
+  return busy_until_;
+}
+
+SimTime DiskController::last_request_end() const {
+  std::lock_guard lock(mu_);
+  return last_request_end_;
+}
+
+SimTime DiskController::busy_until() const {
+  std::lock_guard lock(mu_);
+  return busy_until_;
 }
 
 void DiskController::extents(uint64_t offset, uint64_t len, const ExtentFn& fn) {

@@ -11,6 +11,15 @@
 // the previous one ended, so a run is a deterministic function of its
 // requests.
 //
+// Idle time: between requests the drive may do background work
+// (Disk::idle_step: the vld compactor), one short step at a time. A step
+// starts only while the drive is idle and ends when it ends: a request that
+// arrives during a step waits for that step (preemption at step
+// boundaries), and the wait is reported as preempt_wait. With latency=sleep
+// the plugin runs steps after a quiet gap of real time; with latency=none
+// steps run only when the caller grants idle time (idle_until), so a run
+// stays a deterministic function of its requests and grants.
+//
 // The controller also checks ranges (so a Disk never sees one out of
 // bounds) and keeps DiskStats.
 //
@@ -46,6 +55,18 @@ class DiskController {
   RequestTiming trim(uint64_t offset, uint64_t len, bool fua, std::optional<SimTime> arrival);
   RequestTiming zero(uint64_t offset, uint64_t len, ZeroFlags flags,
                      std::optional<SimTime> arrival);
+  // Idle time until `until` (simulated): runs idle steps that start before
+  // it; the last may end after it. Returns the number of steps run; stops
+  // early (returning fewer) when there is no work. On a closed disk: 0.
+  uint64_t idle_until(SimTime until);
+  // One idle step at max(`now`, when the drive is free), if there is work.
+  // The plugin's background thread calls this between requests.
+  std::optional<SimTime> idle_step(SimTime now);
+  // When the drive is next free (the end of the last request or step).
+  SimTime busy_until() const;
+  // When the last request (not idle step) ended: the start of the quiet gap.
+  SimTime last_request_end() const;
+
   // Extents are answered from memory: no media access, no simulated time.
   void extents(uint64_t offset, uint64_t len, const ExtentFn& fn);
 
@@ -67,7 +88,12 @@ class DiskController {
   mutable std::mutex mu_;
   std::unique_ptr<Disk> disk_;
   DiskStats stats_;
+  // Runs one idle step at `start` under mu_; false if there was no work.
+  bool step_locked(SimTime start);
+
   SimTime busy_until_{};
+  SimTime last_request_end_{};
+  bool busy_with_idle_step_ = false;  // busy_until_ is the end of an idle step
   bool closed_ = false;
 };
 

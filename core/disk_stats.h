@@ -42,7 +42,12 @@ struct DiskStats {
   uint64_t physical_reads = 0;
   uint64_t backing_syncs = 0;    // fdatasync calls: FUA writes, flushes, ...
   SimTime now{};                 // when the drive last finished a request
-  SimDuration busy{};            // total simulated service time
+  SimDuration busy{};            // total simulated service time (requests)
+  // Idle-time work (the vld compactor): steps run, their simulated time, and
+  // how long requests that arrived during a step waited for it to end.
+  uint64_t idle_steps = 0;
+  SimDuration idle_busy{};
+  LatencyHistogram preempt_wait;
 };
 
 }  // namespace vld

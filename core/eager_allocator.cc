@@ -34,7 +34,8 @@ std::optional<EagerAllocator::Choice> EagerAllocator::on_track(uint32_t track, u
 
 std::optional<EagerAllocator::Choice> EagerAllocator::nearest(uint32_t len, HeadPosition head,
                                                               SimTime at,
-                                                              const CylinderWindow& window) const {
+                                                              const CylinderWindow& window,
+                                                              bool skip_empty) const {
   const DriveGeometry& g = drive_.geometry();
   const uint32_t cylinders = drive_.simulated_cylinders();
   // The soonest run; ties (sectors at the same angle on several tracks are
@@ -43,7 +44,8 @@ std::optional<EagerAllocator::Choice> EagerAllocator::nearest(uint32_t len, Head
   std::optional<Choice> best;
   uint64_t best_rank = 0;
   auto consider = [&](uint32_t track, uint32_t d) {
-    if (free_.longest_free_run(track) < len) return;
+    if (free_.longest_free_run(track) < len || track == excluded_) return;
+    if (skip_empty && free_.is_empty(track)) return;
     auto choice = on_track(track, len, head, at);
     if (!choice) return;
     uint64_t rank = uint64_t{d} * g.tracks_per_cylinder + track % g.tracks_per_cylinder;
@@ -98,7 +100,7 @@ std::optional<uint32_t> EagerAllocator::nearest_empty_track(HeadPosition head, S
     if (best && d > 0 && g.seek.time(d) >= best_cost) break;
     for (uint32_t h = 0; h < g.tracks_per_cylinder; ++h) {
       uint32_t track = c * g.tracks_per_cylinder + h;
-      if (!free_.is_empty(track)) continue;
+      if (!free_.is_empty(track) || track == excluded_) continue;
       // An empty track can be written from wherever the head lands on it.
       ServiceBreakdown move = drive_.reposition(head, HeadPosition{c, h});
       SimDuration cost = move.seek + move.head_switch;
@@ -114,7 +116,7 @@ std::optional<uint32_t> EagerAllocator::nearest_empty_track(HeadPosition head, S
 
 bool EagerAllocator::fill_track_usable(std::optional<uint32_t> fill, uint32_t len,
                                        const CylinderWindow& window) const {
-  if (!fill) return false;
+  if (!fill || fill == excluded_) return false;
   const DriveGeometry& g = drive_.geometry();
   uint32_t track = *fill;
   if (!window.contains(track / g.tracks_per_cylinder, drive_.simulated_cylinders())) return false;
@@ -127,7 +129,10 @@ std::optional<EagerAllocator::Choice> EagerAllocator::choose(uint32_t len, HeadP
                                                              SimTime t,
                                                              const CylinderWindow& window,
                                                              std::optional<uint32_t>* fill,
-                                                             bool* greedy) const {
+                                                             bool* greedy, PlaceMode mode) const {
+  if (mode == PlaceMode::kHolePlug) {
+    return nearest(len, head, t, window, /*skip_empty=*/true);
+  }
   // The fill track, while it is below the threshold and the piece fits in
   // one of its free runs; but moving to the nearest empty track wins when it
   // is sooner: the threshold is the most a track is filled, not a reason to
@@ -167,7 +172,8 @@ void EagerAllocator::count(AllocatorStats& stats, size_t pieces, const Choice& c
 std::optional<std::vector<Extent>> EagerAllocator::place(std::span<const uint32_t> piece_sectors,
                                                          HeadPosition head, SimTime start,
                                                          const CylinderWindow& window,
-                                                         std::vector<size_t>* time_order) {
+                                                         std::vector<size_t>* time_order,
+                                                         PlaceMode mode) {
   // Plan A: piece by piece, each where the head gets soonest after the
   // previous one. Plan B: the whole command as one run, chosen by the same
   // policy: data and its map sectors back to back in one pass. Freed data
@@ -176,7 +182,7 @@ std::optional<std::vector<Extent>> EagerAllocator::place(std::span<const uint32_
   std::optional<uint32_t> fill_a = fill_track_;
   AllocatorStats stats_a = stats_;
   SimTime end_a;
-  auto a = plan_pieces(piece_sectors, head, start, window, &fill_a, &stats_a, &end_a);
+  auto a = plan_pieces(piece_sectors, head, start, window, &fill_a, &stats_a, &end_a, mode);
   std::vector<size_t> order_a(piece_sectors.size());
   for (size_t i = 0; i < order_a.size(); ++i) order_a[i] = i;
   if (time_order) *time_order = order_a;
@@ -202,7 +208,7 @@ std::optional<std::vector<Extent>> EagerAllocator::place(std::span<const uint32_
     std::optional<uint32_t> fill_c = fill_track_;
     AllocatorStats stats_c = stats_;
     SimTime end_c;
-    auto c = plan_pieces(sizes_c, head, start, window, &fill_c, &stats_c, &end_c);
+    auto c = plan_pieces(sizes_c, head, start, window, &fill_c, &stats_c, &end_c, mode);
     if (c && end_c < end_a) {
       std::vector<Extent> back(piece_sectors.size());
       for (size_t k = 0; k < order_c.size(); ++k) back[order_c[k]] = (*c)[k];
@@ -224,7 +230,7 @@ std::optional<std::vector<Extent>> EagerAllocator::place(std::span<const uint32_
     if (a) release_all(*a);
     std::optional<uint32_t> fill_b = fill_track_;
     bool greedy_b = false;
-    auto b = choose(total, head, start, window, &fill_b, &greedy_b);
+    auto b = choose(total, head, start, window, &fill_b, &greedy_b, mode);
     if (b && (!a || start + b->locate + drive_.transfer_time(total) < end_a)) {
       std::vector<Extent> out;
       const uint32_t spt = drive_.geometry().sectors_per_track;
@@ -263,14 +269,14 @@ bool EagerAllocator::back_to_back(std::span<const Extent> extents) const {
 std::optional<std::vector<Extent>> EagerAllocator::plan_pieces(
     std::span<const uint32_t> piece_sectors, HeadPosition head, SimTime start,
     const CylinderWindow& window, std::optional<uint32_t>* fill, AllocatorStats* stats,
-    SimTime* end) {
+    SimTime* end, PlaceMode mode) {
   const DriveGeometry& g = drive_.geometry();
   std::vector<Extent> out;
   SimTime t = start;
   for (uint32_t len : piece_sectors) {
     std::optional<uint32_t> before = *fill;
     bool greedy = false;
-    std::optional<Choice> choice = choose(len, head, t, window, fill, &greedy);
+    std::optional<Choice> choice = choose(len, head, t, window, fill, &greedy, mode);
     if (!choice) {
       release_all(out);
       return std::nullopt;

@@ -21,6 +21,12 @@
 // All choices are limited to a window of cylinders (VldDisk's recovery
 // bound: only the window needs scanning after a crash).
 //
+// The compactor (paper 001, section 4.2) places differently: it plugs holes.
+// PlaceMode::kHolePlug puts each piece in the nearest free run of a track
+// that already holds data, never in an empty track (making empty tracks is
+// the point of compacting) and never on the excluded track (the one being
+// emptied, which no placement of any mode may use meanwhile).
+//
 // Thread-safety: not thread-safe; owned by VldDisk under the controller lock.
 #ifndef VLD_CORE_EAGER_ALLOCATOR_H_
 #define VLD_CORE_EAGER_ALLOCATOR_H_
@@ -85,6 +91,8 @@ struct CylinderWindow {
   }
 };
 
+enum class PlaceMode { kEager, kHolePlug };
+
 struct AllocatorPolicy {
   double fill_fraction = 0.75;  // fill= : fill empty tracks to this, then switch
 };
@@ -111,7 +119,14 @@ class EagerAllocator {
   std::optional<std::vector<Extent>> place(std::span<const uint32_t> piece_sectors,
                                            HeadPosition head, SimTime start,
                                            const CylinderWindow& window,
-                                           std::vector<size_t>* time_order = nullptr);
+                                           std::vector<size_t>* time_order = nullptr,
+                                           PlaceMode mode = PlaceMode::kEager);
+
+  // The track being compacted: no placement uses it until reset.
+  void set_excluded_track(std::optional<uint32_t> track) { excluded_ = track; }
+  std::optional<uint32_t> excluded_track() const { return excluded_; }
+  // The track being filled to the threshold, if any.
+  std::optional<uint32_t> fill_track() const { return fill_track_; }
 
   // The same search for one piece without allocating or changing policy
   // state: the time from `at` (head on `head`) until a free run of `len`
@@ -120,8 +135,9 @@ class EagerAllocator {
     Extent extent;
     SimDuration locate;  // seek or head switch + rotational wait
   };
+  // skip_empty: only tracks that already hold data (hole-plugging).
   std::optional<Choice> nearest(uint32_t len, HeadPosition head, SimTime at,
-                                const CylinderWindow& window) const;
+                                const CylinderWindow& window, bool skip_empty = false) const;
 
   // The access that transfers `extents` in order (wrapped extents split).
   std::vector<SectorRun> runs(std::span<const Extent> extents) const;
@@ -137,7 +153,7 @@ class EagerAllocator {
   // fill track; *greedy says no empty track was used.
   std::optional<Choice> choose(uint32_t len, HeadPosition head, SimTime t,
                                const CylinderWindow& window, std::optional<uint32_t>* fill,
-                               bool* greedy) const;
+                               bool* greedy, PlaceMode mode) const;
   // Whether the extents follow each other on one track with no gap.
   bool back_to_back(std::span<const Extent> extents) const;
   // Plan A of place(): piece by piece; allocates; nullopt allocates nothing.
@@ -146,7 +162,8 @@ class EagerAllocator {
                                                  HeadPosition head, SimTime start,
                                                  const CylinderWindow& window,
                                                  std::optional<uint32_t>* fill,
-                                                 AllocatorStats* stats, SimTime* end);
+                                                 AllocatorStats* stats, SimTime* end,
+                                                 PlaceMode mode);
   void allocate_all(std::span<const Extent> extents);
   void release_all(std::span<const Extent> extents);
   // Counts `pieces` placed by one choice.
@@ -164,6 +181,7 @@ class EagerAllocator {
   FreeSpaceMap& free_;
   AllocatorPolicy policy_;
   std::optional<uint32_t> fill_track_;
+  std::optional<uint32_t> excluded_;
   AllocatorStats stats_;
 };
 

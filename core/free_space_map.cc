@@ -154,4 +154,22 @@ std::optional<FreeSpaceMap::Run> FreeSpaceMap::first_free_run_slow(uint32_t trac
   return std::nullopt;
 }
 
+uint32_t FreeSpaceMap::holes_for(uint32_t track, uint32_t len) const {
+  if (free_[track] == spt_) return spt_ / len;
+  if (free_[track] < len) return 0;
+  // Start just after a used sector, so no free run is split by the wrap.
+  uint32_t start = 0;
+  while (is_free(track, start)) ++start;
+  uint32_t holes = 0, run = 0;
+  for (uint32_t k = 1; k <= spt_; ++k) {
+    if (is_free(track, (start + k) % spt_)) {
+      ++run;
+    } else {
+      holes += run / len;
+      run = 0;
+    }
+  }
+  return holes + run / len;
+}
+
 }  // namespace vld

@@ -52,6 +52,10 @@ class FreeSpaceMap {
   bool is_empty(uint32_t track) const { return free_[track] == spt_; }
   uint32_t empty_tracks() const { return empty_tracks_; }
 
+  // How many runs of `len` sectors fit side by side into the track's free
+  // runs (wrapping): the blocks hole-plugging can put there.
+  uint32_t holes_for(uint32_t track, uint32_t len) const;
+
   // The first sector s, in rotational order starting at `from_sector`, such
   // that `len` sectors from s (wrapping) are free; `skipped` is how many
   // sector positions the head passes before s. nullopt if the track has no

@@ -59,13 +59,17 @@ Superblock plan_image(const FormatOptions& o) {
   return sb;
 }
 
+void format_store(BackingStore& store, const Superblock& sb) {
+  auto bytes = encode_superblock(sb);
+  store.write(0, std::as_bytes(std::span(bytes)));
+  if (sb.mode == DiskMode::kVld) VldDisk::format(store, sb);
+  store.sync();
+}
+
 std::unique_ptr<FileBackingStore> create_image(const std::string& path, const Superblock& sb) {
   auto store = FileBackingStore::create(path, sb.image_bytes());
   try {
-    auto bytes = encode_superblock(sb);
-    store->write(0, std::as_bytes(std::span(bytes)));
-    if (sb.mode == DiskMode::kVld) VldDisk::format(*store, sb);
-    store->sync();
+    format_store(*store, sb);
   } catch (...) {
     store.reset();
     ::unlink(path.c_str());
@@ -117,12 +121,15 @@ std::unique_ptr<FileBackingStore> open_image(const std::string& path, Superblock
 }
 
 std::unique_ptr<Disk> make_disk(std::unique_ptr<BackingStore> store, const Superblock& sb,
-                                const VldOptions& vld_options) {
+                                const DiskOptions& options) {
+  std::unique_ptr<Disk> disk;
   switch (sb.mode) {
-    case DiskMode::kInplace: return std::make_unique<InplaceDisk>(std::move(store), sb);
-    case DiskMode::kVld: return std::make_unique<VldDisk>(std::move(store), sb, vld_options);
+    case DiskMode::kInplace: disk = std::make_unique<InplaceDisk>(std::move(store), sb); break;
+    case DiskMode::kVld: disk = std::make_unique<VldDisk>(std::move(store), sb, options.vld); break;
   }
-  throw Error("unknown disk mode", EINVAL);
+  if (!disk) throw Error("unknown disk mode", EINVAL);
+  disk->set_track_buffer(options.track_buffer);
+  return disk;
 }
 
 }  // namespace vld

@@ -28,6 +28,10 @@ struct FormatOptions {
 // The superblock of a new image: sizes the platters and draws the secret.
 Superblock plan_image(const FormatOptions& options);
 
+// Writes an empty disk onto a zeroed store: the superblock, and for vld the
+// first log record. create_image() does this to a new file.
+void format_store(BackingStore& store, const Superblock& sb);
+
 // Creates path (which must not exist) holding an empty disk. On failure the
 // partial file is removed.
 std::unique_ptr<FileBackingStore> create_image(const std::string& path, const Superblock& sb);
@@ -37,9 +41,15 @@ std::unique_ptr<FileBackingStore> open_image(const std::string& path, Superblock
 // The same for any store (tests, tools).
 Superblock read_superblock(BackingStore& store, const std::string& name);
 
+// Run-time choices for a served disk (not stored in the image).
+struct DiskOptions {
+  bool track_buffer = true;  // track_buffer=
+  VldOptions vld;            // mode=vld only
+};
+
 // The Disk for the image's mode (opening a vld image recovers it).
 std::unique_ptr<Disk> make_disk(std::unique_ptr<BackingStore> store, const Superblock& sb,
-                                const VldOptions& vld_options = {});
+                                const DiskOptions& options = {});
 
 }  // namespace vld
 

@@ -54,7 +54,7 @@ void InplaceDisk::rebuild_live_map() {
 Completion InplaceDisk::read(uint64_t offset, std::span<std::byte> out, SimTime start) {
   store_->read(sb_.platter_offset + offset, out);
   SectorRun run = covering_run(offset, out.size());
-  Access a = drive_.access(std::span(&run, 1), start);
+  Access a = drive_.read(std::span(&run, 1), start);
   return Completion{a.end, a.breakdown, 0, blocks_covering(offset, out.size())};
 }
 

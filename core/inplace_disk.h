@@ -31,6 +31,7 @@ class InplaceDisk final : public Disk {
 
   const Superblock& superblock() const override { return sb_; }
   const DriveModel& drive() const override { return drive_; }
+  void set_track_buffer(bool on) override { drive_.set_track_buffer(on); }
 
   Completion read(uint64_t offset, std::span<std::byte> out, SimTime start) override;
   Completion write(uint64_t offset, std::span<const std::byte> data, bool fua,

@@ -24,7 +24,9 @@ VldDisk::VldDisk(std::unique_ptr<BackingStore> store, const Superblock& sb, VldO
       free_(layout_.tracks, layout_.spt),
       alloc_(drive_, free_, AllocatorPolicy{options.fill_fraction}),
       log_(static_cast<uint32_t>(layout_.pieces)),
-      map_(layout_.blocks) {
+      map_(layout_.blocks),
+      compactor_(options.compactor, layout_.spt, layout_.block_sectors),
+      track_written_(layout_.tracks) {
   if (options_.window_cylinders == 0) options_.window_cylinders = kDefaultWindowCylinders;
   options_.window_cylinders = std::min(options_.window_cylinders, layout_.cylinders);
   RecoveredState st = recover(*store_, sb_);
@@ -214,8 +216,10 @@ void VldDisk::write_record(bool clean, Command& cmd, std::optional<CylinderWindo
   pending_data_.clear();
   for (uint32_t psn : retired_map_) free_.release(psn / layout_.spt, psn % layout_.spt, 1);
   retired_map_.clear();
+  // A window moved to (even onto the same cylinders) starts a new measure
+  // of how spent it is; a record that keeps it (compaction) does not.
   window_ = w;
-  window_free_at_open_ = window_free_sectors();
+  if (next_window) window_free_at_open_ = window_free_sectors();
 }
 
 uint64_t VldDisk::window_free_sectors() const {
@@ -270,7 +274,10 @@ void VldDisk::read_block(uint64_t block, std::byte* out, Command& cmd) {
   const MapEntry& e = map_[block];
   Extent ext = extent_of(e);
   store_read(ext, out);
-  charge(std::span(&ext, 1), cmd);
+  std::vector<SectorRun> runs = alloc_.runs(std::span(&ext, 1));
+  Access a = drive_.read(runs, cmd.t, /*charge_overhead=*/false);
+  cmd.t = a.end;
+  cmd.b += a.breakdown;
   if (data_checksum(out, sb_.block_bytes, block) != e.checksum) {
     ++stats_.checksum_failures;
     throw Error("data block " + std::to_string(block) + " (offset " +
@@ -295,8 +302,10 @@ void VldDisk::release_data(const MapEntry& e) {
   if (e.mapped()) pending_data_.push_back(extent_of(e));
 }
 
-Completion VldDisk::apply(std::vector<Update>& updates, bool fua, Command cmd) {
-  std::vector<uint32_t> pieces;
+bool VldDisk::apply(std::vector<Update>& updates, std::span<const uint32_t> rewrite_pieces,
+                    bool fua, Command& cmd, PlaceMode mode) {
+  const bool move = mode == PlaceMode::kHolePlug;
+  std::vector<uint32_t> pieces(rewrite_pieces.begin(), rewrite_pieces.end());
   for (const Update& u : updates) pieces.push_back(static_cast<uint32_t>(u.block / kEntriesPerPiece));
   std::sort(pieces.begin(), pieces.end());
   pieces.erase(std::unique(pieces.begin(), pieces.end()), pieces.end());
@@ -310,7 +319,8 @@ Completion VldDisk::apply(std::vector<Update>& updates, bool fua, Command cmd) {
 
   std::vector<size_t> order;
   std::optional<std::vector<Extent>> ext =
-      alloc_.place(sizes, drive_.head(), cmd.t, window_, &order);
+      alloc_.place(sizes, drive_.head(), cmd.t, window_, &order, mode);
+  if (!ext && move) return false;
   if (!ext) {  // the window is full: move it to the head and try again
     write_record(false, cmd, window_at(drive_.head().cylinder));
     ext = alloc_.place(sizes, drive_.head(), cmd.t, window_, &order);
@@ -331,6 +341,7 @@ Completion VldDisk::apply(std::vector<Update>& updates, bool fua, Command cmd) {
     if (u.data) {
       const Extent& x = (*ext)[k++];
       store_write(x, u.data);
+      if (!move) track_written_[x.track] = cmd.t;
       e = MapEntry{static_cast<uint32_t>(alloc_.psn(x) + 1),
                    data_checksum(u.data, sb_.block_bytes, u.block)};
       ++live_blocks_;
@@ -379,12 +390,17 @@ Completion VldDisk::apply(std::vector<Update>& updates, bool fua, Command cmd) {
   ++stats_.map_updates;
   stats_.map_sectors_written += group.size();
   stats_.data_blocks_written += data_pieces;
+  if (!move) stats_.client_blocks_written += data_pieces;
   cmd.written += data_pieces;
 
   for (uint32_t psn : log_.commit(group, member_psns)) retired_map_.push_back(psn);
   if (fua) sync(cmd);
-  maybe_write_record(cmd);
-  return finish(cmd);
+  // A compaction move leaves records to the end of its track (end_victim).
+  if (!move) {
+    compaction_settled_ = false;
+    maybe_write_record(cmd);
+  }
+  return true;
 }
 
 Completion VldDisk::read(uint64_t offset, std::span<std::byte> out, SimTime start) {
@@ -442,7 +458,8 @@ Completion VldDisk::write(uint64_t offset, std::span<const std::byte> data, bool
     std::copy(data.begin() + (lo - offset), data.begin() + (hi - offset), m.begin() + (lo - b * bs));
     updates.push_back(Update{b, m.data()});
   }
-  return apply(updates, fua, cmd);
+  apply(updates, {}, fua, cmd);
+  return finish(cmd);
 }
 
 Completion VldDisk::flush(SimTime start) {
@@ -466,7 +483,8 @@ Completion VldDisk::trim(uint64_t offset, uint64_t len, bool fua, SimTime start)
     if (fua) sync(cmd);
     return finish(cmd);
   }
-  return apply(updates, fua, cmd);
+  apply(updates, {}, fua, cmd);
+  return finish(cmd);
 }
 
 Completion VldDisk::zero(uint64_t offset, uint64_t len, ZeroFlags flags, SimTime start) {
@@ -508,7 +526,8 @@ Completion VldDisk::zero(uint64_t offset, uint64_t len, ZeroFlags flags, SimTime
     if (flags.fua) sync(cmd);
     return finish(cmd);
   }
-  return apply(updates, flags.fua, cmd);
+  apply(updates, {}, flags.fua, cmd);
+  return finish(cmd);
 }
 
 void VldDisk::extents(uint64_t offset, uint64_t len, const ExtentFn& fn) {
@@ -523,6 +542,114 @@ void VldDisk::close() {
   Command cmd{kSimEpoch, {}, true, 0, 0};
   checkpoint(cmd, /*retire_old=*/true);
   write_record(true, cmd, window_);
+}
+
+// ---- compaction -----------------------------------------------------------
+
+std::optional<uint32_t> VldDisk::compaction_victim() const {
+  if (!victim_) return std::nullopt;
+  return victim_->track;
+}
+
+bool VldDisk::choose_victim(SimTime now) {
+  // Every track of the window that holds data: the candidates, and the
+  // holes their blocks can go to.
+  std::vector<TrackCensus> census;
+  const std::optional<uint32_t> fill = alloc_.fill_track();
+  for (uint32_t k = 0; k < window_.count; ++k) {
+    const uint32_t c = (window_.first + k) % layout_.cylinders;
+    for (uint32_t h = 0; h < layout_.heads; ++h) {
+      const uint32_t t = c * layout_.heads + h;
+      if (t == 0 || free_.is_empty(t)) continue;  // the system track; empty ones
+      census.push_back(TrackCensus{t, layout_.spt - free_.free_sectors(t),
+                                   free_.holes_for(t, layout_.block_sectors), track_written_[t],
+                                   t != fill});
+    }
+  }
+  std::optional<uint32_t> track = compactor_.choose(census, now);
+  if (!track) return false;
+  Victim v;
+  v.track = *track;
+  const uint64_t lo = uint64_t{*track} * layout_.spt, hi = lo + layout_.spt;
+  for (uint64_t b = 0; b < map_.size(); ++b)
+    if (map_[b].mapped() && map_[b].psn() >= lo && map_[b].psn() < hi) v.blocks.push_back(b);
+  for (uint32_t p = 0; p < layout_.pieces; ++p) {
+    const LogNode& n = log_.node(p);
+    if (n.seq && n.psn >= lo && n.psn < hi) v.pieces.push_back(p);
+  }
+  victim_ = std::move(v);
+  alloc_.set_excluded_track(*track);
+  return true;
+}
+
+// One thing off the victim: false if there is nothing left to move, or a
+// move found no hole (the victim is then given up).
+bool VldDisk::move_next(Command& cmd) {
+  Victim& v = *victim_;
+  const auto on_victim = [&](uint64_t psn) { return psn / layout_.spt == v.track; };
+  while (v.next_block < v.blocks.size()) {
+    const uint64_t b = v.blocks[v.next_block++];
+    if (!map_[b].mapped() || !on_victim(map_[b].psn())) continue;  // rewritten meanwhile
+    if (!v.read) {
+      // The paper's compactor "reads the current track": one revolution
+      // puts all of it in the track buffer, so each move reads for free.
+      const SectorRun whole{uint64_t{v.track} * layout_.spt, layout_.spt};
+      Access a = drive_.read(std::span(&whole, 1), cmd.t, /*charge_overhead=*/false);
+      cmd.t = a.end;
+      cmd.b += a.breakdown;
+      v.read = true;
+    }
+    std::vector<std::byte> data(sb_.block_bytes);
+    read_block(b, data.data(), cmd);
+    std::vector<Update> u{Update{b, data.data()}};
+    if (!apply(u, {}, /*fua=*/false, cmd, PlaceMode::kHolePlug)) {
+      end_victim(cmd, /*emptied=*/false);
+      return true;
+    }
+    ++compactor_.stats().blocks_moved;
+    return true;
+  }
+  while (v.next_piece < v.pieces.size()) {
+    const uint32_t p = v.pieces[v.next_piece++];
+    const LogNode& n = log_.node(p);
+    if (!n.seq || !on_victim(n.psn)) continue;  // rewritten by a move or a write
+    std::vector<Update> none;
+    if (!apply(none, std::span(&p, 1), /*fua=*/false, cmd, PlaceMode::kHolePlug)) {
+      end_victim(cmd, /*emptied=*/false);
+      return true;
+    }
+    ++compactor_.stats().map_sectors_moved;
+    return true;
+  }
+  return false;
+}
+
+void VldDisk::end_victim(Command& cmd, bool emptied) {
+  // The record makes the moves durable and frees the old copies (and
+  // whatever else waited on the track): the track is empty.
+  write_record(false, cmd, std::nullopt);
+  if (emptied) {
+    ++compactor_.stats().tracks_compacted;
+  } else {
+    ++compactor_.stats().tracks_abandoned;
+    compaction_settled_ = true;  // no hole left: wait for writes to change things
+  }
+  alloc_.set_excluded_track(std::nullopt);
+  victim_.reset();
+}
+
+std::optional<Completion> VldDisk::idle_step(SimTime start) {
+  if (!compactor_.options().enabled || compaction_settled_) return std::nullopt;
+  if (!victim_ && !choose_victim(start)) {
+    compaction_settled_ = true;
+    return std::nullopt;
+  }
+  // The drive's own work: no host command, so no controller overhead.
+  Command cmd{start, {}, true, 0, 0};
+  if (!move_next(cmd)) end_victim(cmd, /*emptied=*/true);
+  ++compactor_.stats().steps;
+  compactor_.stats().busy += cmd.t - start;
+  return finish(cmd);
 }
 
 // ---- checks and stats -----------------------------------------------------
@@ -583,6 +710,27 @@ nlohmann::json VldDisk::extra_stats() const {
         {"mean_locate_sectors",
          a.pieces ? static_cast<double>(a.skipped_sectors) / a.pieces : 0.0}}},
       {"empty_tracks", free_.empty_tracks()},
+  };
+  const CompactorStats& c = compactor_.stats();
+  const double client = static_cast<double>(stats_.client_blocks_written);
+  const double bsec = layout_.block_sectors;
+  j["compactor"] = {
+      {"enabled", compactor_.options().enabled},
+      {"policy", policy_name(compactor_.options().policy)},
+      {"tracks_compacted", c.tracks_compacted},
+      {"tracks_abandoned", c.tracks_abandoned},
+      {"blocks_moved", c.blocks_moved},
+      {"map_sectors_moved", c.map_sectors_moved},
+      {"steps", c.steps},
+      {"busy_ms", to_ms(c.busy)},
+      {"victim", victim_ ? nlohmann::json(victim_->track) : nlohmann::json(nullptr)},
+      {"empty_tracks", free_.empty_tracks()},
+      // Physical data blocks written (client writes and moves) per data
+      // block written for clients; and the same counting map sectors.
+      {"write_amplification", client > 0 ? stats_.data_blocks_written / client : 0.0},
+      {"write_amplification_with_map",
+       client > 0 ? (stats_.data_blocks_written * bsec + stats_.map_sectors_written) / (client * bsec)
+                  : 0.0},
   };
   const RecoveryReport& r = recovery_;
   j["recovery"] = {{"clean", r.clean},

@@ -25,6 +25,16 @@
 // or too many replaced map sectors wait, and at open and clean close. Each
 // costs the drive a trip to the system track.
 //
+// Compaction (paper 001, sections 2.3 and 4.2): in idle time, idle_step()
+// empties one track at a time, chosen by the Compactor inside the cylinder
+// window (where the next writes go, and where recovery looks for new map
+// sectors): it reads the track into the track buffer, then moves each live
+// block, and each live map sector, by hole-plugging, one block per step, each
+// move an ordinary map update (a group under the crash contract whose data
+// is unchanged, so a crash keeps either copy); then a log record frees the
+// old copies and the track is empty. While a track is being emptied no
+// placement uses it.
+//
 // Crash contract (docs/crash-contract.md): after any crash the image opens
 // without help; every write acknowledged with FUA or before a completed
 // flush reads back; every request up to the maximum size reads back all old
@@ -40,6 +50,7 @@
 #include <vector>
 
 #include "core/backing_store.h"
+#include "core/compactor.h"
 #include "core/disk.h"
 #include "core/eager_allocator.h"
 #include "core/free_space_map.h"
@@ -61,6 +72,7 @@ struct VldOptions {
   // st19101 at 80% utilization: 875 us/write against 1017 at 0.5).
   double window_move_fraction = 0.75;
   uint32_t retired_limit = 4096;   // replaced map sectors that trigger a record
+  CompactorOptions compactor;      // compactor=, compactor_policy=, seed=
 };
 
 struct VldStats {
@@ -74,6 +86,7 @@ struct VldStats {
   SimDuration map_time{};          // time the map sectors added to writes
   SimDuration record_time{};       // time spent writing log records
   uint64_t map_updates = 0;        // requests that wrote map sectors
+  uint64_t client_blocks_written = 0;  // data blocks written for clients (not moves)
 };
 
 class VldDisk final : public Disk {
@@ -86,6 +99,7 @@ class VldDisk final : public Disk {
 
   const Superblock& superblock() const override { return sb_; }
   const DriveModel& drive() const override { return drive_; }
+  void set_track_buffer(bool on) override { drive_.set_track_buffer(on); }
 
   Completion read(uint64_t offset, std::span<std::byte> out, SimTime start) override;
   Completion write(uint64_t offset, std::span<const std::byte> data, bool fua,
@@ -94,6 +108,7 @@ class VldDisk final : public Disk {
   Completion trim(uint64_t offset, uint64_t len, bool fua, SimTime start) override;
   Completion zero(uint64_t offset, uint64_t len, ZeroFlags flags, SimTime start) override;
   void extents(uint64_t offset, uint64_t len, const ExtentFn& fn) override;
+  std::optional<Completion> idle_step(SimTime start) override;
   uint64_t live_blocks() const override { return live_blocks_; }
   void close() override;
   nlohmann::json extra_stats() const override;
@@ -102,6 +117,10 @@ class VldDisk final : public Disk {
   const std::vector<MapEntry>& map() const { return map_; }
   const VldStats& vld_stats() const { return stats_; }
   const EagerAllocator& allocator() const { return alloc_; }
+  const FreeSpaceMap& free_space() const { return free_; }
+  const Compactor& compactor() const { return compactor_; }
+  // The track being emptied, if any.
+  std::optional<uint32_t> compaction_victim() const;
   // Crash contract (5): every allocated sector is accounted for exactly once
   // (system track, live data, live, replaced or pending map sectors, data
   // waiting to be freed), and the tree reaches every live piece. "" or what
@@ -122,11 +141,30 @@ class VldDisk final : public Disk {
     uint32_t syncs = 0;
   };
 
+  // The track being emptied and what is still to move off it.
+  struct Victim {
+    uint32_t track = 0;
+    std::vector<uint64_t> blocks;   // data blocks on it when chosen
+    std::vector<uint32_t> pieces;   // map pieces whose live sector is on it
+    size_t next_block = 0, next_piece = 0;
+    bool read = false;              // the track is in the track buffer
+  };
+
   void install(RecoveredState& st);
   void write_checkpoint(RecoveredState& st);
   // Rewrites every live piece as one group forming a fresh, balanced tree.
   void checkpoint(Command& cmd, bool retire_old);
-  Completion apply(std::vector<Update>& updates, bool fua, Command cmd);
+  // Writes `updates` and a new version of every map piece they change (and
+  // of `rewrite_pieces`, unchanged) as one group. PlaceMode::kEager never
+  // fails (it moves the window, or throws ENOSPC); kHolePlug (a compaction
+  // move) returns false, having written nothing, if no hole takes it.
+  bool apply(std::vector<Update>& updates, std::span<const uint32_t> rewrite_pieces, bool fua,
+             Command& cmd, PlaceMode mode = PlaceMode::kEager);
+  // Compaction: picks the next victim (false: nothing worth doing), moves
+  // one thing off it, finishes it.
+  bool choose_victim(SimTime now);
+  bool move_next(Command& cmd);
+  void end_victim(Command& cmd, bool emptied);
   void write_record(bool clean, Command& cmd, std::optional<CylinderWindow> next_window);
   void sync(Command& cmd);
   void maybe_write_record(Command& cmd);
@@ -163,6 +201,11 @@ class VldDisk final : public Disk {
   uint64_t window_free_at_open_ = 0;
   std::vector<Extent> pending_data_;   // freed when the next record is durable
   std::vector<uint32_t> retired_map_;  // freed when the next record is durable
+  Compactor compactor_;
+  std::optional<Victim> victim_;
+  // Nothing left to compact (or a move found no hole): wait for a write.
+  bool compaction_settled_ = false;
+  std::vector<SimTime> track_written_;  // last client data placed, per track
   VldStats stats_;
   RecoveryReport recovery_;
 };

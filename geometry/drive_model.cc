@@ -17,7 +17,20 @@ ServiceBreakdown& ServiceBreakdown::operator+=(const ServiceBreakdown& o) {
 DriveModel::DriveModel(const DriveGeometry& geometry, uint32_t simulated_cylinders)
     : geometry_(geometry),
       simulated_cylinders_(simulated_cylinders),
-      revolution_ns_(geometry.revolution().count()) {}
+      revolution_ns_(geometry.revolution().count()),
+      buffer_(geometry.sectors_per_track) {}
+
+void DriveModel::set_head(HeadPosition h) {
+  head_ = h;
+  buffer_.clear();
+  read_ahead_since_.reset();
+}
+
+void DriveModel::set_track_buffer(bool on) {
+  buffer_on_ = on;
+  buffer_.clear();
+  read_ahead_since_.reset();
+}
 
 namespace {
 int64_t floor_mod(int64_t a, int64_t m) {
@@ -105,7 +118,86 @@ Access DriveModel::estimate(std::span<const SectorRun> runs, SimTime start,
 }
 
 Access DriveModel::access(std::span<const SectorRun> runs, SimTime start, bool charge_overhead) {
+  read_ahead(start);
+  read_ahead_since_.reset();  // the head writes (or moves away to)
   return run(runs, start, &head_, charge_overhead);
+}
+
+uint32_t DriveModel::sector_at_slot(uint32_t track, uint32_t slot) const {
+  const uint32_t spt = geometry_.sectors_per_track;
+  const uint32_t tpc = geometry_.tracks_per_cylinder;
+  const uint32_t offset = geometry_.angular_slot(Chs{track / tpc, track % tpc, 0});
+  return (slot % spt + spt - offset) % spt;
+}
+
+void DriveModel::read_ahead(SimTime until) {
+  if (!read_ahead_since_ || !buffer_.track() || buffer_.full()) return;
+  const SimTime since = *read_ahead_since_;
+  const int64_t spt = geometry_.sectors_per_track;
+  const uint32_t slot = next_slot(since);
+  const SimTime first_start = since + rotational_wait(since, slot);
+  if (until <= first_start) return;
+  // Slot k (from `slot`) has wholly passed once first_start + (k + 1)
+  // sector times <= until; the slack absorbs the nanosecond rounding.
+  int64_t passed = ((until - first_start).count() + kOnTimeSlackNs) * spt / revolution_ns_;
+  passed = std::min(passed, spt);
+  for (int64_t k = 0; k < passed; ++k)
+    buffer_.add(sector_at_slot(*buffer_.track(), static_cast<uint32_t>(slot + k)));
+}
+
+Access DriveModel::read(std::span<const SectorRun> runs, SimTime start, bool charge_overhead) {
+  if (!buffer_on_) return run(runs, start, &head_, charge_overhead);
+  Access a;
+  if (charge_overhead) a.breakdown.overhead = geometry_.controller_overhead;
+  SimTime t = start + a.breakdown.overhead;
+  const uint32_t spt = geometry_.sectors_per_track;
+  for (const SectorRun& r : runs) {
+    uint64_t psn = r.first_psn;
+    uint32_t left = r.count;
+    while (left > 0) {
+      const Chs chs = geometry_.chs_of(psn);
+      const uint32_t n = std::min(left, spt - chs.sector);  // to the end of this track
+      const HeadPosition target{chs.cylinder, chs.head};
+      const uint32_t track = track_of(target);
+      psn += n;
+      left -= n;
+      read_ahead(t);
+      if (buffer_.has_all(track, chs.sector, n)) continue;  // from the buffer
+
+      ServiceBreakdown move = reposition(head_, target);
+      t += move.seek + move.head_switch;
+      if (buffer_.track() != track) buffer_.start(track);
+      if (!(head_ == target) || !read_ahead_since_) read_ahead_since_ = t;
+      head_ = target;
+      read_ahead(t);
+      // The wanted sectors not yet buffered, in the order the head meets
+      // them from the next slot: the read ends when the last has passed.
+      // Breakdown: the wanted sectors' own passing is transfer; the rest
+      // (waiting for the first, passing others in between) is rotation.
+      const uint32_t now_slot = next_slot(t);
+      uint32_t first = spt, last = 0, wanted = 0;
+      for (uint32_t s = chs.sector; s < chs.sector + n; ++s) {
+        if (buffer_.has(s)) continue;
+        uint32_t k = (geometry_.angular_slot(Chs{chs.cylinder, chs.head, s}) + spt - now_slot) % spt;
+        first = std::min(first, k);
+        last = std::max(last, k);
+        ++wanted;
+      }
+      if (wanted == 0) {  // all buffered while the head arrived
+        a.breakdown += move;
+        continue;
+      }
+      const SimDuration wait = rotational_wait(t, (now_slot + first) % spt);
+      const SimDuration pass = transfer_time(last - first + 1);
+      move.transfer = std::min(pass, transfer_time(wanted));
+      move.rotation = wait + (pass - move.transfer);
+      t += wait + pass;
+      a.breakdown += move;
+      read_ahead(t);
+    }
+  }
+  a.end = t;
+  return a;
 }
 
 Access DriveModel::command_only(SimTime start) const {

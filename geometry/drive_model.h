@@ -16,6 +16,15 @@
 // track the head is on (HeadPosition). A seek includes selecting the head on
 // the destination cylinder.
 //
+// Reads go through a one-track read-ahead buffer (TrackBuffer, paper 001
+// section 4.2): from the moment the head reaches a track to read, every
+// sector passing under it is buffered, during the rotational wait, the
+// transfer and while the drive sits idle afterwards, until the head leaves.
+// A read whose sectors are all buffered costs no media time; otherwise it
+// ends when the last of its sectors not yet buffered has passed, in whatever
+// order they come (a zero-latency read). Writes neither use nor discard the
+// buffer, but stop the read-ahead.
+//
 // All rotational arithmetic is in integers: the phase of the platter at time
 // t is (t mod revolution) * sectors_per_track "slot units", slot j starts at
 // j * revolution units, and waits round up to the next nanosecond. A run that
@@ -29,10 +38,12 @@
 #define VLD_GEOMETRY_DRIVE_MODEL_H_
 
 #include <cstdint>
+#include <optional>
 #include <span>
 
 #include "geometry/drive_geometry.h"
 #include "geometry/sim_time.h"
+#include "geometry/track_buffer.h"
 
 namespace vld {
 
@@ -80,7 +91,13 @@ class DriveModel {
   }
 
   HeadPosition head() const { return head_; }
-  void set_head(HeadPosition h) { head_ = h; }
+  // Puts the head somewhere (opening a disk): the buffer starts empty.
+  void set_head(HeadPosition h);
+
+  // track_buffer= : with the buffer off, read() is access().
+  void set_track_buffer(bool on);
+  bool track_buffer() const { return buffer_on_; }
+  const TrackBuffer& buffer() const { return buffer_; }
 
   // Rotational position at t in sectors, in [0, sectors_per_track).
   double angle_sectors(SimTime t) const;
@@ -102,6 +119,9 @@ class DriveModel {
   // a command already paid for (a read-modify-write's write, a log record
   // the drive writes on its own) passes charge_overhead = false.
   Access access(std::span<const SectorRun> runs, SimTime start, bool charge_overhead = true);
+  // The same for a read: through the track buffer (see above), and leaves the
+  // head where the read ended.
+  Access read(std::span<const SectorRun> runs, SimTime start, bool charge_overhead = true);
   // A command that touches no media (flush on a drive without write cache,
   // trim): controller overhead only.
   Access command_only(SimTime start) const;
@@ -110,10 +130,20 @@ class DriveModel {
   Access run(std::span<const SectorRun> runs, SimTime start, HeadPosition* head,
              bool charge_overhead = true) const;
 
+  uint32_t track_of(HeadPosition h) const { return h.cylinder * geometry_.tracks_per_cylinder + h.head; }
+  // The sector of `track` that passes under the head at angular slot `slot`.
+  uint32_t sector_at_slot(uint32_t track, uint32_t slot) const;
+  // Buffers the sectors that have passed wholly under the head, on the
+  // buffer's track, between the start of the read-ahead and `until`.
+  void read_ahead(SimTime until);
+
   DriveGeometry geometry_;
   uint32_t simulated_cylinders_;
   int64_t revolution_ns_;
   HeadPosition head_;
+  bool buffer_on_ = true;
+  TrackBuffer buffer_;
+  std::optional<SimTime> read_ahead_since_;  // head on the buffer's track, reading
 };
 
 }  // namespace vld

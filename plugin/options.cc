@@ -60,6 +60,14 @@ std::optional<uint64_t> parse_size(std::string_view text) {
   return *n << shift;
 }
 
+namespace {
+std::optional<bool> on_off(std::string_view v) {
+  if (v == "on" || v == "1" || v == "true") return true;
+  if (v == "off" || v == "0" || v == "false") return false;
+  return std::nullopt;
+}
+}  // namespace
+
 std::string set_option(PluginOptions* o, std::string_view key, std::string_view v) {
   auto bad = [&](const std::string& what) { return s(key) + "=" + s(v) + ": " + what; };
   auto u32 = [&](std::optional<uint32_t>* dst, const char* what) -> std::string {
@@ -119,11 +127,28 @@ std::string set_option(PluginOptions* o, std::string_view key, std::string_view 
     auto x = parse_uint<uint32_t>(v);
     if (!x || *x < 1 || *x > 100)
       return bad("expected the percentage an empty track is filled to, 1-100, e.g. fill=75");
-    o->vld.fill_fraction = *x / 100.0;
+    o->disk.vld.fill_fraction = *x / 100.0;
   } else if (key == "window") {
     auto x = parse_uint<uint32_t>(v);
     if (!x || *x == 0) return bad("expected a number of cylinders >= 1, e.g. window=32");
-    o->vld.window_cylinders = *x;
+    o->disk.vld.window_cylinders = *x;
+  } else if (key == "track_buffer") {
+    auto x = on_off(v);
+    if (!x) return bad("expected track_buffer=on or track_buffer=off");
+    o->disk.track_buffer = *x;
+  } else if (key == "compactor") {
+    auto x = on_off(v);
+    if (!x) return bad("expected compactor=on or compactor=off");
+    o->disk.vld.compactor.enabled = *x;
+  } else if (key == "compactor_policy") {
+    auto p = parse_compaction_policy(v);
+    if (!p) return bad("expected compactor_policy=fewest-live, cost-benefit or random");
+    o->disk.vld.compactor.policy = *p;
+  } else if (key == "compactor_quiet_ms") {
+    auto x = parse_uint<uint32_t>(v);
+    if (!x || *x > 3600000)
+      return bad("expected milliseconds of idle time before compacting, 0-3600000, e.g. 50");
+    o->compactor_quiet_ms = *x;
   } else if (key == "latency") {
     if (v == "sleep") o->latency = LatencyMode::kSleep;
     else if (v == "none") o->latency = LatencyMode::kNone;
@@ -135,6 +160,7 @@ std::string set_option(PluginOptions* o, std::string_view key, std::string_view 
     auto x = parse_uint<uint64_t>(v);
     if (!x) return bad("expected a whole number");
     o->seed = *x;
+    o->disk.vld.compactor.seed = *x;
   } else {
     return "unknown parameter '" + s(key) + "'; see nbdkit vld --help for the list";
   }
@@ -225,10 +251,18 @@ const char* config_help() {
       "fill=PERCENT           vld: fill empty tracks to this before moving on (default 75)\n"
       "window=CYLINDERS       vld: cylinders written between log records; recovery after\n"
       "                       a crash scans only these (default 32)\n"
+      "track_buffer=on|off    reads go through the drive's one-track read-ahead buffer\n"
+      "                       (paper 001 section 4.2) (default on)\n"
+      "compactor=on|off       vld: empty tracks in idle time by moving their blocks\n"
+      "                       into holes elsewhere (default on; runs only with\n"
+      "                       latency=sleep, after compactor_quiet_ms of no requests)\n"
+      "compactor_policy=P     vld: which track to empty first: fewest-live,\n"
+      "                       cost-benefit or random (default fewest-live)\n"
+      "compactor_quiet_ms=MS  vld: idle time before the compactor starts (default 50)\n"
       "latency=sleep|none     sleep: replies leave at their simulated completion time;\n"
       "                       none: memory speed, simulated time only (default sleep)\n"
       "statsfile=PATH         JSON statistics, rewritten every second and at exit (default off)\n"
-      "seed=N                 seed for anything random in the simulation (default 0)";
+      "seed=N                 seed for compactor_policy=random (default 0)";
 }
 
 }  // namespace vld

@@ -4,7 +4,7 @@
 // Format-time parameters (size, geometry and its overrides, mode, block,
 // spare) shape a new image and are stored in it; on an existing image they
 // may be repeated but must agree. Run-time parameters (latency, statsfile,
-// seed) apply to this server only.
+// track_buffer, fill, window, compactor*, seed) apply to this server only.
 //
 // Every error is one line that names the parameter and says what to do.
 //
@@ -44,7 +44,10 @@ struct PluginOptions {
 
   // Run-time.
   LatencyMode latency = LatencyMode::kSleep;
-  VldOptions vld;  // fill=, window=
+  DiskOptions disk;  // track_buffer=, fill=, window=, compactor=, compactor_policy=, seed=
+  // compactor_quiet_ms=: with latency=sleep, the compactor starts after the
+  // drive has been idle this long (wall time).
+  uint32_t compactor_quiet_ms = 50;
   std::string statsfile;
   uint64_t seed = 0;
 };

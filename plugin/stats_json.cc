@@ -70,6 +70,10 @@ nlohmann::json stats_to_json(const DiskController& c, LatencyMode latency) {
   j["simulated_time_us"] = to_us(s.now - kSimEpoch);
   j["busy_us"] = to_us(s.busy);
   j.update(c.extra_stats());
+  if (j.contains("compactor")) {
+    j["compactor"]["idle_steps"] = s.idle_steps;
+    j["compactor"]["preempt_wait_us"] = latency_json(s.preempt_wait);
+  }
   return j;
 }
 

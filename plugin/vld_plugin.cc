@@ -32,6 +32,7 @@
 #include "core/image.h"
 #include "core/util/error.h"
 #include "geometry/presets.h"
+#include "plugin/idle_worker.h"
 #include "plugin/nbdkit_sink.h"
 #include "plugin/options.h"
 #include "plugin/pacer.h"
@@ -97,6 +98,7 @@ class StatsWriter {
   std::thread thread_;
 };
 std::unique_ptr<StatsWriter> g_stats_writer;
+std::unique_ptr<IdleWorker> g_idle_worker;  // latency=sleep, mode=vld, compactor=on
 
 // Runs fn, turning exceptions into an nbdkit error and errno. An Error whose
 // errno is quiet_errno is an expected answer (a fast zero that would be
@@ -185,12 +187,16 @@ int vld_get_ready() {
                     sb.geometry.name);
     }
     g_controller =
-        std::make_unique<DiskController>(make_disk(std::move(store), sb, g_options.vld));
+        std::make_unique<DiskController>(make_disk(std::move(store), sb, g_options.disk));
   });
 }
 
 int vld_after_fork() {
   g_pacer = std::make_unique<Pacer>(g_options.latency);
+  if (g_options.latency == LatencyMode::kSleep && g_controller->superblock().mode == DiskMode::kVld &&
+      g_options.disk.vld.compactor.enabled)
+    g_idle_worker = std::make_unique<IdleWorker>(
+        *g_controller, *g_pacer, std::chrono::milliseconds(g_options.compactor_quiet_ms));
   if (!g_options.statsfile.empty())
     return guarded([] { g_stats_writer = std::make_unique<StatsWriter>(g_options.statsfile); });
   return 0;
@@ -199,6 +205,7 @@ int vld_after_fork() {
 // Every connection has closed: the drive powers down cleanly, then the
 // stats writer stops and writes the final statistics.
 void vld_cleanup() {
+  g_idle_worker.reset();  // before the drive powers down
   guarded([] {
     if (g_controller) g_controller->close();
   });

@@ -147,7 +147,7 @@ struct RigConfig {
   // keeps each materialized image small (materialize and every open copy the
   // whole image), and is still 4 KiB-aligned, so the crash units are the same.
   uint64_t platter_offset = 4096;
-  VldOptions vld{.window_cylinders = 1, .retired_limit = 2};
+  VldOptions vld{.window_cylinders = 1, .retired_limit = 2, .compactor = {}};
 };
 
 inline Superblock make_superblock(const RigConfig& c) {

@@ -1,0 +1,75 @@
+#include "core/compactor.h"
+
+#include <vector>
+
+namespace vld {
+
+std::optional<CompactionPolicy> parse_compaction_policy(std::string_view name) {
+  if (name == "random") return CompactionPolicy::kRandom;
+  if (name == "fewest-live") return CompactionPolicy::kFewestLive;
+  if (name == "cost-benefit") return CompactionPolicy::kCostBenefit;
+  return std::nullopt;
+}
+
+const char* policy_name(CompactionPolicy p) {
+  switch (p) {
+    case CompactionPolicy::kRandom: return "random";
+    case CompactionPolicy::kFewestLive: return "fewest-live";
+    case CompactionPolicy::kCostBenefit: return "cost-benefit";
+  }
+  return "?";
+}
+
+Compactor::Compactor(CompactorOptions options, uint32_t sectors_per_track,
+                     uint32_t block_sectors)
+    : options_(options), spt_(sectors_per_track), block_sectors_(block_sectors),
+      rng_(options.seed) {}
+
+bool Compactor::qualifies(const TrackCensus& t, uint64_t holes_elsewhere) const {
+  if (!t.may_be_victim || t.used_sectors == 0) return false;
+  if (spt_ - t.used_sectors < block_sectors_) return false;  // nothing to gain
+  if (t.used_sectors > kMaxVictimUse * spt_) return false;
+  // Its blocks (and a map sector per move, which small holes take) must fit
+  // elsewhere; used sectors over-count live blocks, which errs safe.
+  const uint64_t blocks = (t.used_sectors + block_sectors_ - 1) / block_sectors_;
+  return holes_elsewhere >= blocks + 1;
+}
+
+double Compactor::score(const TrackCensus& t, SimTime now) const {
+  const double u = static_cast<double>(t.used_sectors) / spt_;
+  switch (options_.policy) {
+    case CompactionPolicy::kRandom: return 0;
+    case CompactionPolicy::kFewestLive: return -static_cast<double>(t.used_sectors);
+    case CompactionPolicy::kCostBenefit: {
+      // LFS (Rosenblum & Ousterhout): benefit / cost = (1 - u) * age / (1 + u).
+      const double age_us = to_us(now - t.last_write) + 1.0;
+      return (1.0 - u) * age_us / (1.0 + u);
+    }
+  }
+  return 0;
+}
+
+std::optional<uint32_t> Compactor::choose(std::span<const TrackCensus> tracks, SimTime now) {
+  uint64_t holes = 0;
+  for (const TrackCensus& t : tracks) holes += t.block_holes;
+  std::vector<const TrackCensus*> ok;
+  for (const TrackCensus& t : tracks)
+    if (qualifies(t, holes - t.block_holes)) ok.push_back(&t);
+  if (ok.empty()) return std::nullopt;
+  if (options_.policy == CompactionPolicy::kRandom) {
+    std::uniform_int_distribution<size_t> pick(0, ok.size() - 1);
+    return ok[pick(rng_)]->track;
+  }
+  const TrackCensus* best = ok.front();
+  double best_score = score(*best, now);
+  for (const TrackCensus* t : ok) {
+    double sc = score(*t, now);
+    if (sc > best_score) {  // ties: the first (lowest track in region order)
+      best = t;
+      best_score = sc;
+    }
+  }
+  return best->track;
+}
+
+}  // namespace vld

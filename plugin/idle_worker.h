@@ -1,0 +1,90 @@
+// IdleWorker: runs the drive's idle-time work (the vld compactor) in the
+// background while the drive is idle, with latency=sleep.
+//
+// Idle means no request has ended for compactor_quiet_ms of wall time (which,
+// with latency=sleep, is simulated time too: Pacer). Then the worker runs one
+// DiskController::idle_step at a time and sleeps until that step's simulated
+// end, so the compactor works at the drive's speed, never faster. A request
+// that arrives meanwhile takes the controller lock after the step's CPU work
+// and starts, in simulated time, when the step ends: it waits for at most
+// that one step (reported as preempt_wait). When there is nothing to do, the
+// worker looks again every quiet gap (at least 10 ms); VldDisk answers that
+// in O(1) until a write changes something.
+//
+// With latency=none there is no idle time to speak of (requests carry no
+// arrival time), so no worker runs; programs grant idle time explicitly with
+// DiskController::idle_until (tools/vld-bench, tests).
+//
+// Thread-safety: owns one thread; construct and destroy from one thread.
+#ifndef VLD_PLUGIN_IDLE_WORKER_H_
+#define VLD_PLUGIN_IDLE_WORKER_H_
+
+#include <spdlog/spdlog.h>
+
+#include <algorithm>
+#include <chrono>
+#include <condition_variable>
+#include <mutex>
+#include <thread>
+
+#include "core/disk_controller.h"
+#include "plugin/pacer.h"
+
+namespace vld {
+
+class IdleWorker {
+ public:
+  IdleWorker(DiskController& controller, const Pacer& pacer, std::chrono::milliseconds quiet)
+      : controller_(controller), pacer_(pacer), quiet_(quiet) {
+    thread_ = std::thread([this] { run(); });
+  }
+  ~IdleWorker() {
+    {
+      std::lock_guard lock(mu_);
+      stop_ = true;
+    }
+    cv_.notify_all();
+    thread_.join();
+  }
+  IdleWorker(const IdleWorker&) = delete;
+  IdleWorker& operator=(const IdleWorker&) = delete;
+
+ private:
+  // Sleeps until wall time `until` or stop; false if stopping.
+  bool sleep_until(Pacer::WallTime until) {
+    std::unique_lock lock(mu_);
+    return !cv_.wait_until(lock, until, [this] { return stop_; });
+  }
+
+  void run() {
+    const auto poll = std::max(quiet_, std::chrono::milliseconds(10));
+    try {
+      for (;;) {
+        const SimTime now = pacer_.to_sim(Pacer::WallClock::now());
+        const SimTime quiet_from = controller_.last_request_end() + quiet_;
+        if (now < quiet_from) {
+          if (!sleep_until(pacer_.to_wall(quiet_from))) return;
+          continue;
+        }
+        std::optional<SimTime> end = controller_.idle_step(now);
+        if (!sleep_until(end ? pacer_.to_wall(*end) : Pacer::WallClock::now() + poll)) return;
+      }
+    } catch (const std::exception& e) {
+      // A step failed (say, a data block that no longer checks out): the
+      // drive keeps serving requests, which report such damage themselves.
+      spdlog::error("compactor stopped: {}", e.what());
+    }
+  }
+
+  DiskController& controller_;
+  const Pacer& pacer_;
+  std::chrono::milliseconds quiet_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::thread thread_;
+};
+
+}  // namespace vld
+
+#endif  // VLD_PLUGIN_IDLE_WORKER_H_

@@ -1,0 +1,469 @@
+// vld-bench: paper 001's idle-time and technology experiments, in-process.
+//
+// The NBD benchmarks (scripts/bench-fig8, ...) measure what a client sees;
+// these need something NBD cannot say: "the drive is idle for 200 ms now".
+// vld-bench drives core/ directly through DiskController, grants idle time
+// with DiskController::idle_until, and runs on simulated time only, so every
+// number is a deterministic function of the arguments (and --seed).
+// Each subcommand prints one JSON object per line per point; the scripts
+// (scripts/bench-fig2, bench-fig11, bench-table2) tabulate and plot them.
+//
+//   fig2    locate time of writes into initially empty tracks against the
+//           track-switch threshold (section 2.3, model (5)/(13))
+//   fig11   bursts of random 4 KiB synchronous updates with idle intervals
+//           between them, compactor on or off (section 5.5)
+//   table2  random 4 KiB synchronous updates at 80% measured right after
+//           compaction, vld beside inplace, with the breakdown (section 5.4)
+//
+// Images live in memory (MemoryBackingStore): a prepared disk (filled,
+// warmed up, cleanly closed) is snapshotted once and every point reopens a
+// copy, so points differ only in what they vary.
+#include <CLI/CLI.hpp>
+
+#include <chrono>
+#include <cmath>
+#include <cstdio>
+#include <iostream>
+#include <memory>
+#include <optional>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/backing_store.h"
+#include "core/disk_controller.h"
+#include "core/eager_allocator.h"
+#include "core/free_space_map.h"
+#include "core/image.h"
+#include "core/util/error.h"
+#include "geometry/drive_model.h"
+#include "geometry/presets.h"
+
+namespace vld {
+namespace {
+
+using json = nlohmann::json;
+
+struct DiskSpec {
+  std::string geometry = "st19101";
+  uint64_t export_bytes = 256ull << 20;
+  uint32_t spare_percent = 5;
+  double util = 0.80;         // live data blocks / physical blocks after the fill
+  uint64_t warmup_writes = 0; // random updates after the fill (0: one per region block / 2)
+  uint64_t seed = 1;
+};
+
+Superblock plan(const DiskSpec& spec, DiskMode mode) {
+  FormatOptions o;
+  o.mode = mode;
+  o.export_bytes = spec.export_bytes;
+  o.block_bytes = 4096;
+  o.spare_percent = spec.spare_percent;
+  auto g = find_preset(spec.geometry);
+  if (!g) throw Error("unknown geometry '" + spec.geometry + "'; choose one of hp97560, st19101, savvio10k4", EINVAL);
+  o.geometry = *g;
+  o.geometry.derive_skews();
+  return plan_image(o);
+}
+
+std::unique_ptr<DiskController> open_copy(const Superblock& sb, std::vector<std::byte> bytes,
+                                          const DiskOptions& options) {
+  auto store = std::make_unique<MemoryBackingStore>(std::move(bytes));
+  return std::make_unique<DiskController>(make_disk(std::move(store), sb, options));
+}
+
+// Writes whose content does not matter here, but is not all zeros.
+const std::vector<std::byte>& payload(size_t bytes) {
+  static std::vector<std::byte> v;
+  if (v.size() < bytes) {
+    v.resize(bytes);
+    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<std::byte>(i * 131 % 251 + 1);
+  }
+  return v;
+}
+
+// The region of logical blocks the workload updates: util x physical blocks.
+uint64_t region_blocks(const Superblock& sb, double util) {
+  uint64_t r = static_cast<uint64_t>(util * static_cast<double>(sb.physical_blocks()));
+  return std::min(r, sb.export_bytes / sb.block_bytes);
+}
+
+struct Update {
+  SimDuration latency;  // from arrival (or start, back to back) to end
+  SimDuration waited;   // of that, waiting for an idle step to end
+  ServiceBreakdown service;
+  double host_us;       // wall time this host spent in the write (not simulated)
+};
+
+// One synchronous 4 KiB update (write, then flush, as fio --fsync=1 sends).
+Update sync_update(DiskController& ctl, uint64_t block, std::optional<SimTime> arrival) {
+  const auto& data = payload(4096);
+  auto w0 = std::chrono::steady_clock::now();
+  RequestTiming w = ctl.write(block * 4096, std::span(data.data(), 4096), false, arrival);
+  auto w1 = std::chrono::steady_clock::now();
+  ctl.flush(std::nullopt);
+  Update u;
+  u.waited = w.queued;
+  u.latency = w.end - w.start + w.queued;
+  u.service = w.service;
+  u.host_us = std::chrono::duration<double, std::micro>(w1 - w0).count();
+  return u;
+}
+
+// A prepared disk: the region filled with 1 MiB writes, then random
+// updates so that free space is fragmented as in a steady state, closed
+// cleanly; the image's bytes.
+std::vector<std::byte> prepared_image(const DiskSpec& spec, const Superblock& sb,
+                                      const DiskOptions& options) {
+  auto store = std::make_unique<MemoryBackingStore>(sb.image_bytes());
+  format_store(*store, sb);
+  MemoryBackingStore* raw = store.get();
+  DiskOptions no_compaction = options;
+  no_compaction.vld.compactor.enabled = false;
+  DiskController ctl(make_disk(std::move(store), sb, no_compaction));
+  const uint64_t region = region_blocks(sb, spec.util);
+  const auto& mib = payload(1 << 20);
+  for (uint64_t b = 0; b < region; b += 256) {
+    uint64_t n = std::min<uint64_t>(256, region - b);
+    ctl.write(b * 4096, std::span(mib.data(), n * 4096), false, std::nullopt);
+  }
+  ctl.flush(std::nullopt);
+  if (sb.mode == DiskMode::kVld) {
+    std::mt19937_64 rng(spec.seed ^ 0x5eed);
+    std::uniform_int_distribution<uint64_t> pick(0, region - 1);
+    uint64_t warm = spec.warmup_writes ? spec.warmup_writes : region / 2;
+    for (uint64_t i = 0; i < warm; ++i) sync_update(ctl, pick(rng), std::nullopt);
+  }
+  ctl.close();
+  return raw->bytes();  // ctl (and the store) outlive this copy
+}
+
+json disk_json(const DiskSpec& spec, const Superblock& sb) {
+  return {{"geometry", spec.geometry},
+          {"export_bytes", sb.export_bytes},
+          {"platter_bytes", sb.platter_bytes()},
+          {"cylinders", sb.simulated_cylinders},
+          {"util", spec.util},
+          {"seed", spec.seed}};
+}
+
+double mean_us(SimDuration total, uint64_t n) { return n ? to_us(total) / n : 0.0; }
+
+json breakdown_json(const ServiceBreakdown& b, uint64_t n) {
+  return {{"overhead", mean_us(b.overhead, n)},
+          {"seek", mean_us(b.seek, n)},
+          {"head_switch", mean_us(b.head_switch, n)},
+          {"rotation", mean_us(b.rotation, n)},
+          {"transfer", mean_us(b.transfer, n)},
+          {"locate", mean_us(b.locate(), n)}};
+}
+
+// ---- fig11 ------------------------------------------------------------------
+
+struct BurstSpec {
+  uint64_t burst = 256;        // updates per burst
+  std::vector<double> idle_ms; // idle interval after each burst, one point each
+  uint64_t bursts = 40;        // measured bursts per point
+  uint64_t warm_bursts = 5;    // bursts run first and not measured
+  std::string policies = "fewest-live";
+  bool compare_off = true;     // also run compactor=off
+};
+
+json run_bursts(const DiskSpec& spec, const Superblock& sb, const std::vector<std::byte>& image,
+                DiskOptions options, const BurstSpec& bs, double idle_ms) {
+  auto ctl = open_copy(sb, image, options);
+  const uint64_t region = region_blocks(sb, spec.util);
+  std::mt19937_64 rng(spec.seed);
+  std::uniform_int_distribution<uint64_t> pick(0, region - 1);
+  const SimDuration idle = sim_us(idle_ms * 1000.0);
+  SimDuration total{}, waited{}, worst_wait{};
+  ServiceBreakdown service;
+  uint64_t n = 0, preempted = 0;
+  json before;
+  std::optional<SimTime> arrival;
+  for (uint64_t k = 0; k < bs.warm_bursts + bs.bursts; ++k) {
+    const bool measured = k >= bs.warm_bursts;
+    if (k == bs.warm_bursts) before = ctl->extra_stats();
+    for (uint64_t i = 0; i < bs.burst; ++i) {
+      Update u = sync_update(*ctl, pick(rng), i == 0 ? arrival : std::nullopt);
+      if (!measured) continue;
+      total += u.latency;
+      waited += u.waited;
+      service += u.service;
+      worst_wait = std::max(worst_wait, u.waited);
+      if (u.waited > SimDuration{0}) ++preempted;
+      ++n;
+    }
+    // The idle interval: the compactor (if on) works until it ends; the
+    // next burst arrives when it ends, and waits for a step in progress.
+    const SimTime idle_end = ctl->busy_until() + idle;
+    ctl->idle_until(idle_end);
+    arrival = idle_end;
+  }
+  json after = ctl->extra_stats();
+  json j;
+  j["idle_ms"] = idle_ms;
+  j["burst"] = bs.burst;
+  j["bursts"] = bs.bursts;
+  j["writes"] = n;
+  j["mean_us"] = mean_us(total, n);
+  j["breakdown_us"] = breakdown_json(service, n);
+  j["preempted_writes"] = preempted;
+  j["preempt_wait_mean_us"] = preempted ? to_us(waited) / preempted : 0.0;
+  j["preempt_wait_max_us"] = to_us(worst_wait);
+  j["utilization"] = ctl->utilization();
+  if (after.contains("compactor")) {
+    const json& a = after["compactor"];
+    const json& b = before["compactor"];
+    const json& va = after["vld"];
+    const json& vb = before["vld"];
+    const double client = static_cast<double>(n);  // one block each
+    const double data = va["data_blocks_written"].get<double>() - vb["data_blocks_written"].get<double>();
+    const double maps = va["map_sectors_written"].get<double>() - vb["map_sectors_written"].get<double>();
+    j["compactor"] = {
+        {"enabled", a["enabled"]},
+        {"policy", a["policy"]},
+        {"tracks_compacted", a["tracks_compacted"].get<uint64_t>() - b["tracks_compacted"].get<uint64_t>()},
+        {"blocks_moved", a["blocks_moved"].get<uint64_t>() - b["blocks_moved"].get<uint64_t>()},
+        {"empty_tracks_end", a["empty_tracks"]},
+        {"busy_ms", a["busy_ms"].get<double>() - b["busy_ms"].get<double>()},
+        {"write_amplification", client > 0 ? data / client : 0.0},
+        {"write_amplification_with_map", client > 0 ? (data + maps / 8.0) / client : 0.0},
+    };
+  }
+  return j;
+}
+
+int cmd_fig11(const DiskSpec& spec, const BurstSpec& bs) {
+  const Superblock sb = plan(spec, DiskMode::kVld);
+  DiskOptions options;
+  const std::vector<std::byte> image = prepared_image(spec, sb, options);
+  std::vector<std::pair<bool, std::string>> runs;
+  std::string list = bs.policies;
+  for (size_t pos = 0; pos <= list.size();) {
+    size_t comma = list.find(',', pos);
+    if (comma == std::string::npos) comma = list.size();
+    runs.emplace_back(true, list.substr(pos, comma - pos));
+    pos = comma + 1;
+  }
+  if (bs.compare_off) runs.emplace_back(false, "");
+  for (const auto& [on, policy] : runs) {
+    DiskOptions o = options;
+    o.vld.compactor.enabled = on;
+    o.vld.compactor.seed = spec.seed;
+    if (on) {
+      auto p = parse_compaction_policy(policy);
+      if (!p) throw Error("--policies: unknown policy '" + policy + "'; use fewest-live, cost-benefit or random", EINVAL);
+      o.vld.compactor.policy = *p;
+    }
+    for (double idle : bs.idle_ms) {
+      json j = run_bursts(spec, sb, image, o, bs, idle);
+      j["experiment"] = "fig11";
+      j["disk"] = disk_json(spec, sb);
+      j["compactor_on"] = on;
+      j["policy"] = on ? policy : "off";
+      std::cout << j.dump() << std::endl;
+    }
+  }
+  return 0;
+}
+
+// ---- table2 -----------------------------------------------------------------
+
+int cmd_table2(const DiskSpec& spec, uint64_t writes) {
+  for (DiskMode mode : {DiskMode::kVld, DiskMode::kInplace}) {
+    const Superblock sb = plan(spec, mode);
+    DiskOptions options;
+    const std::vector<std::byte> image = prepared_image(spec, sb, options);
+    auto ctl = open_copy(sb, image, options);
+    json j;
+    j["experiment"] = "table2";
+    j["disk"] = disk_json(spec, sb);
+    j["mode"] = mode_name(mode);
+    if (mode == DiskMode::kVld) {
+      // Idle until the compactor has nothing left to do (section 5.4's
+      // footnote: "measured immediately after running a compactor").
+      uint64_t steps = ctl->idle_until(kSimEpoch + std::chrono::hours(24 * 365));
+      j["compaction_steps"] = steps;
+      j["compactor_after"] = ctl->extra_stats()["compactor"];
+    }
+    const uint64_t region = region_blocks(sb, spec.util);
+    std::mt19937_64 rng(spec.seed);
+    std::uniform_int_distribution<uint64_t> pick(0, region - 1);
+    SimDuration total{};
+    ServiceBreakdown service;
+    double host_us = 0;
+    std::vector<double> lat;
+    for (uint64_t i = 0; i < writes; ++i) {
+      Update u = sync_update(*ctl, pick(rng), std::nullopt);
+      total += u.latency;
+      service += u.service;
+      host_us += u.host_us;
+      lat.push_back(to_us(u.latency));
+    }
+    std::sort(lat.begin(), lat.end());
+    j["writes"] = writes;
+    j["mean_us"] = mean_us(total, writes);
+    j["p50_us"] = lat[lat.size() / 2];
+    j["p99_us"] = lat[lat.size() * 99 / 100];
+    j["breakdown_us"] = breakdown_json(service, writes);
+    j["host_us_per_write"] = host_us / static_cast<double>(writes);  // wall time, this machine
+    j["utilization"] = ctl->utilization();
+    if (mode == DiskMode::kVld) {
+      json x = ctl->extra_stats();
+      j["map_update_us"] = x["vld"]["map_update_us"];
+      j["empty_tracks_end"] = x["compactor"]["empty_tracks"];
+    }
+    std::cout << j.dump() << std::endl;
+  }
+  return 0;
+}
+
+// ---- fig2 -------------------------------------------------------------------
+
+// Writes of `sectors` arriving at random rotational positions, placed by the
+// EagerAllocator on a disk whose tracks all start empty, filled to
+// 1 - threshold before moving on. The mean locate time per write against the
+// threshold (the percentage of free sectors reserved per track).
+int cmd_fig2(const DiskSpec& spec, const std::vector<double>& thresholds, uint32_t sectors,
+             uint64_t writes) {
+  DriveGeometry g = *find_preset(spec.geometry);
+  g.derive_skews();
+  // Enough cylinders that the writes never run out of empty tracks.
+  const uint64_t per_track = g.sectors_per_track / sectors;
+  const uint32_t cylinders = static_cast<uint32_t>(
+      writes / std::max<uint64_t>(1, per_track / 20) / g.tracks_per_cylinder + 4);
+  for (double th : thresholds) {
+    DriveModel drive(g, cylinders);
+    FreeSpaceMap free(cylinders * g.tracks_per_cylinder, g.sectors_per_track);
+    // A threshold of T% reserved is a fill of 100 - T (at least one piece).
+    double fill = std::max(1.0 - th / 100.0, static_cast<double>(sectors) / g.sectors_per_track);
+    EagerAllocator alloc(drive, free, AllocatorPolicy{fill});
+    std::mt19937_64 rng(spec.seed);
+    std::uniform_int_distribution<int64_t> gap(0, g.revolution().count() - 1);
+    SimTime t = kSimEpoch;
+    SimDuration locate{}, switches{};
+    uint64_t switched = 0;
+    const CylinderWindow all{0, cylinders};
+    const std::vector<uint32_t> piece{sectors};
+    for (uint64_t i = 0; i < writes; ++i) {
+      t += SimDuration{gap(rng)};  // arrives at a random rotational position
+      HeadPosition before = drive.head();
+      auto ext = alloc.place(piece, drive.head(), t, all);
+      if (!ext) throw Error("fig2: ran out of space (a bug in the sizing)", ENOSPC);
+      std::vector<SectorRun> runs = alloc.runs(*ext);
+      Access a = drive.access(runs, t, /*charge_overhead=*/false);
+      locate += a.breakdown.locate();
+      if (!(drive.head() == before)) {
+        ++switched;
+        switches += a.breakdown.seek + a.breakdown.head_switch;
+      }
+      t = a.end;
+    }
+    json j;
+    j["experiment"] = "fig2";
+    j["geometry"] = spec.geometry;
+    j["threshold_pct"] = th;
+    j["fill"] = fill;
+    j["sectors_per_write"] = sectors;
+    j["writes"] = writes;
+    j["mean_locate_us"] = mean_us(locate, writes);
+    j["track_switches"] = switched;
+    j["mean_switch_us"] = switched ? to_us(switches) / switched : 0.0;
+    j["sectors_per_track"] = g.sectors_per_track;
+    j["sector_us"] = g.sector_time_ns() / 1e3;
+    j["head_switch_us"] = to_us(g.head_switch);
+    j["early_switches"] = alloc.stats().fill_switches;
+    std::cout << j.dump() << std::endl;
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace vld
+
+int main(int argc, char** argv) {
+  using namespace vld;
+  CLI::App app{"vld-bench: paper 001's idle-time and technology experiments, in-process "
+               "and deterministic (simulated time only). One JSON object per line per point."};
+  app.require_subcommand(1);
+  DiskSpec spec;
+  double util_pct = 80;
+  std::string size = "256M";
+  auto disk_flags = [&](CLI::App* c) {
+    c->add_option("--geometry", spec.geometry, "drive preset: hp97560, st19101, savvio10k4")
+        ->capture_default_str();
+    c->add_option("--size", size, "export size (K/M/G suffixes)")->capture_default_str();
+    c->add_option("--spare", spec.spare_percent, "spare platter percent")->capture_default_str();
+    c->add_option("--util", util_pct, "percent of physical blocks filled and updated")
+        ->check(CLI::Range(1.0, 95.0))
+        ->capture_default_str();
+    c->add_option("--warmup", spec.warmup_writes,
+                  "random updates after the fill (default: half the region)");
+    c->add_option("--seed", spec.seed, "workload seed")->capture_default_str();
+  };
+
+  BurstSpec bs;
+  bs.idle_ms = {0, 10, 20, 50, 100, 200, 500, 1000};
+  auto* fig11 = app.add_subcommand("fig11", "bursts of random synchronous updates, idle between");
+  disk_flags(fig11);
+  fig11->add_option("--burst", bs.burst, "updates per burst")->capture_default_str();
+  fig11->add_option("--idle-ms", bs.idle_ms, "idle interval lengths, one point each")
+      ->capture_default_str();
+  fig11->add_option("--bursts", bs.bursts, "measured bursts per point")->capture_default_str();
+  fig11->add_option("--warm-bursts", bs.warm_bursts, "unmeasured bursts first")
+      ->capture_default_str();
+  fig11->add_option("--policies", bs.policies,
+                    "compactor policies to run, comma-separated: fewest-live,cost-benefit,random")
+      ->capture_default_str();
+  bool no_off = false;
+  fig11->add_flag("--no-off", no_off, "skip the compactor=off runs");
+
+  uint64_t writes = 5000;
+  auto* table2 = app.add_subcommand("table2", "80% random updates right after compaction, "
+                                              "vld beside inplace");
+  disk_flags(table2);
+  table2->add_option("--writes", writes, "measured updates")->capture_default_str();
+
+  std::vector<double> thresholds = {0, 5, 10, 15, 20, 25, 30, 40, 50, 60, 70, 80, 90};
+  uint32_t sectors = 1;
+  uint64_t fig2_writes = 20000;
+  auto* fig2 = app.add_subcommand("fig2", "locate time filling empty tracks vs the threshold");
+  fig2->add_option("--geometry", spec.geometry)->capture_default_str();
+  fig2->add_option("--threshold", thresholds, "percent of free sectors reserved per track")
+      ->capture_default_str();
+  fig2->add_option("--sectors", sectors, "sectors per write (1: the model's unit; 8: 4 KiB)")
+      ->capture_default_str();
+  fig2->add_option("--writes", fig2_writes, "writes per point")->capture_default_str();
+  fig2->add_option("--seed", spec.seed)->capture_default_str();
+
+  CLI11_PARSE(app, argc, argv);
+  try {
+    auto bytes = [&](const std::string& s) {
+      char* end = nullptr;
+      double v = std::strtod(s.c_str(), &end);
+      uint64_t mult = 1;
+      switch (end && *end ? *end : ' ') {
+        case 'K': case 'k': mult = 1ull << 10; break;
+        case 'M': case 'm': mult = 1ull << 20; break;
+        case 'G': case 'g': mult = 1ull << 30; break;
+        case ' ': break;
+        default: throw Error("--size " + s + ": expected a size such as 256M or 1G", EINVAL);
+      }
+      if (!(v > 0)) throw Error("--size " + s + ": expected a size such as 256M or 1G", EINVAL);
+      return static_cast<uint64_t>(v * static_cast<double>(mult));
+    };
+    spec.export_bytes = bytes(size);
+    spec.util = util_pct / 100.0;
+    bs.compare_off = !no_off;
+    if (*fig11) return cmd_fig11(spec, bs);
+    if (*table2) return cmd_table2(spec, writes);
+    if (*fig2) return cmd_fig2(spec, thresholds, sectors, fig2_writes);
+  } catch (const std::exception& e) {
+    std::cerr << "vld-bench: " << e.what() << "\n";
+    return 1;
+  }
+  return 0;
+}
