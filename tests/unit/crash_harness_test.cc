@@ -322,6 +322,60 @@ TEST(CrashHarness, FlushedWritesSurviveReuseOfReplacedBlocks) {
   EXPECT_EQ(r.failures, 0u);
 }
 
+// Compaction moves (paper 001, 4.2): a fragmented disk, flushed, then idle
+// time in which the compactor empties tracks, with a plain write, a FUA write
+// and a flush arriving between its steps. Every crash point from the first
+// move on: a move is a map update whose data is unchanged, so a crash keeps
+// the old copy or the new one, never loses a durable write, and the track
+// is reused only after the log record that ends it.
+TEST(CrashHarness, CompactionMovesKeepEveryWrite) {
+  auto t0 = std::chrono::steady_clock::now();
+  RigConfig c;
+  c.export_bytes = 512 * 1024;  // 128 blocks, 16 per cylinder of 4 tracks
+  c.vld.window_cylinders = 4;
+  c.vld.retired_limit = 4096;
+  Rig rig(c, 21);
+  const uint64_t B = kBlock;
+  std::mt19937_64 rng(21);
+  for (uint64_t b = 0; b < 96; b += 8) rig.write(b * B, 8 * B, false);  // fill
+  for (int i = 0; i < 40; ++i) rig.write((rng() % 96) * B, B, false);    // fragment
+  rig.flush();
+  ASSERT_EQ(rig.check_live(), "");
+  const size_t from = rig.rec().events();
+  size_t steps = rig.idle(3);
+  rig.write(100 * B, B, false);  // arrives between moves
+  steps += rig.idle(3);
+  rig.write(3 * B, B, true);     // FUA, over a block that may be on the victim
+  steps += rig.idle(4);
+  rig.flush();
+  steps += rig.idle(64);
+  ASSERT_EQ(rig.check_live(), "");
+  const CompactorStats& cs = rig.disk().compactor().stats();
+  std::cout << "[ crash    ] compaction: " << steps << " steps, " << cs.blocks_moved
+            << " blocks and " << cs.map_sectors_moved << " map sectors moved, "
+            << cs.tracks_compacted << " tracks emptied, " << rig.rec().events() - from
+            << " backing-store events" << std::endl;
+  ASSERT_GE(cs.tracks_compacted, 1u) << "precondition: the compactor must empty a track";
+  ASSERT_GE(cs.blocks_moved, 2u);
+  // Every crash point, lighter than run_points (71 events): all subsets
+  // up to 6 pending units, else every prefix and 12 random subsets.
+  std::vector<Job> jobs;
+  for (G g : {G::k4K, G::k512})
+    for (size_t p = from; p <= rig.rec().events(); ++p) {
+      const size_t k = rig.rec().pending_unit_count(p, g);
+      if (k <= 6) {
+        for (uint64_t m = 0; m < (uint64_t{1} << k); ++m) jobs.push_back(Job{p, g, Job::Kind::kMask, m});
+        continue;
+      }
+      for (size_t j = 0; j <= k; ++j) jobs.push_back(Job{p, g, Job::Kind::kPrefix, j});
+      for (size_t j = 0; j < 12; ++j) jobs.push_back(Job{p, g, Job::Kind::kRandom, rng()});
+    }
+  RunResult r = run_jobs(rig, jobs, harness_threads(), /*nested_every=*/5, 21);
+  report("compaction moves", r, seconds_since(t0));
+  EXPECT_EQ(r.failures, 0u);
+  EXPECT_GE(r.verified, 1000u);
+}
+
 // ---- randomized, larger ------------------------------------------------------------
 
 void random_workload(Rig& rig, std::mt19937_64& rng, size_t requests) {
@@ -349,8 +403,10 @@ void random_workload(Rig& rig, std::mt19937_64& rng, size_t requests) {
       rig.trim(offset, len, pick(8) == 0);
     } else if (op < 82) {
       rig.zero(offset, len, pick(2) == 0, pick(6) == 0);
-    } else if (op < 96) {
+    } else if (op < 92) {
       rig.flush();
+    } else if (op < 96) {
+      rig.idle(1 + pick(6));  // compaction steps between requests
     } else {
       rig.close_and_reopen();
       ASSERT_EQ(rig.check_live(), "");
@@ -394,7 +450,8 @@ TEST(CrashHarness, Randomized) {
     std::cout << "[ crash    ] random workload seed " << seed << " (" << (w.export_bytes >> 20)
               << " MiB): " << rig.requests().size() << " requests, " << rec.events()
               << " events, " << rec.syncs() << " syncs, "
-              << rig.disk().vld_stats().records_written << " log records since the last open"
+              << rig.disk().vld_stats().records_written << " log records, "
+              << rig.disk().compactor().stats().blocks_moved << " compaction moves since the last open"
               << std::endl;
     RunResult r = run_jobs(rig, jobs, harness_threads(), /*nested_every=*/5, seed);
     total.verified += r.verified;

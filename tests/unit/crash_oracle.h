@@ -194,7 +194,7 @@ inline Bytes request_data(uint64_t seed, size_t req, uint64_t offset, size_t len
 // ---- the workload and its model ------------------------------------------------
 
 struct Request {
-  enum class Op { kOpen, kWrite, kTrim, kZero, kFlush, kClose };
+  enum class Op { kOpen, kWrite, kTrim, kZero, kFlush, kClose, kIdle };
   Op op = Op::kWrite;
   uint64_t offset = 0, len = 0;
   bool fua = false, may_trim = false;
@@ -213,7 +213,7 @@ struct Request {
   }
   bool barrier() const { return op == Op::kFlush || op == Op::kClose; }
   std::string describe(size_t index) const {
-    static const char* names[] = {"open", "write", "trim", "zero", "flush", "close"};
+    static const char* names[] = {"open", "write", "trim", "zero", "flush", "close", "idle"};
     std::ostringstream s;
     s << "#" << index << " " << names[static_cast<int>(op)];
     if (op == Op::kWrite || op == Op::kTrim || op == Op::kZero) {
@@ -294,6 +294,24 @@ class Rig {
     run(r, [&] { return disk_->flush(now_); });
     reqs_.push_back(std::move(r));
   }
+  // Idle time: up to `steps` compaction steps (block moves, and the log
+  // record that ends a track), recorded as one pseudo-request with no units:
+  // a move changes no content, so every crash state must still be one the
+  // client's requests allow. Returns the steps run.
+  size_t idle(size_t steps) {
+    Request r = Request::make(Request::Op::kIdle);
+    r.ev_begin = rec_->events();
+    size_t n = 0;
+    for (; n < steps; ++n) {
+      std::optional<Completion> c = disk_->idle_step(now_);
+      if (!c) break;
+      now_ = c->end;
+    }
+    r.ev_end = rec_->events();
+    reqs_.push_back(std::move(r));
+    return n;
+  }
+
   // A clean close (a barrier like a flush) and a reopen on the same store.
   void close_and_reopen() {
     Request r = Request::make(Request::Op::kClose);
