@@ -88,6 +88,27 @@ TEST(SetOption, EveryKeyAcceptsAGoodValue) {
   EXPECT_EQ(o.statsfile, "/tmp/stats.json");
   EXPECT_EQ(set_option(&o, "seed", "18446744073709551615"), "");
   EXPECT_EQ(o.seed, UINT64_MAX);
+  EXPECT_EQ(o.disk.vld.compactor.seed, UINT64_MAX);  // seed= drives the random policy
+  EXPECT_EQ(set_option(&o, "track_buffer", "off"), "");
+  EXPECT_FALSE(o.disk.track_buffer);
+  EXPECT_EQ(set_option(&o, "track_buffer", "on"), "");
+  EXPECT_TRUE(o.disk.track_buffer);
+  EXPECT_EQ(set_option(&o, "compactor", "off"), "");
+  EXPECT_FALSE(o.disk.vld.compactor.enabled);
+  EXPECT_EQ(set_option(&o, "compactor", "on"), "");
+  EXPECT_TRUE(o.disk.vld.compactor.enabled);
+  EXPECT_EQ(set_option(&o, "compactor_policy", "random"), "");
+  EXPECT_EQ(o.disk.vld.compactor.policy, CompactionPolicy::kRandom);
+  EXPECT_EQ(set_option(&o, "compactor_policy", "cost-benefit"), "");
+  EXPECT_EQ(o.disk.vld.compactor.policy, CompactionPolicy::kCostBenefit);
+  EXPECT_EQ(set_option(&o, "compactor_policy", "fewest-live"), "");
+  EXPECT_EQ(o.disk.vld.compactor.policy, CompactionPolicy::kFewestLive);
+  EXPECT_EQ(set_option(&o, "compactor_quiet_ms", "0"), "");
+  EXPECT_EQ(o.compactor_quiet_ms, 0u);
+  EXPECT_EQ(set_option(&o, "fill", "60"), "");
+  EXPECT_DOUBLE_EQ(o.disk.vld.fill_fraction, 0.60);
+  EXPECT_EQ(set_option(&o, "window", "8"), "");
+  EXPECT_EQ(o.disk.vld.window_cylinders, 8u);
   for (const std::string& g : preset_names()) {
     EXPECT_EQ(set_option(&o, "geometry", g), "") << g;
     EXPECT_EQ(o.geometry, g);
@@ -98,6 +119,10 @@ TEST(SetOption, DefaultsAreTheDocumentedOnes) {
   PluginOptions o;
   EXPECT_EQ(o.latency, LatencyMode::kSleep);
   EXPECT_EQ(o.seed, 0u);
+  EXPECT_TRUE(o.disk.track_buffer);
+  EXPECT_TRUE(o.disk.vld.compactor.enabled);
+  EXPECT_EQ(o.disk.vld.compactor.policy, CompactionPolicy::kFewestLive);
+  EXPECT_EQ(o.compactor_quiet_ms, 50u);
   EXPECT_EQ(std::string(kDefaultGeometry), "st19101");
   EXPECT_EQ(kDefaultMode, DiskMode::kVld);
   EXPECT_FALSE(o.size_bytes.has_value());
@@ -126,6 +151,11 @@ TEST(SetOption, BadValuesNameTheKey) {
       {"latency", "fast"},
       {"statsfile", ""},
       {"seed", "-1"}, {"seed", "abc"}, {"seed", ""},
+      {"track_buffer", "yes"}, {"track_buffer", ""},
+      {"compactor", "sometimes"}, {"compactor", ""},
+      {"compactor_policy", "greedy"}, {"compactor_policy", ""},
+      {"compactor_quiet_ms", "-1"}, {"compactor_quiet_ms", "5s"}, {"compactor_quiet_ms", "3600001"},
+      {"fill", "0"}, {"fill", "101"}, {"window", "0"},
   };
   for (const Case& k : cases) {
     PluginOptions o;
@@ -157,7 +187,8 @@ TEST(SetOption, HelpListsEveryKey) {
   for (const char* key : {"file=", "size=", "mode=", "geometry=", "block=", "spare=",
                           "sectors_per_track=", "tracks_per_cylinder=", "cylinders=", "rpm=",
                           "head_switch_us=", "overhead_us=", "seek=", "latency=", "statsfile=",
-                          "seed="})
+                          "seed=", "fill=", "window=", "track_buffer=", "compactor=",
+                          "compactor_policy=", "compactor_quiet_ms="})
     EXPECT_TRUE(mentions(help, key)) << key;
 }
 

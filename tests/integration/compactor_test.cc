@@ -1,0 +1,134 @@
+// The idle-time compactor over NBD: with latency=sleep it starts after
+// compactor_quiet_ms of no requests, empties tracks, and every byte still
+// reads back, before and after a restart; with latency=none it never runs.
+// The waits here are for a condition (the stats file says the compactor
+// emptied a track and has no victim in progress), with a deadline, never a
+// fixed sleep.
+#include <gtest/gtest.h>
+#include <libnbd.h>
+
+#include <chrono>
+#include <random>
+#include <thread>
+
+#include "tests/integration/nbdkit_harness.h"
+
+namespace vld::test {
+namespace {
+
+constexpr uint64_t kBlock = 4096;
+
+// The stats file once `done(json)` holds, or the last one seen at the deadline.
+template <typename Pred>
+nlohmann::json wait_for_stats(const std::string& path, Pred done, std::chrono::seconds deadline) {
+  const auto until = std::chrono::steady_clock::now() + deadline;
+  nlohmann::json j;
+  for (;;) {
+    try {
+      j = read_json(path);
+      if (done(j)) return j;
+    } catch (const std::exception&) {
+      // not written yet
+    }
+    if (std::chrono::steady_clock::now() > until) return j;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));  // the writer's period is 1 s
+  }
+}
+
+// Fills 80% of a small disk and fragments it with random updates; returns
+// what each block should hold.
+std::vector<std::vector<uint8_t>> fill_and_fragment(nbd_handle* h, uint64_t blocks) {
+  std::vector<std::vector<uint8_t>> want(blocks);
+  for (uint64_t b = 0; b < blocks; b += 64) {
+    const uint64_t n = std::min<uint64_t>(64, blocks - b);
+    auto data = pattern_bytes(b * kBlock, n * kBlock, 1);
+    write_bytes(h, b * kBlock, data);
+    for (uint64_t i = 0; i < n; ++i)
+      want[b + i].assign(data.begin() + i * kBlock, data.begin() + (i + 1) * kBlock);
+  }
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 300; ++i) {
+    const uint64_t b = rng() % blocks;
+    want[b] = pattern_bytes(b * kBlock, kBlock, 100 + i);
+    write_bytes(h, b * kBlock, want[b]);
+  }
+  check_nbd(nbd_flush(h, 0), "nbd_flush");
+  return want;
+}
+
+void expect_contents(nbd_handle* h, const std::vector<std::vector<uint8_t>>& want) {
+  for (uint64_t b = 0; b < want.size(); b += 64) {
+    const uint64_t n = std::min<uint64_t>(64, want.size() - b);
+    auto got = read_bytes(h, b * kBlock, n * kBlock);
+    std::vector<uint8_t> expect;
+    for (uint64_t i = b; i < b + n; ++i) expect.insert(expect.end(), want[i].begin(), want[i].end());
+    ASSERT_EQ(first_difference(got, expect, b * kBlock), "");
+  }
+}
+
+TEST(Compactor, RunsInIdleTimeWithLatencySleepAndKeepsEveryByte) {
+  TempDir dir;
+  const std::string img = dir.file("disk.img"), stats = dir.file("stats.json");
+  // 8 MiB export, 5% spare: about 80% of the platters hold the data below.
+  const uint64_t blocks = 8 * 1024 * 1024 / kBlock * 80 / 100;
+  std::vector<std::vector<uint8_t>> want;
+  {
+    NbdkitServer server(dir, {"file=" + img, "size=8M", "spare=5", "latency=sleep",
+                              "compactor_quiet_ms=20", "statsfile=" + stats});
+    NbdHandle h = server.connect();
+    want = fill_and_fragment(h.get(), blocks);
+    nlohmann::json j = wait_for_stats(
+        stats,
+        [](const nlohmann::json& s) {
+          const auto& c = s.at("compactor");
+          return c.at("tracks_compacted").get<uint64_t>() >= 1 && c.at("victim").is_null();
+        },
+        std::chrono::seconds(60));
+    SCOPED_TRACE(j.dump(2));
+    const auto& c = j.at("compactor");
+    ASSERT_GE(c.at("tracks_compacted").get<uint64_t>(), 1u) << "the compactor never emptied a track";
+    EXPECT_GT(c.at("blocks_moved").get<uint64_t>(), 0u);
+    EXPECT_GT(c.at("idle_steps").get<uint64_t>(), 0u);
+    EXPECT_EQ(c.at("policy").get<std::string>(), "fewest-live");
+    EXPECT_GT(c.at("write_amplification").get<double>(), 1.0);  // moves are physical writes
+    EXPECT_EQ(j.at("requests").at("errors").get<uint64_t>(), 0u);
+    expect_contents(h.get(), want);
+    nbd_shutdown(h.get(), 0);
+    ASSERT_EQ(server.stop(), 0) << server.stderr_text();
+  }
+  // Restart without the compactor running (latency=none): the same bytes,
+  // and the image opened cleanly.
+  NbdkitServer server(dir, {"file=" + img, "latency=none", "statsfile=" + stats});
+  NbdHandle h = server.connect();
+  expect_contents(h.get(), want);
+  nbd_shutdown(h.get(), 0);
+  ASSERT_EQ(server.stop(), 0) << server.stderr_text();
+  nlohmann::json j = read_json(stats);
+  SCOPED_TRACE(j.dump(2));
+  EXPECT_TRUE(j.at("recovery").at("clean").get<bool>());
+  // With latency=none no idle time is ever granted over NBD.
+  EXPECT_EQ(j.at("compactor").at("idle_steps").get<uint64_t>(), 0u);
+  EXPECT_EQ(j.at("compactor").at("tracks_compacted").get<uint64_t>(), 0u);
+}
+
+TEST(Compactor, OffMeansNoIdleWork) {
+  TempDir dir;
+  const std::string stats = dir.file("stats.json");
+  NbdkitServer server(dir, {"file=" + dir.file("disk.img"), "size=8M", "spare=5",
+                            "latency=sleep", "compactor=off",
+                            "statsfile=" + stats});
+  NbdHandle h = server.connect();
+  auto want = fill_and_fragment(h.get(), 8 * 1024 * 1024 / kBlock * 80 / 100);
+  expect_contents(h.get(), want);
+  nbd_shutdown(h.get(), 0);
+  ASSERT_EQ(server.stop(), 0) << server.stderr_text();
+  // compactor=off starts no idle worker at all: the final stats say so.
+  nlohmann::json j = read_json(stats);
+  SCOPED_TRACE(j.dump(2));
+  EXPECT_FALSE(j.at("compactor").at("enabled").get<bool>());
+  EXPECT_EQ(j.at("compactor").at("idle_steps").get<uint64_t>(), 0u);
+  EXPECT_EQ(j.at("compactor").at("blocks_moved").get<uint64_t>(), 0u);
+}
+
+}  // namespace
+}  // namespace vld::test
