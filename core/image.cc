@@ -125,7 +125,9 @@ std::unique_ptr<Disk> make_disk(std::unique_ptr<BackingStore> store, const Super
   std::unique_ptr<Disk> disk;
   switch (sb.mode) {
     case DiskMode::kInplace: disk = std::make_unique<InplaceDisk>(std::move(store), sb); break;
-    case DiskMode::kVld: disk = std::make_unique<VldDisk>(std::move(store), sb, options.vld); break;
+    case DiskMode::kVld:
+      disk = std::make_unique<VldDisk>(std::move(store), sb, options.vld, options.track_buffer);
+      break;
   }
   if (!disk) throw Error("unknown disk mode", EINVAL);
   disk->set_track_buffer(options.track_buffer);

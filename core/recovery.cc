@@ -28,8 +28,10 @@ namespace {
 // Reads sectors and accounts for what the reads would cost on the drive.
 class Reader {
  public:
-  Reader(BackingStore& store, const Superblock& sb, RecoveryReport& report)
-      : store_(store), layout_(sb), drive_(sb.geometry, sb.simulated_cylinders), report_(report) {}
+  Reader(BackingStore& store, const Superblock& sb, bool track_buffer, RecoveryReport& report)
+      : store_(store), layout_(sb), drive_(sb.geometry, sb.simulated_cylinders), report_(report) {
+    drive_.set_track_buffer(track_buffer);
+  }
 
   SectorBytes sector(uint64_t psn) {
     SectorBytes b;
@@ -51,10 +53,15 @@ class Reader {
   std::vector<unsigned char> track(uint32_t t) {
     std::vector<unsigned char> out(size_t{layout_.spt} * kSectorBytes);
     store_.read(layout_.byte_offset(uint64_t{t} * layout_.spt), std::as_writable_bytes(std::span(out)));
-    HeadPosition to{t / layout_.heads, t % layout_.heads};
-    ServiceBreakdown move = drive_.reposition(drive_.head(), to);
-    now_ += move.seek + move.head_switch + drive_.geometry().revolution();
-    drive_.set_head(to);
+    const SectorRun whole{uint64_t{t} * layout_.spt, layout_.spt};
+    if (drive_.track_buffer()) {
+      now_ = drive_.read(std::span(&whole, 1), now_, /*charge_overhead=*/false).end;
+    } else {
+      HeadPosition to{t / layout_.heads, t % layout_.heads};
+      ServiceBreakdown move = drive_.reposition(drive_.head(), to);
+      now_ += move.seek + move.head_switch + drive_.geometry().revolution();
+      drive_.set_head(to);
+    }
     report_.sectors_read += layout_.spt;
     ++report_.tracks_scanned;
     return out;
@@ -64,7 +71,7 @@ class Reader {
  private:
   void charge(uint64_t psn, uint32_t sectors) {
     ExtentRuns r = extent_runs(extent_at(psn, sectors, layout_.spt), layout_.spt);
-    now_ = drive_.access(r.span(), now_, /*charge_overhead=*/false).end;
+    now_ = drive_.read(r.span(), now_, /*charge_overhead=*/false).end;
     report_.sectors_read += sectors;
   }
 
@@ -82,14 +89,14 @@ struct Found {
 
 }  // namespace
 
-RecoveredState recover(BackingStore& store, const Superblock& sb) {
+RecoveredState recover(BackingStore& store, const Superblock& sb, bool track_buffer) {
   auto wall_start = std::chrono::steady_clock::now();
   const VldLayout L(sb);
   RecoveredState st;
   st.map.assign(L.blocks, MapEntry{});
   st.nodes.assign(L.pieces, LogNode{});
   RecoveryReport& rep = st.report;
-  Reader reader(store, sb, rep);
+  Reader reader(store, sb, track_buffer, rep);
 
   // The newest valid log record.
   std::optional<LogRecord> rec;

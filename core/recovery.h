@@ -86,7 +86,10 @@ struct VldLayout {
   uint64_t byte_offset(uint64_t psn) const { return platter_offset + psn * kSectorBytes; }
 };
 
-RecoveredState recover(BackingStore& store, const Superblock& sb);
+// track_buffer: the drive reads through its track buffer (DriveModel), as
+// it does when serving; sectors read from a track the walk just visited cost
+// no media time.
+RecoveredState recover(BackingStore& store, const Superblock& sb, bool track_buffer = true);
 
 }  // namespace vld
 

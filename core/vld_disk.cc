@@ -15,7 +15,8 @@ const std::byte* zero_block() {
 }
 }  // namespace
 
-VldDisk::VldDisk(std::unique_ptr<BackingStore> store, const Superblock& sb, VldOptions options)
+VldDisk::VldDisk(std::unique_ptr<BackingStore> store, const Superblock& sb, VldOptions options,
+                 bool track_buffer)
     : store_(std::move(store)),
       sb_(sb),
       layout_(sb),
@@ -29,7 +30,8 @@ VldDisk::VldDisk(std::unique_ptr<BackingStore> store, const Superblock& sb, VldO
       track_written_(layout_.tracks) {
   if (options_.window_cylinders == 0) options_.window_cylinders = kDefaultWindowCylinders;
   options_.window_cylinders = std::min(options_.window_cylinders, layout_.cylinders);
-  RecoveredState st = recover(*store_, sb_);
+  drive_.set_track_buffer(track_buffer);
+  RecoveredState st = recover(*store_, sb_, track_buffer);
   install(st);
   recovery_ = st.report;
 }

@@ -91,8 +91,10 @@ struct VldStats {
 
 class VldDisk final : public Disk {
  public:
-  // Opens (and, after an unclean stop, recovers) a vld image.
-  VldDisk(std::unique_ptr<BackingStore> store, const Superblock& sb, VldOptions options = {});
+  // Opens (and, after an unclean stop, recovers) a vld image; recovery reads
+  // through the track buffer unless track_buffer is false (track_buffer=).
+  VldDisk(std::unique_ptr<BackingStore> store, const Superblock& sb, VldOptions options = {},
+          bool track_buffer = true);
 
   // Writes the empty log of a new image (its first record, clean).
   static void format(BackingStore& store, const Superblock& sb);
