@@ -20,7 +20,9 @@ void DiskController::check_range(uint64_t offset, uint64_t len) const {
 template <typename Op>
 RequestTiming DiskController::serve(Kind kind, bool fua, uint64_t bytes,
                                     std::optional<SimTime> arrival, Op op) {
-  std::lock_guard lock(mu_);
+  waiting_.fetch_add(1, std::memory_order_relaxed);
+  std::unique_lock lock(mu_);
+  waiting_.fetch_sub(1, std::memory_order_relaxed);
   if (closed_) throw Error("the disk is shut down", ESHUTDOWN);
   SimTime start = arrival ? std::max(*arrival, busy_until_) : busy_until_;
   Completion c;
@@ -127,7 +129,7 @@ uint64_t DiskController::idle_until(SimTime until) {
 
 std::optional<SimTime> DiskController::idle_step(SimTime now) {
   std::lock_guard lock(mu_);
-  if (closed_) return std::nullopt;
+  if (closed_ || waiting_.load(std::memory_order_relaxed) > 0) return std::nullopt;
   if (!step_locked(std::max(now, busy_until_))) return std::nullopt;
   return busy_until_;
 }

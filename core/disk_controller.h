@@ -28,6 +28,7 @@
 #ifndef VLD_CORE_DISK_CONTROLLER_H_
 #define VLD_CORE_DISK_CONTROLLER_H_
 
+#include <atomic>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -59,8 +60,10 @@ class DiskController {
   // it; the last may end after it. Returns the number of steps run; stops
   // early (returning fewer) when there is no work. On a closed disk: 0.
   uint64_t idle_until(SimTime until);
-  // One idle step at max(`now`, when the drive is free), if there is work.
-  // The plugin's background thread calls this between requests.
+  // One idle step at max(`now`, when the drive is free), if there is work
+  // and no request is waiting for the lock (a drive does not start
+  // background work with a command queued). The plugin's background thread
+  // calls this between requests.
   std::optional<SimTime> idle_step(SimTime now);
   // When the drive is next free (the end of the last request or step).
   SimTime busy_until() const;
@@ -91,6 +94,7 @@ class DiskController {
   // Runs one idle step at `start` under mu_; false if there was no work.
   bool step_locked(SimTime start);
 
+  std::atomic<int> waiting_{0};  // requests between arrival and the lock
   SimTime busy_until_{};
   SimTime last_request_end_{};
   bool busy_with_idle_step_ = false;  // busy_until_ is the end of an idle step

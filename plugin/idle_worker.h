@@ -7,7 +7,9 @@
 // end, so the compactor works at the drive's speed, never faster. A request
 // that arrives meanwhile takes the controller lock after the step's CPU work
 // and starts, in simulated time, when the step ends: it waits for at most
-// that one step (reported as preempt_wait). When there is nothing to do, the
+// that one step (reported as preempt_wait). No step starts while a request
+// waits for the lock; one that arrived microseconds before a step took the
+// lock waits for the step and those microseconds. When there is nothing to do, the
 // worker looks again every quiet gap (at least 10 ms); VldDisk answers that
 // in O(1) until a write changes something.
 //
