@@ -166,32 +166,48 @@ Access DriveModel::read(std::span<const SectorRun> runs, SimTime start, bool cha
 
       ServiceBreakdown move = reposition(head_, target);
       t += move.seek + move.head_switch;
+      // Read-ahead already running on this track (the head stayed here) is
+      // reading the sector under the head, if it began before that sector.
+      const bool continuing = head_ == target && read_ahead_since_ && buffer_.track() == track;
       if (buffer_.track() != track) buffer_.start(track);
-      if (!(head_ == target) || !read_ahead_since_) read_ahead_since_ = t;
+      if (!continuing) read_ahead_since_ = t;
       head_ = target;
       read_ahead(t);
       // The wanted sectors not yet buffered, in the order the head meets
-      // them from the next slot: the read ends when the last has passed.
-      // Breakdown: the wanted sectors' own passing is transfer; the rest
-      // (waiting for the first, passing others in between) is rotation.
-      const uint32_t now_slot = next_slot(t);
+      // them from the next slot: the read ends when the last has passed. The
+      // sector under the head, if running read-ahead is reading it, ends
+      // when the next slot begins.
+      const uint32_t from = next_slot(t);
+      const SimTime next = t + rotational_wait(t, from);
+      std::optional<uint32_t> under;
+      if (continuing && next > t &&
+          next - transfer_time(1) + SimDuration{kOnTimeSlackNs} >= *read_ahead_since_)
+        under = sector_at_slot(track, from + spt - 1);
       uint32_t first = spt, last = 0, wanted = 0;
+      bool under_wanted = false;
       for (uint32_t s = chs.sector; s < chs.sector + n; ++s) {
         if (buffer_.has(s)) continue;
-        uint32_t k = (geometry_.angular_slot(Chs{chs.cylinder, chs.head, s}) + spt - now_slot) % spt;
+        ++wanted;
+        if (s == under) {
+          under_wanted = true;
+          continue;
+        }
+        uint32_t k = (geometry_.angular_slot(Chs{chs.cylinder, chs.head, s}) + spt - from) % spt;
         first = std::min(first, k);
         last = std::max(last, k);
-        ++wanted;
       }
       if (wanted == 0) {  // all buffered while the head arrived
         a.breakdown += move;
         continue;
       }
-      const SimDuration wait = rotational_wait(t, (now_slot + first) % spt);
-      const SimDuration pass = transfer_time(last - first + 1);
-      move.transfer = std::min(pass, transfer_time(wanted));
-      move.rotation = wait + (pass - move.transfer);
-      t += wait + pass;
+      SimTime end = under_wanted ? next : t;
+      if (first < spt)
+        end = t + rotational_wait(t, (from + first) % spt) + transfer_time(last - first + 1);
+      // Breakdown: the wanted sectors' own passing is transfer; the rest
+      // (waiting for the first, passing others in between) is rotation.
+      move.transfer = std::min(end - t, transfer_time(wanted));
+      move.rotation = (end - t) - move.transfer;
+      t = end;
       a.breakdown += move;
       read_ahead(t);
     }

@@ -294,9 +294,12 @@ TEST(TrackBufferRead, IdleReadAheadBuffersWhatPassedUnderTheHead) {
   EXPECT_EQ(m.head(), (HeadPosition{0, 0}));
 }
 
-// A sector the head is in the middle of when the read arrives has not
-// wholly passed: it is not buffered and costs (almost) a revolution.
-TEST(TrackBufferRead, ASectorHalfPassedWhenTheReadArrivesCostsARevolution) {
+// A sector the head is in the middle of when the read arrives: if the
+// drive's read-ahead was already running on the track when that sector
+// began to pass, it is being read and is complete when it has passed; if
+// not (the head just arrived, or the drive was writing), it costs a
+// revolution.
+TEST(TrackBufferRead, ASectorHalfPassedIsReadIfReadAheadWasRunning) {
   const DriveGeometry g = st19101();
   check_geometry(g);
   if (HasFatalFailure()) return;
@@ -310,15 +313,31 @@ TEST(TrackBufferRead, ASectorHalfPassedWhenTheReadArrivesCostsARevolution) {
   const int64_t t = 2'731'250;
   Access buffered = read1(m, 114, 2, t, /*charge_overhead=*/false);
   EXPECT_EQ(ns_of(buffered.end), t);
-  // ...but of 114..117, 117 comes next (slot 117 starts at 2,742,187.5: a
-  // wait of 10,937.5 -> 10,938 ns) and 116 only at the end of the turn: the
-  // read ends 256 sectors after slot 117 starts, 10,938 + 6,000,000 ns
-  // after t. Of that, two sectors (46,875 ns) are wanted sectors passing;
-  // the rest (6,000,000 - 46,875 + 10,938) is rotation.
+  // ...and of 114..117, 116 is under the head and being read since its
+  // start (2,718,750 >= 117,188): it is complete when slot 117 starts, a
+  // wait of 10,937.5 -> 10,938 ns; 117 then passes (23,438 ns). The read
+  // ends 34,376 ns after t, all of it wanted sectors passing.
   Access a = read1(m, 114, 4, t, /*charge_overhead=*/false);
-  EXPECT_EQ(ns_of(a.end), t + 10'938 + kRev);
-  expect_breakdown(a, t, 0, 0, 0, 10'938 + kRev - 46'875, 46'875);
-  EXPECT_TRUE(m.buffer().full());
+  EXPECT_EQ(ns_of(a.end), t + 10'938 + 23'438);
+  expect_breakdown(a, t, 0, 0, 0, 0, 10'938 + 23'438);
+  EXPECT_FALSE(m.buffer().full());
+
+  // A fresh drive: read 10..17 as above (ends at slot 18, 421,875), then
+  // write sectors 30..31 of the same track (slot 30 starts at 703,125; the
+  // write ends at slot 32, 750,000): writing stops the read-ahead.
+  DriveModel w(g, 4);
+  ASSERT_EQ(ns_of(read1(w, 10, 8, 0).end), 421'875);
+  SectorRun wr{30, 2};
+  ASSERT_EQ(ns_of(w.access(std::span(&wr, 1), at_ns(421'875), false).end), 750'000);
+  // Half a sector later (761,719), read 32..33: 32 began passing before
+  // this read, while the drive was writing, so nobody read it: 33 comes
+  // first (slot 33 at 773,437.5: a wait of 11,718.5 -> 11,719 ns), and
+  // 32 a whole revolution after 33 began: the read ends 11,719 + 6,000,000
+  // ns after it arrived; two sectors (46,875 ns) of that are transfer.
+  const int64_t t2 = 761'719;
+  Access b = read1(w, 32, 2, t2, /*charge_overhead=*/false);
+  EXPECT_EQ(ns_of(b.end), t2 + 11'719 + kRev);
+  expect_breakdown(b, t2, 0, 0, 0, 11'719 + kRev - 46'875, 46'875);
 }
 
 // Reading another track empties the buffer and dedicates it to that track:
