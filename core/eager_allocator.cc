@@ -142,7 +142,7 @@ std::optional<EagerAllocator::Choice> EagerAllocator::choose(uint32_t len, HeadP
   std::optional<uint32_t> empty = nearest_empty_track(head, t, window);
   std::optional<Choice> fresh;
   if (empty) fresh = on_track(*empty, len, head, t);
-  if (fresh && (!choice || fresh->locate < choice->locate)) {
+  if (fresh && (!choice || (policy_.switch_when_sooner && fresh->locate < choice->locate))) {
     *fill = empty;
     return fresh;
   }

@@ -95,6 +95,10 @@ enum class PlaceMode { kEager, kHolePlug };
 
 struct AllocatorPolicy {
   double fill_fraction = 0.75;  // fill= : fill empty tracks to this, then switch
+  // Leave the fill track for the nearest empty track whenever that is
+  // sooner (the allocator as built). false: the paper's section 2.3 rule,
+  // stay until the threshold whatever the wait (vld-bench fig2 --strict).
+  bool switch_when_sooner = true;
 };
 
 struct AllocatorStats {

@@ -48,6 +48,7 @@ using json = nlohmann::json;
 
 struct DiskSpec {
   std::string geometry = "st19101";
+  double fill = 0.75;         // fill= of the vld disk
   uint64_t export_bytes = 256ull << 20;
   uint32_t spare_percent = 5;
   double util = 0.80;         // live data blocks / physical blocks after the fill
@@ -122,6 +123,7 @@ std::vector<std::byte> prepared_image(const DiskSpec& spec, const Superblock& sb
   MemoryBackingStore* raw = store.get();
   DiskOptions no_compaction = options;
   no_compaction.vld.compactor.enabled = false;
+  no_compaction.vld.fill_fraction = spec.fill;
   DiskController ctl(make_disk(std::move(store), sb, no_compaction));
   const uint64_t region = region_blocks(sb, spec.util);
   const auto& mib = payload(1 << 20);
@@ -142,6 +144,7 @@ std::vector<std::byte> prepared_image(const DiskSpec& spec, const Superblock& sb
 
 json disk_json(const DiskSpec& spec, const Superblock& sb) {
   return {{"geometry", spec.geometry},
+          {"fill", spec.fill},
           {"export_bytes", sb.export_bytes},
           {"platter_bytes", sb.platter_bytes()},
           {"cylinders", sb.simulated_cylinders},
@@ -251,6 +254,7 @@ int cmd_fig11(const DiskSpec& spec, const BurstSpec& bs) {
   if (bs.compare_off) runs.emplace_back(false, "");
   for (const auto& [on, policy] : runs) {
     DiskOptions o = options;
+    o.vld.fill_fraction = spec.fill;
     o.vld.compactor.enabled = on;
     o.vld.compactor.seed = spec.seed;
     if (on) {
@@ -276,6 +280,7 @@ int cmd_table2(const DiskSpec& spec, uint64_t writes) {
   for (DiskMode mode : {DiskMode::kVld, DiskMode::kInplace}) {
     const Superblock sb = plan(spec, mode);
     DiskOptions options;
+    options.vld.fill_fraction = spec.fill;
     const std::vector<std::byte> image = prepared_image(spec, sb, options);
     auto ctl = open_copy(sb, image, options);
     json j;
@@ -310,7 +315,11 @@ int cmd_table2(const DiskSpec& spec, uint64_t writes) {
     j["p99_us"] = lat[lat.size() * 99 / 100];
     j["breakdown_us"] = breakdown_json(service, writes);
     j["host_us_per_write"] = host_us / static_cast<double>(writes);  // wall time, this machine
-    j["utilization"] = ctl->utilization();
+    // In place, a reopened in-memory image counts every export block as
+    // live (it cannot tell written zeros from holes): report the region.
+    j["utilization"] = mode == DiskMode::kVld
+                           ? ctl->utilization()
+                           : static_cast<double>(region) / static_cast<double>(sb.physical_blocks());
     if (mode == DiskMode::kVld) {
       json x = ctl->extra_stats();
       j["map_update_us"] = x["vld"]["map_update_us"];
@@ -326,9 +335,12 @@ int cmd_table2(const DiskSpec& spec, uint64_t writes) {
 // Writes of `sectors` arriving at random rotational positions, placed by the
 // EagerAllocator on a disk whose tracks all start empty, filled to
 // 1 - threshold before moving on. The mean locate time per write against the
-// threshold (the percentage of free sectors reserved per track).
+// threshold (the percentage of free sectors reserved per track). strict:
+// the paper's rule (stay on a track until the threshold); otherwise the
+// allocator as built, which also leaves earlier when an empty track is
+// sooner than the next free run.
 int cmd_fig2(const DiskSpec& spec, const std::vector<double>& thresholds, uint32_t sectors,
-             uint64_t writes) {
+             uint64_t writes, bool strict) {
   DriveGeometry g = *find_preset(spec.geometry);
   g.derive_skews();
   // Enough cylinders that the writes never run out of empty tracks.
@@ -340,7 +352,7 @@ int cmd_fig2(const DiskSpec& spec, const std::vector<double>& thresholds, uint32
     FreeSpaceMap free(cylinders * g.tracks_per_cylinder, g.sectors_per_track);
     // A threshold of T% reserved is a fill of 100 - T (at least one piece).
     double fill = std::max(1.0 - th / 100.0, static_cast<double>(sectors) / g.sectors_per_track);
-    EagerAllocator alloc(drive, free, AllocatorPolicy{fill});
+    EagerAllocator alloc(drive, free, AllocatorPolicy{fill, /*switch_when_sooner=*/!strict});
     std::mt19937_64 rng(spec.seed);
     std::uniform_int_distribution<int64_t> gap(0, g.revolution().count() - 1);
     SimTime t = kSimEpoch;
@@ -375,7 +387,7 @@ int cmd_fig2(const DiskSpec& spec, const std::vector<double>& thresholds, uint32
     j["sectors_per_track"] = g.sectors_per_track;
     j["sector_us"] = g.sector_time_ns() / 1e3;
     j["head_switch_us"] = to_us(g.head_switch);
-    j["early_switches"] = alloc.stats().fill_switches;
+    j["policy"] = strict ? "strict" : "as-built";
     std::cout << j.dump() << std::endl;
   }
   return 0;
@@ -391,6 +403,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   DiskSpec spec;
   double util_pct = 80;
+  double fill_pct = 75;
   std::string size = "256M";
   auto disk_flags = [&](CLI::App* c) {
     c->add_option("--geometry", spec.geometry, "drive preset: hp97560, st19101, savvio10k4")
@@ -403,6 +416,9 @@ int main(int argc, char** argv) {
     c->add_option("--warmup", spec.warmup_writes,
                   "random updates after the fill (default: half the region)");
     c->add_option("--seed", spec.seed, "workload seed")->capture_default_str();
+    c->add_option("--fill", fill_pct, "vld: fill empty tracks to this percent (fill=)")
+        ->check(CLI::Range(1.0, 100.0))
+        ->capture_default_str();
   };
 
   BurstSpec bs;
@@ -438,6 +454,9 @@ int main(int argc, char** argv) {
       ->capture_default_str();
   fig2->add_option("--writes", fig2_writes, "writes per point")->capture_default_str();
   fig2->add_option("--seed", spec.seed)->capture_default_str();
+  bool strict = false;
+  fig2->add_flag("--strict", strict,
+                 "the paper's policy: stay on a track until the threshold, whatever the wait");
 
   CLI11_PARSE(app, argc, argv);
   try {
@@ -457,10 +476,11 @@ int main(int argc, char** argv) {
     };
     spec.export_bytes = bytes(size);
     spec.util = util_pct / 100.0;
+    spec.fill = fill_pct / 100.0;
     bs.compare_off = !no_off;
     if (*fig11) return cmd_fig11(spec, bs);
     if (*table2) return cmd_table2(spec, writes);
-    if (*fig2) return cmd_fig2(spec, thresholds, sectors, fig2_writes);
+    if (*fig2) return cmd_fig2(spec, thresholds, sectors, fig2_writes, strict);
   } catch (const std::exception& e) {
     std::cerr << "vld-bench: " << e.what() << "\n";
     return 1;
