@@ -49,6 +49,8 @@ using json = nlohmann::json;
 struct DiskSpec {
   std::string geometry = "st19101";
   double fill = 0.75;         // fill= of the vld disk
+  uint32_t window = 0;        // window= (0: the default)
+  double window_move = 0.75;  // VldOptions::window_move_fraction
   uint64_t export_bytes = 256ull << 20;
   uint32_t spare_percent = 5;
   double util = 0.80;         // live data blocks / physical blocks after the fill
@@ -124,6 +126,8 @@ std::vector<std::byte> prepared_image(const DiskSpec& spec, const Superblock& sb
   DiskOptions no_compaction = options;
   no_compaction.vld.compactor.enabled = false;
   no_compaction.vld.fill_fraction = spec.fill;
+  no_compaction.vld.window_cylinders = spec.window;
+  no_compaction.vld.window_move_fraction = spec.window_move;
   DiskController ctl(make_disk(std::move(store), sb, no_compaction));
   const uint64_t region = region_blocks(sb, spec.util);
   const auto& mib = payload(1 << 20);
@@ -255,6 +259,8 @@ int cmd_fig11(const DiskSpec& spec, const BurstSpec& bs) {
   for (const auto& [on, policy] : runs) {
     DiskOptions o = options;
     o.vld.fill_fraction = spec.fill;
+    o.vld.window_cylinders = spec.window;
+    o.vld.window_move_fraction = spec.window_move;
     o.vld.compactor.enabled = on;
     o.vld.compactor.seed = spec.seed;
     if (on) {
@@ -281,6 +287,8 @@ int cmd_table2(const DiskSpec& spec, uint64_t writes) {
     const Superblock sb = plan(spec, mode);
     DiskOptions options;
     options.vld.fill_fraction = spec.fill;
+    options.vld.window_cylinders = spec.window;
+    options.vld.window_move_fraction = spec.window_move;
     const std::vector<std::byte> image = prepared_image(spec, sb, options);
     auto ctl = open_copy(sb, image, options);
     json j;
@@ -418,6 +426,11 @@ int main(int argc, char** argv) {
     c->add_option("--seed", spec.seed, "workload seed")->capture_default_str();
     c->add_option("--fill", fill_pct, "vld: fill empty tracks to this percent (fill=)")
         ->check(CLI::Range(1.0, 100.0))
+        ->capture_default_str();
+    c->add_option("--window", spec.window, "vld: cylinder window (window=; 0: default)")
+        ->capture_default_str();
+    c->add_option("--window-move", spec.window_move,
+                  "vld: move the window when this fraction of its free space is left")
         ->capture_default_str();
   };
 
