@@ -246,7 +246,9 @@ int vld_can_zero(void*) { return 1; }
 int vld_can_fast_zero(void*) { return 1; }  // we know when zeroing is only a command
 int vld_can_extents(void*) { return 1; }
 int vld_can_multi_conn(void*) { return 1; }  // see the thread model above
-int vld_can_cache(void*) { return NBDKIT_CACHE_NONE; }  // no drive cache to prefetch into
+// The one-track read-ahead buffer is replaced by the next read of another
+// track: a prefetch would be gone before it helped.
+int vld_can_cache(void*) { return NBDKIT_CACHE_NONE; }
 
 int vld_pread(void*, void* buf, uint32_t count, uint64_t offset, uint32_t) {
   return guarded([&] {
