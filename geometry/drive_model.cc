@@ -81,32 +81,37 @@ ServiceBreakdown DriveModel::reposition(HeadPosition from, HeadPosition to) cons
   return b;
 }
 
-Access DriveModel::run(std::span<const SectorRun> runs, SimTime start, HeadPosition* head,
-                       bool charge_overhead) const {
-  Access a;
-  if (charge_overhead) a.breakdown.overhead = geometry_.controller_overhead;
-  SimTime t = start + a.breakdown.overhead;
+template <typename Fn>
+void DriveModel::for_each_track_piece(std::span<const SectorRun> runs, Fn fn) const {
   const uint32_t spt = geometry_.sectors_per_track;
   for (const SectorRun& r : runs) {
     uint64_t psn = r.first_psn;
     uint32_t left = r.count;
     while (left > 0) {
-      Chs chs = geometry_.chs_of(psn);
-      uint32_t n = std::min(left, spt - chs.sector);  // to the end of this track
-      HeadPosition target{chs.cylinder, chs.head};
-      ServiceBreakdown move = reposition(*head, target);
-      t += move.seek + move.head_switch;
-      SimDuration wait = rotational_wait(t, geometry_.angular_slot(chs));
-      SimDuration xfer = transfer_time(n);
-      t += wait + xfer;
-      move.rotation = wait;
-      move.transfer = xfer;
-      a.breakdown += move;
-      *head = target;
+      const Chs chs = geometry_.chs_of(psn);
+      const uint32_t n = std::min(left, spt - chs.sector);  // to the end of this track
+      fn(chs, n);
       psn += n;
       left -= n;
     }
   }
+}
+
+Access DriveModel::run(std::span<const SectorRun> runs, SimTime start, HeadPosition* head,
+                       bool charge_overhead) const {
+  Access a;
+  if (charge_overhead) a.breakdown.overhead = geometry_.controller_overhead;
+  SimTime t = start + a.breakdown.overhead;
+  for_each_track_piece(runs, [&](const Chs& chs, uint32_t n) {
+    HeadPosition target{chs.cylinder, chs.head};
+    ServiceBreakdown move = reposition(*head, target);
+    t += move.seek + move.head_switch;
+    move.rotation = rotational_wait(t, geometry_.angular_slot(chs));
+    move.transfer = transfer_time(n);
+    t += move.rotation + move.transfer;
+    a.breakdown += move;
+    *head = target;
+  });
   a.end = t;
   return a;
 }
@@ -151,67 +156,59 @@ Access DriveModel::read(std::span<const SectorRun> runs, SimTime start, bool cha
   if (charge_overhead) a.breakdown.overhead = geometry_.controller_overhead;
   SimTime t = start + a.breakdown.overhead;
   const uint32_t spt = geometry_.sectors_per_track;
-  for (const SectorRun& r : runs) {
-    uint64_t psn = r.first_psn;
-    uint32_t left = r.count;
-    while (left > 0) {
-      const Chs chs = geometry_.chs_of(psn);
-      const uint32_t n = std::min(left, spt - chs.sector);  // to the end of this track
-      const HeadPosition target{chs.cylinder, chs.head};
-      const uint32_t track = track_of(target);
-      psn += n;
-      left -= n;
-      read_ahead(t);
-      if (buffer_.has_all(track, chs.sector, n)) continue;  // from the buffer
+  for_each_track_piece(runs, [&](const Chs& chs, uint32_t n) {
+    const HeadPosition target{chs.cylinder, chs.head};
+    const uint32_t track = track_of(target);
+    read_ahead(t);
+    if (buffer_.has_all(track, chs.sector, n)) return;  // from the buffer
 
-      ServiceBreakdown move = reposition(head_, target);
-      t += move.seek + move.head_switch;
-      // Read-ahead already running on this track (the head stayed here) is
-      // reading the sector under the head, if it began before that sector.
-      const bool continuing = head_ == target && read_ahead_since_ && buffer_.track() == track;
-      if (buffer_.track() != track) buffer_.start(track);
-      if (!continuing) read_ahead_since_ = t;
-      head_ = target;
-      read_ahead(t);
-      // The wanted sectors not yet buffered, in the order the head meets
-      // them from the next slot: the read ends when the last has passed. The
-      // sector under the head, if running read-ahead is reading it, ends
-      // when the next slot begins.
-      const uint32_t from = next_slot(t);
-      const SimTime next = t + rotational_wait(t, from);
-      std::optional<uint32_t> under;
-      if (continuing && next > t &&
-          next - transfer_time(1) + SimDuration{kOnTimeSlackNs} >= *read_ahead_since_)
-        under = sector_at_slot(track, from + spt - 1);
-      uint32_t first = spt, last = 0, wanted = 0;
-      bool under_wanted = false;
-      for (uint32_t s = chs.sector; s < chs.sector + n; ++s) {
-        if (buffer_.has(s)) continue;
-        ++wanted;
-        if (s == under) {
-          under_wanted = true;
-          continue;
-        }
-        uint32_t k = (geometry_.angular_slot(Chs{chs.cylinder, chs.head, s}) + spt - from) % spt;
-        first = std::min(first, k);
-        last = std::max(last, k);
-      }
-      if (wanted == 0) {  // all buffered while the head arrived
-        a.breakdown += move;
+    ServiceBreakdown move = reposition(head_, target);
+    t += move.seek + move.head_switch;
+    // Read-ahead already running on this track (the head stayed here) is
+    // reading the sector under the head, if it began before that sector.
+    const bool continuing = head_ == target && read_ahead_since_ && buffer_.track() == track;
+    if (buffer_.track() != track) buffer_.start(track);
+    if (!continuing) read_ahead_since_ = t;
+    head_ = target;
+    read_ahead(t);
+    // The wanted sectors not yet buffered, in the order the head meets
+    // them from the next slot: the read ends when the last has passed. The
+    // sector under the head, if running read-ahead is reading it, ends
+    // when the next slot begins.
+    const uint32_t from = next_slot(t);
+    const SimTime next = t + rotational_wait(t, from);
+    std::optional<uint32_t> under;
+    if (continuing && next > t &&
+        next - transfer_time(1) + SimDuration{kOnTimeSlackNs} >= *read_ahead_since_)
+      under = sector_at_slot(track, from + spt - 1);
+    uint32_t first = spt, last = 0, wanted = 0;
+    bool under_wanted = false;
+    for (uint32_t s = chs.sector; s < chs.sector + n; ++s) {
+      if (buffer_.has(s)) continue;
+      ++wanted;
+      if (s == under) {
+        under_wanted = true;
         continue;
       }
-      SimTime end = under_wanted ? next : t;
-      if (first < spt)
-        end = t + rotational_wait(t, (from + first) % spt) + transfer_time(last - first + 1);
-      // Breakdown: the wanted sectors' own passing is transfer; the rest
-      // (waiting for the first, passing others in between) is rotation.
-      move.transfer = std::min(end - t, transfer_time(wanted));
-      move.rotation = (end - t) - move.transfer;
-      t = end;
-      a.breakdown += move;
-      read_ahead(t);
+      uint32_t k = (geometry_.angular_slot(Chs{chs.cylinder, chs.head, s}) + spt - from) % spt;
+      first = std::min(first, k);
+      last = std::max(last, k);
     }
-  }
+    if (wanted == 0) {  // all buffered while the head arrived
+      a.breakdown += move;
+      return;
+    }
+    SimTime end = under_wanted ? next : t;
+    if (first < spt)
+      end = t + rotational_wait(t, (from + first) % spt) + transfer_time(last - first + 1);
+    // Breakdown: the wanted sectors' own passing is transfer; the rest
+    // (waiting for the first, passing others in between) is rotation.
+    move.transfer = std::min(end - t, transfer_time(wanted));
+    move.rotation = (end - t) - move.transfer;
+    t = end;
+    a.breakdown += move;
+    read_ahead(t);
+  });
   a.end = t;
   return a;
 }

@@ -130,6 +130,10 @@ class DriveModel {
   Access run(std::span<const SectorRun> runs, SimTime start, HeadPosition* head,
              bool charge_overhead = true) const;
 
+  // Calls fn(chs, n) for each piece of the runs that lies on one track, in
+  // order: n sectors from chs, up to the end of that track.
+  template <typename Fn>
+  void for_each_track_piece(std::span<const SectorRun> runs, Fn fn) const;
   uint32_t track_of(HeadPosition h) const { return h.cylinder * geometry_.tracks_per_cylinder + h.head; }
   // The sector of `track` that passes under the head at angular slot `slot`.
   uint32_t sector_at_slot(uint32_t track, uint32_t slot) const;

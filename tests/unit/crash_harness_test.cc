@@ -238,22 +238,27 @@ TEST(CrashHarness, ExhaustiveTorn512) { run_exhaustive(G::k512, 14, 1024, 10000)
 // ---- focused cases --------------------------------------------------------------
 
 // Every crash point from event `from` on, at both granularities: all subsets
-// where there are at most 12 pending units, else every prefix subset and 64
-// random ones.
-RunResult run_points(const Rig& rig, size_t from) {
+// where there are at most `exhaustive_k` pending units, else every prefix
+// subset and `samples` random ones.
+std::vector<Job> point_jobs(const Rig& rig, size_t from, size_t exhaustive_k, size_t samples,
+                            uint64_t seed) {
   std::vector<Job> jobs;
-  std::mt19937_64 rng(5);
+  std::mt19937_64 rng(seed);
   for (G g : {G::k4K, G::k512})
     for (size_t p = from; p <= rig.rec().events(); ++p) {
       const size_t k = rig.rec().pending_unit_count(p, g);
-      if (k <= 12) {
+      if (k <= exhaustive_k) {
         for (uint64_t m = 0; m < (uint64_t{1} << k); ++m) jobs.push_back(Job{p, g, Job::Kind::kMask, m});
         continue;
       }
       for (size_t j = 0; j <= k; ++j) jobs.push_back(Job{p, g, Job::Kind::kPrefix, j});
-      for (size_t j = 0; j < 64; ++j) jobs.push_back(Job{p, g, Job::Kind::kRandom, rng()});
+      for (size_t j = 0; j < samples; ++j) jobs.push_back(Job{p, g, Job::Kind::kRandom, rng()});
     }
-  return run_jobs(rig, jobs, harness_threads(), /*nested_every=*/3, 5);
+  return jobs;
+}
+
+RunResult run_points(const Rig& rig, size_t from) {
+  return run_jobs(rig, point_jobs(rig, from, 12, 64, 5), harness_threads(), /*nested_every=*/3, 5);
 }
 
 bool syncs_between(const Rig& rig, size_t from, size_t to) {
@@ -359,18 +364,8 @@ TEST(CrashHarness, CompactionMovesKeepEveryWrite) {
   ASSERT_GE(cs.blocks_moved, 2u);
   // Every crash point, lighter than run_points (71 events): all subsets
   // up to 6 pending units, else every prefix and 12 random subsets.
-  std::vector<Job> jobs;
-  for (G g : {G::k4K, G::k512})
-    for (size_t p = from; p <= rig.rec().events(); ++p) {
-      const size_t k = rig.rec().pending_unit_count(p, g);
-      if (k <= 6) {
-        for (uint64_t m = 0; m < (uint64_t{1} << k); ++m) jobs.push_back(Job{p, g, Job::Kind::kMask, m});
-        continue;
-      }
-      for (size_t j = 0; j <= k; ++j) jobs.push_back(Job{p, g, Job::Kind::kPrefix, j});
-      for (size_t j = 0; j < 12; ++j) jobs.push_back(Job{p, g, Job::Kind::kRandom, rng()});
-    }
-  RunResult r = run_jobs(rig, jobs, harness_threads(), /*nested_every=*/5, 21);
+  RunResult r = run_jobs(rig, point_jobs(rig, from, 6, 12, 21), harness_threads(),
+                         /*nested_every=*/5, 21);
   report("compaction moves", r, seconds_since(t0));
   EXPECT_EQ(r.failures, 0u);
   EXPECT_GE(r.verified, 1000u);
