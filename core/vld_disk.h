@@ -169,6 +169,9 @@ class VldDisk final : public Disk {
   void end_victim(Command& cmd, bool emptied);
   void write_record(bool clean, Command& cmd, std::optional<CylinderWindow> next_window);
   void sync(Command& cmd);
+  // Unmapped, and the map piece saying so is on stable storage (or the
+  // piece was never written): no crash can bring a mapping back.
+  bool durably_unmapped(uint64_t block) const;
   void maybe_write_record(Command& cmd);
   uint64_t window_free_sectors() const;
   // A command arriving at `start`: the controller overhead paid first.
@@ -203,6 +206,7 @@ class VldDisk final : public Disk {
   uint64_t window_free_at_open_ = 0;
   std::vector<Extent> pending_data_;   // freed when the next record is durable
   std::vector<uint32_t> retired_map_;  // freed when the next record is durable
+  uint64_t synced_seq_ = 0;            // every map sector up to it is durable
   Compactor compactor_;
   std::optional<Victim> victim_;
   // Nothing left to compact (or a move found no hole): wait for a write.
