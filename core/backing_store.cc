@@ -19,8 +19,8 @@ FileBackingStore::~FileBackingStore() {
   if (fd_ >= 0) ::close(fd_);  // also drops the flock
 }
 
-void FileBackingStore::lock_or_throw() {
-  if (::flock(fd_, LOCK_EX | LOCK_NB) == -1) {
+void FileBackingStore::lock_or_throw(bool shared) {
+  if (::flock(fd_, (shared ? LOCK_SH : LOCK_EX) | LOCK_NB) == -1) {
     if (errno == EWOULDBLOCK)
       throw Error("file=" + path_ +
                       " is in use by another vld server (it is locked); stop that "
@@ -35,7 +35,7 @@ std::unique_ptr<FileBackingStore> FileBackingStore::create(const std::string& pa
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
   if (fd == -1) throw_errno("file=" + path + ": cannot create the image");
   std::unique_ptr<FileBackingStore> s(new FileBackingStore(path, fd, size_bytes));
-  s->lock_or_throw();
+  s->lock_or_throw(/*shared=*/false);
   if (::ftruncate(fd, static_cast<off_t>(size_bytes)) == -1)
     throw_errno("file=" + path + ": cannot size the image");
   return s;
@@ -58,7 +58,7 @@ std::unique_ptr<FileBackingStore> FileBackingStore::open(const std::string& path
   }
   std::unique_ptr<FileBackingStore> s(
       new FileBackingStore(path, fd, static_cast<uint64_t>(st.st_size)));
-  s->lock_or_throw();
+  s->lock_or_throw(/*shared=*/readonly);
   return s;
 }
 

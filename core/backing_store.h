@@ -40,12 +40,15 @@ class BackingStore {
 };
 
 // A regular file. Created with mode 0600 and exclusive flock()ed while open,
-// so a second server on the same image fails instead of corrupting it.
+// so a second server on the same image fails instead of corrupting it. A
+// read-only open (O_RDONLY) takes a shared lock instead: readers
+// (tools/vld-inspect) coexist with each other but not with a server, in
+// either order; the Error says EBUSY when the lock is held.
 class FileBackingStore final : public BackingStore {
  public:
   // Creates a new file (fails if it exists) of size_bytes, sparse.
   static std::unique_ptr<FileBackingStore> create(const std::string& path, uint64_t size_bytes);
-  // Opens an existing file.
+  // Opens an existing file; readonly: O_RDONLY and a shared lock.
   static std::unique_ptr<FileBackingStore> open(const std::string& path, bool readonly);
   ~FileBackingStore() override;
 
@@ -62,7 +65,7 @@ class FileBackingStore final : public BackingStore {
 
  private:
   FileBackingStore(std::string path, int fd, uint64_t size);
-  void lock_or_throw();
+  void lock_or_throw(bool shared);
 
   std::string path_;
   int fd_;

@@ -4,11 +4,13 @@
 #include <chrono>
 #include <map>
 #include <queue>
+#include <string>
 #include <unordered_map>
 #include <unordered_set>
 
 #include "core/eager_allocator.h"
 #include "core/util/error.h"
+#include "core/util/trace.h"
 #include "geometry/drive_model.h"
 
 namespace vld {
@@ -100,10 +102,12 @@ RecoveredState recover(BackingStore& store, const Superblock& sb, bool track_buf
 
   // The newest valid log record.
   std::optional<LogRecord> rec;
+  std::optional<uint32_t> unreadable_slot;  // damaged (or, on a new image, never written)
   for (uint32_t slot = 0; slot < VldLayout::kRecordSlots; ++slot) {
     SectorBytes b = reader.sector(slot);
     auto r = decode_log_record(b.data(), sb.secret);
     if (r && (!rec || r->generation > rec->generation)) rec = r;
+    if (!r) unreadable_slot = slot;
   }
 
   // 1. The tree from the record's root, newest first. A pointer names the
@@ -126,11 +130,36 @@ RecoveredState recover(BackingStore& store, const Superblock& sb, bool track_buf
       frontier.pop();
       if (piece >= L.pieces || cur_seq[piece] != 0) continue;
       if (!visited.insert(seq).second) continue;
-      if (psn < VldLayout::kRecordSlots || psn >= uint64_t{L.tracks} * L.spt) continue;
+      // Newest first: no newer version of this piece is reachable, so this
+      // is its live version, which the record vouches for (nothing the
+      // record's tree reaches is recycled before the next record). If it is
+      // not there, the image is damaged: refuse, naming it, rather than
+      // serve the piece's blocks (and every piece below it) as zeros.
+      // (Copies: clang 14 cannot capture structured bindings.)
+      auto damaged = [&, seq = seq, psn = psn, piece = piece](const std::string& what) {
+        const uint64_t first = uint64_t{piece} * kEntriesPerPiece;
+        const uint64_t last = std::min<uint64_t>(first + kEntriesPerPiece, L.blocks) - 1;
+        return Error("image damaged: the map sector of piece " + std::to_string(piece) +
+                         " (blocks " + std::to_string(first) + ".." + std::to_string(last) +
+                         ", seq " + std::to_string(seq) + ") at physical sector " +
+                         std::to_string(psn) + " " + what +
+                         "; its blocks cannot be located, so the image is not served" +
+                         (unreadable_slot
+                              ? " (log record slot " + std::to_string(*unreadable_slot) +
+                                    " is damaged too: this map is the older record's, and "
+                                    "writes since may have reused its sectors)"
+                              : std::string()),
+                     EIO);
+      };
+      if (psn < VldLayout::kRecordSlots || psn >= uint64_t{L.tracks} * L.spt)
+        throw damaged("is outside the platters");
       SectorBytes b = reader.sector(psn);
       ++rep.map_sectors_walked;
       auto m = decode_map_sector(b.data(), sb.secret);
-      if (!m || m->seq != seq || m->piece >= L.pieces) continue;  // recycled: gone
+      if (!m) throw damaged("fails its MAC check");
+      if (m->seq != seq || m->piece != piece)
+        throw damaged("holds another map sector (piece " + std::to_string(m->piece) + ", seq " +
+                      std::to_string(m->seq) + ")");
       st.protected_psns.push_back(psn);
       if (cur_seq[m->piece] != 0) continue;  // an older version: its children were adopted
       cur_seq[m->piece] = m->seq;
@@ -191,30 +220,46 @@ RecoveredState recover(BackingStore& store, const Superblock& sb, bool track_buf
                     members.end());
       const uint32_t want = members.front()->m.group_count;
       bool ok = members.size() == want;
+      const bool tracing = trace::enabled(trace::Channel::kRecovery);
+      std::string why;  // for the trace only
+      if (!ok && tracing) why = "members missing";
       for (size_t i = 0; ok && i < members.size(); ++i) {
         const MapSector& m = members[i]->m;
         ok = m.seq == gseq + i && m.group_count == want && m.group_seq == gseq;
-        if (!ok) break;
+        if (!ok) {
+          if (tracing) why = "members disagree about their group";
+          break;
+        }
         // The chain: this version must replace the one accepted so far.
         bool trusted_start = !rec && !accepted_any[m.piece] && cur_seq[m.piece] == 0;
         ok = m.prev_seq == cur_seq[m.piece] || trusted_start;
+        if (!ok && tracing)
+          why = fmt::format("piece {} replaces seq {}, but seq {} is the version accepted",
+                            m.piece, m.prev_seq, cur_seq[m.piece]);
         // The data this request wrote must be there, whole.
         for (uint32_t e = 0; ok && e < kEntriesPerPiece; ++e) {
           if (!(m.changed >> e & 1) || !m.entries[e].mapped()) continue;
           uint64_t block = uint64_t{m.piece} * kEntriesPerPiece + e;
           if (block >= L.blocks || m.entries[e].psn() >= uint64_t{L.tracks} * L.spt) {
             ok = false;
+            if (tracing) why = fmt::format("block {} maps outside the platters", block);
             break;
           }
           std::vector<std::byte> data = reader.block(m.entries[e].psn());
           ++rep.data_blocks_checked;
           ok = data_checksum(data.data(), data.size(), block) == m.entries[e].checksum;
+          if (!ok && tracing)
+            why = fmt::format("block {} at psn {} fails its checksum", block,
+                              m.entries[e].psn());
         }
       }
       if (!ok) {
         ++rep.groups_rejected;
+        VLD_TRACE(kRecovery, 1, "rolled back the request of group seq {} ({} of {} map sectors "
+                  "found): {}", gseq, members.size(), want, why);
         continue;
       }
+      VLD_TRACE(kRecovery, 2, "accepted group seq {} ({} map sectors)", gseq, want);
       ++rep.groups_accepted;
       for (const Found* f : members) {
         const MapSector& m = f->m;

@@ -4,6 +4,7 @@
 #include <string>
 
 #include "core/util/error.h"
+#include "core/util/trace.h"
 
 namespace vld {
 
@@ -34,6 +35,7 @@ VldDisk::VldDisk(std::unique_ptr<BackingStore> store, const Superblock& sb, VldO
   RecoveredState st = recover(*store_, sb_, track_buffer);
   install(st);
   recovery_ = st.report;
+  if (trace::enabled(trace::Channel::kRecovery)) trace_recovery(st);
 }
 
 void VldDisk::format(BackingStore& store, const Superblock& sb) {
@@ -104,7 +106,7 @@ void VldDisk::install(RecoveredState& st) {
     if (std::string why = log_.check(); !why.empty())
       throw Error("image damaged: the virtual log tree is broken (" + why + ")", EIO);
     // Invalidate the clean record by a newer one before serving.
-    write_record(false, cmd, window_at(drive_.head().cylinder));
+    write_record(false, cmd, window_at(drive_.head().cylinder), "open");
   } else {
     write_checkpoint(st);
   }
@@ -126,7 +128,7 @@ void VldDisk::write_checkpoint(RecoveredState& st) {
   log_.set_next_seq(st.next_seq);
   Command cmd{kSimEpoch, {}, true, 0, 0};
   checkpoint(cmd, /*retire_old=*/false);
-  write_record(false, cmd, window_at(drive_.head().cylinder));
+  write_record(false, cmd, window_at(drive_.head().cylinder), "recovered");
   for (uint32_t psn : kept) free_.release(psn / layout_.spt, psn % layout_.spt, 1);
   st.report.simulated_ms += to_ms(cmd.t - kSimEpoch);
 }
@@ -173,9 +175,13 @@ void VldDisk::checkpoint(Command& cmd, bool retire_old) {
     if (retire_old) retired_map_.push_back(log_.node(piece).psn);
     log_.set_node(piece, psn[j], seq_of(j), std::move(children));
   }
+  const SimTime written_from = cmd.t;
   charge(*ext, cmd);
   stats_.map_sectors_written += n;
   ++stats_.checkpoints;
+  VLD_TRACE(kLog, 1, "checkpoint {}: {} map sectors as one group, seq {}-{}, root piece {} at {}; "
+            "{:.1f} us", stats_.checkpoints, n, g, g + n - 1, pieces[0], where((*ext)[0]),
+            to_us(cmd.t - written_from));
   log_.set_root(pieces[0]);
   log_.set_next_seq(g + n);
   if (std::string why = log_.check(); !why.empty())
@@ -184,7 +190,8 @@ void VldDisk::checkpoint(Command& cmd, bool retire_old) {
 
 // ---- log records ----------------------------------------------------------
 
-void VldDisk::write_record(bool clean, Command& cmd, std::optional<CylinderWindow> next_window) {
+void VldDisk::write_record(bool clean, Command& cmd, std::optional<CylinderWindow> next_window,
+                           const char* why) {
   store_->sync();  // everything the record vouches for is durable first
   synced_seq_ = log_.next_seq() - 1;
   LogRecord r = record_;
@@ -213,6 +220,15 @@ void VldDisk::write_record(bool clean, Command& cmd, std::optional<CylinderWindo
   charge(std::span<const Extent>(std::vector<Extent>{Extent{0, static_cast<uint32_t>(slot), 1}}), cmd);
   stats_.record_time += cmd.t - before;
   ++stats_.records_written;
+  VLD_TRACE(kLog, 1,
+            "record {} ({}): {}, slot {}, durable seq {}, next seq {}, root {}, window "
+            "cylinders {}+{}, head {}/{}; frees {} data blocks and {} map sectors; {:.1f} us",
+            r.generation, why, r.clean ? "clean" : "in use", slot, r.durable_seq, r.next_seq,
+            r.has_root ? fmt::format("piece {} seq {} at psn {}", r.root.piece, r.root.seq,
+                                     r.root.psn)
+                       : std::string("none"),
+            r.window_first, r.window_cylinders, r.head_cylinder, r.head, pending_data_.size(),
+            retired_map_.size(), to_us(cmd.t - before));
 
   // Now nothing needs what was replaced before the record.
   for (const Extent& e : pending_data_) free_.release(e.track, e.sector, e.sectors);
@@ -257,7 +273,11 @@ void VldDisk::maybe_write_record(Command& cmd) {
                       options_.window_move_fraction * static_cast<double>(window_free_at_open_);
   // After a request too big for the window was placed anywhere, come back.
   bool window_widened = window_.count > options_.window_cylinders;
-  if (too_many_retired || window_spent || window_widened) write_record(false, cmd, window_at(drive_.head().cylinder));
+  if (too_many_retired || window_spent || window_widened)
+    write_record(false, cmd, window_at(drive_.head().cylinder),
+                 too_many_retired ? "retired map sectors"
+                 : window_spent   ? "window spent"
+                                  : "window back to its width");
 }
 
 // ---- requests -------------------------------------------------------------
@@ -326,15 +346,17 @@ bool VldDisk::apply(std::vector<Update>& updates, std::span<const uint32_t> rewr
   sizes.insert(sizes.end(), group.size(), 1);
 
   std::vector<size_t> order;
+  const AllocatorStats alloc_before = alloc_.stats();
   std::optional<std::vector<Extent>> ext =
       alloc_.place(sizes, drive_.head(), cmd.t, window_, &order, mode);
   if (!ext && move) return false;
   if (!ext) {  // the window is full: move it to the head and try again
-    write_record(false, cmd, window_at(drive_.head().cylinder));
+    write_record(false, cmd, window_at(drive_.head().cylinder), "window full");
     ext = alloc_.place(sizes, drive_.head(), cmd.t, window_, &order);
   }
   if (!ext) {  // anywhere at all
-    write_record(false, cmd, CylinderWindow{drive_.head().cylinder, layout_.cylinders});
+    write_record(false, cmd, CylinderWindow{drive_.head().cylinder, layout_.cylinders},
+                 "window full: the whole disk");
     ext = alloc_.place(sizes, drive_.head(), cmd.t, window_, &order);
   }
   if (!ext) throw Error("no free space left on the simulated platters", ENOSPC);
@@ -393,7 +415,19 @@ bool VldDisk::apply(std::vector<Update>& updates, std::span<const uint32_t> rewr
   }
   std::vector<Extent> in_time;
   for (size_t i : order) in_time.push_back((*ext)[i]);
+  const ServiceBreakdown before = cmd.b;
   charge(in_time, cmd);
+  if (trace::enabled(trace::Channel::kAllocator))
+    trace_placement(updates, group, *ext, data_pieces, move, before, cmd, alloc_before);
+  if (trace::enabled(trace::Channel::kLog, 2) && !group.empty()) {
+    std::string members;
+    for (size_t i = 0; i < group.size(); ++i)
+      members += fmt::format("{}piece {}{} (replaces seq {}) at psn {}", i ? ", " : "",
+                             group[i].piece, group[i].relay ? " relay" : "", group[i].prev_seq,
+                             member_psns[i]);
+    trace::emit(trace::Channel::kLog, "group seq {}-{}: {}", group.front().seq,
+                group.front().seq + group.size() - 1, members);
+  }
   if (cmd.t > data_only_end) stats_.map_time += cmd.t - data_only_end;
   ++stats_.map_updates;
   stats_.map_sectors_written += group.size();
@@ -554,7 +588,7 @@ void VldDisk::extents(uint64_t offset, uint64_t len, const ExtentFn& fn) {
 void VldDisk::close() {
   Command cmd{kSimEpoch, {}, true, 0, 0};
   checkpoint(cmd, /*retire_old=*/true);
-  write_record(true, cmd, window_);
+  write_record(true, cmd, window_, "clean close");
 }
 
 // ---- compaction -----------------------------------------------------------
@@ -580,9 +614,16 @@ bool VldDisk::choose_victim(SimTime now) {
     }
   }
   std::optional<uint32_t> track = compactor_.choose(census, now);
-  if (!track) return false;
+  if (!track) {
+    VLD_TRACE(kCompactor, 1,
+              "nothing to compact among {} tracks with data in cylinders {}+{}: idle until "
+              "the next write",
+              census.size(), window_.first, window_.count);
+    return false;
+  }
   Victim v;
   v.track = *track;
+  v.at_start = compactor_.stats();
   const uint64_t lo = uint64_t{*track} * layout_.spt, hi = lo + layout_.spt;
   for (uint64_t b = 0; b < map_.size(); ++b)
     if (map_[b].mapped() && map_[b].psn() >= lo && map_[b].psn() < hi) v.blocks.push_back(b);
@@ -590,6 +631,13 @@ bool VldDisk::choose_victim(SimTime now) {
     const LogNode& n = log_.node(p);
     if (n.seq && n.psn >= lo && n.psn < hi) v.pieces.push_back(p);
   }
+  VLD_TRACE(kCompactor, 1,
+            "victim track {} (cylinder {} head {}), {}: {} of {} sectors in use, {} data blocks "
+            "and {} map sectors to move; chosen from {} tracks with data in cylinders {}+{}",
+            v.track, v.track / layout_.heads, v.track % layout_.heads,
+            policy_name(compactor_.options().policy), layout_.spt - free_.free_sectors(v.track),
+            layout_.spt, v.blocks.size(), v.pieces.size(), census.size(), window_.first,
+            window_.count);
   victim_ = std::move(v);
   alloc_.set_excluded_track(*track);
   return true;
@@ -616,6 +664,7 @@ bool VldDisk::move_next(Command& cmd) {
     read_block(b, data.data(), cmd);
     std::vector<Update> u{Update{b, data.data()}};
     if (!apply(u, {}, /*fua=*/false, cmd, PlaceMode::kHolePlug)) {
+      VLD_TRACE(kCompactor, 1, "no hole in the window takes block {} of track {}", b, v.track);
       end_victim(cmd, /*emptied=*/false);
       return true;
     }
@@ -628,6 +677,8 @@ bool VldDisk::move_next(Command& cmd) {
     if (!n.seq || !on_victim(n.psn)) continue;  // rewritten by a move or a write
     std::vector<Update> none;
     if (!apply(none, std::span(&p, 1), /*fua=*/false, cmd, PlaceMode::kHolePlug)) {
+      VLD_TRACE(kCompactor, 1, "no hole in the window takes map piece {} of track {}", p,
+                v.track);
       end_victim(cmd, /*emptied=*/false);
       return true;
     }
@@ -640,7 +691,17 @@ bool VldDisk::move_next(Command& cmd) {
 void VldDisk::end_victim(Command& cmd, bool emptied) {
   // The record makes the moves durable and frees the old copies (and
   // whatever else waited on the track): the track is empty.
-  write_record(false, cmd, std::nullopt);
+  write_record(false, cmd, std::nullopt, "compaction");
+  if (trace::enabled(trace::Channel::kCompactor)) {
+    const CompactorStats& now = compactor_.stats();
+    trace::emit(trace::Channel::kCompactor,
+                "track {} {}: moved {} data blocks and {} map sectors in {} steps; {} empty "
+                "tracks",
+                victim_->track, emptied ? "emptied" : "given up",
+                now.blocks_moved - victim_->at_start.blocks_moved,
+                now.map_sectors_moved - victim_->at_start.map_sectors_moved,
+                now.steps - victim_->at_start.steps + 1, free_.empty_tracks());
+  }
   if (emptied) {
     ++compactor_.stats().tracks_compacted;
   } else {
@@ -663,6 +724,81 @@ std::optional<Completion> VldDisk::idle_step(SimTime start) {
   ++compactor_.stats().steps;
   compactor_.stats().busy += cmd.t - start;
   return finish(cmd);
+}
+
+// ---- trace lines ----------------------------------------------------------
+
+std::string VldDisk::where(const Extent& e) const {
+  return fmt::format("{}/{}/{}+{}", e.track / layout_.heads, e.track % layout_.heads, e.sector,
+                     e.sectors);
+}
+
+// One line per command: each piece's place (cylinder/head/first sector+
+// sectors), how the allocator planned it, and what reaching it cost.
+void VldDisk::trace_placement(std::span<const Update> updates, std::span<const PlannedNode> group,
+                              std::span<const Extent> ext, size_t data_pieces, bool move,
+                              const ServiceBreakdown& before, const Command& cmd,
+                              const AllocatorStats& alloc_before) const {
+  constexpr size_t kShown = 8;  // a 32 MiB write has 8192 blocks
+  std::string data;
+  size_t k = 0;
+  for (const Update& u : updates) {
+    if (!u.data) continue;
+    if (k < kShown)
+      data += fmt::format("{}block {} at {}", k ? ", " : "", u.block, where(ext[k]));
+    ++k;
+  }
+  if (k > kShown) data += fmt::format(" and {} more", k - kShown);
+  if (updates.size() > data_pieces)
+    data += fmt::format("{}unmapped {} blocks", data.empty() ? "" : ", ",
+                        updates.size() - data_pieces);
+  std::string map;
+  for (size_t i = 0; i < group.size(); ++i) {
+    if (i == kShown) {
+      map += fmt::format(" and {} more", group.size() - kShown);
+      break;
+    }
+    map += fmt::format("{}piece {}{} at {}", i ? ", " : "", group[i].piece,
+                       group[i].relay ? " (relay)" : "", where(ext[data_pieces + i]));
+  }
+  const AllocatorStats& a = alloc_.stats();
+  std::string plan = a.contiguous_commands > alloc_before.contiguous_commands
+                         ? "planned as one run"
+                     : a.small_first_commands > alloc_before.small_first_commands
+                         ? "planned map sectors first"
+                         : "planned piece by piece";
+  if (a.fill_switches > alloc_before.fill_switches) plan += ", new fill track";
+  if (a.greedy_pieces > alloc_before.greedy_pieces) plan += ", greedy (no empty track)";
+  const SimDuration seek = cmd.b.seek - before.seek;
+  const SimDuration hs = cmd.b.head_switch - before.head_switch;
+  const SimDuration rot = cmd.b.rotation - before.rotation;
+  trace::emit(trace::Channel::kAllocator,
+              "{}: {}; map {}; {}, {} sectors passed; locate {:.1f} us (seek {:.1f}, head "
+              "switch {:.1f}, rotation {:.1f}), transfer {:.1f} us; window cylinders {}+{}",
+              move ? "move" : data_pieces ? "write" : "unmap", data, map, plan,
+              a.skipped_sectors - alloc_before.skipped_sectors, to_us(seek + hs + rot),
+              to_us(seek), to_us(hs), to_us(rot), to_us(cmd.b.transfer - before.transfer),
+              window_.first, window_.count);
+}
+
+void VldDisk::trace_recovery(const RecoveredState& st) const {
+  const RecoveryReport& r = st.report;
+  trace::emit(trace::Channel::kRecovery,
+              "{} open by {}: record {} (durable seq {}, window cylinders {}+{}); read {} "
+              "sectors ({} map sectors walked, {} tracks scanned) in {:.1f} ms simulated, {:.1f} "
+              "ms wall",
+              r.clean ? "clean" : "unclean", r.method, st.record.generation,
+              st.record.durable_seq, st.record.window_first, st.record.window_cylinders,
+              r.sectors_read, r.map_sectors_walked, r.tracks_scanned, r.simulated_ms, r.wall_ms);
+  if (!r.clean)
+    trace::emit(trace::Channel::kRecovery,
+                "{} map sectors newer than the record: {} requests accepted, {} rolled back; {} "
+                "data blocks checked; {}",
+                r.candidates, r.groups_accepted, r.groups_rejected, r.data_blocks_checked,
+                st.needs_checkpoint ? "wrote a checkpoint" : "kept the tree");
+  trace::emit(trace::Channel::kRecovery,
+              "serving {} live blocks of {}, {} live map sectors; head at {}/{}", live_blocks_,
+              layout_.blocks, log_.live_nodes(), drive_.head().cylinder, drive_.head().head);
 }
 
 // ---- checks and stats -----------------------------------------------------

@@ -40,6 +40,10 @@
 // flush reads back; every request up to the maximum size reads back all old
 // or all new; recovering twice gives the same state.
 //
+// Debug lines (core/util/trace.h, the plugin's -D vld.FLAG=N): the
+// allocator channel describes each placement, log each record and
+// checkpoint (2: each group), compactor each victim, recovery each open.
+//
 // Thread-safety: not thread-safe (see Disk).
 #ifndef VLD_CORE_VLD_DISK_H_
 #define VLD_CORE_VLD_DISK_H_
@@ -47,6 +51,8 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
+#include <span>
+#include <string>
 #include <vector>
 
 #include "core/backing_store.h"
@@ -150,6 +156,7 @@ class VldDisk final : public Disk {
     std::vector<uint32_t> pieces;   // map pieces whose live sector is on it
     size_t next_block = 0, next_piece = 0;
     bool read = false;              // the track is in the track buffer
+    CompactorStats at_start;        // for the trace line when it ends
   };
 
   void install(RecoveredState& st);
@@ -167,7 +174,9 @@ class VldDisk final : public Disk {
   bool choose_victim(SimTime now);
   bool move_next(Command& cmd);
   void end_victim(Command& cmd, bool emptied);
-  void write_record(bool clean, Command& cmd, std::optional<CylinderWindow> next_window);
+  // why: what called for the record, for the log trace.
+  void write_record(bool clean, Command& cmd, std::optional<CylinderWindow> next_window,
+                    const char* why);
   void sync(Command& cmd);
   // Unmapped, and the map piece saying so is on stable storage (or the
   // piece was never written): no crash can bring a mapping back.
@@ -190,6 +199,13 @@ class VldDisk final : public Disk {
   void store_read(const Extent& e, void* bytes);
   void release_data(const MapEntry& e);
   Completion finish(Command& cmd) const;
+  // Trace lines (util/trace.h), written only when their channel is on.
+  std::string where(const Extent& e) const;  // "cylinder/head/sector+sectors"
+  void trace_placement(std::span<const Update> updates, std::span<const PlannedNode> group,
+                       std::span<const Extent> ext, size_t data_pieces, bool move,
+                       const ServiceBreakdown& before, const Command& cmd,
+                       const AllocatorStats& alloc_before) const;
+  void trace_recovery(const RecoveredState& st) const;
 
   std::unique_ptr<BackingStore> store_;
   Superblock sb_;

@@ -1,8 +1,13 @@
 #include "geometry/drive_geometry.h"
 
+#include <algorithm>
 #include <cmath>
 
 namespace vld {
+
+namespace {
+constexpr int64_t kMaxFixedCostNs = 1'000'000'000;
+}  // namespace
 
 SimDuration DriveGeometry::revolution() const {
   // 60 s / rpm, in ns; integer division loses < 1 ns per revolution.
@@ -52,9 +57,21 @@ std::string DriveGeometry::check() const {
     return "tracks_per_cylinder must be between 1 and 1024";
   if (cylinders < 1 || cylinders > 10'000'000) return "cylinders must be between 1 and 10000000";
   if (rpm < 600 || rpm > 100'000) return "rpm must be between 600 and 100000";
-  if (head_switch.count() < 0) return "head_switch_us must be >= 0";
-  if (controller_overhead.count() < 0) return "overhead_us must be >= 0";
+  // Upper bounds too: a superblock carries these, guarded only by its
+  // checksum, and simulated time is int64 nanoseconds (found by
+  // fuzz/open_image_fuzzer: overhead 7e18 ns overflowed the clock).
+  if (head_switch.count() < 0 || head_switch.count() > kMaxFixedCostNs)
+    return "head_switch_us must be from 0 to 1000000 (1 s)";
+  if (controller_overhead.count() < 0 || controller_overhead.count() > kMaxFixedCostNs)
+    return "overhead_us must be from 0 to 1000000 (1 s)";
   if (auto why = seek.check(cylinders); !why.empty()) return "seek curve: " + why;
+  // The longest seek, across the drive, at most 10 s: no drive's is longer,
+  // and a curve from a crafted superblock would overflow simulated time.
+  // Each piece of the curve grows with the distance.
+  double longest = seek.time_ms(cylinders);
+  if (seek.boundary_cylinders() >= 2)
+    longest = std::max(longest, seek.time_ms(std::min(cylinders, seek.boundary_cylinders() - 1)));
+  if (!(longest <= 10'000.0)) return "seek curve: the longest seek must be at most 10000 ms";
   return "";
 }
 

@@ -22,7 +22,8 @@ double SeekCurve::time_ms(uint32_t d) const {
 SimDuration SeekCurve::time(uint32_t d) const { return sim_ms(time_ms(d)); }
 
 std::string SeekCurve::check(uint32_t max_distance) const {
-  if (a_ms_ < 0 || b_ms_ < 0 || c_ms_ < 0 || e_ms_ < 0)
+  // (!(x >= 0) is also true of NaN.)
+  if (!(a_ms_ >= 0) || !(b_ms_ >= 0) || !(c_ms_ >= 0) || !(e_ms_ >= 0))
     return "every term must be >= 0";
   if (boundary_ < 1) return "the boundary must be >= 1 cylinder";
   // Both pieces are monotonic on their own; only the step at the boundary can

@@ -1,10 +1,12 @@
 #include "plugin/options.h"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <string>
 
 #include "geometry/presets.h"
+#include "plugin/parameters.h"
 
 namespace vld {
 
@@ -233,36 +235,22 @@ std::string conflicts_with_image(const PluginOptions& o, const Superblock& sb) {
 }
 
 const char* config_help() {
-  return
-      "file=PATH              (required) backing image; created if absent (needs size=)\n"
-      "size=SIZE              export size for a new image, e.g. 1G (no default)\n"
-      "mode=vld|inplace       disk mode of a new image: the virtual log disk or the\n"
-      "                       conventional update-in-place disk (default vld)\n"
-      "geometry=NAME          drive preset: hp97560|st19101|savvio10k4 (default st19101)\n"
-      "block=BYTES            physical block of a new image (default 4096)\n"
-      "spare=PERCENT          spare beyond export+metadata (default 25 -> 80% full)\n"
-      "sectors_per_track=N    override the preset (e.g. st19101: 256)\n"
-      "tracks_per_cylinder=N  override the preset (heads; st19101: 16)\n"
-      "cylinders=N            override the preset's whole-drive cylinders (st19101: 6962)\n"
-      "rpm=N                  override the preset (st19101: 10000)\n"
-      "head_switch_us=US      override the preset (st19101: 500)\n"
-      "overhead_us=US         controller overhead per command (st19101: 100)\n"
-      "seek=A,B,D,C,E         seek curve in ms: A+B*sqrt(d) below D cylinders, C+E*d above\n"
-      "fill=PERCENT           vld: fill empty tracks to this before moving on (default 75)\n"
-      "window=CYLINDERS       vld: cylinders written between log records; recovery after\n"
-      "                       a crash scans only these (default 32)\n"
-      "track_buffer=on|off    reads go through the drive's one-track read-ahead buffer\n"
-      "                       (paper 001 section 4.2) (default on)\n"
-      "compactor=on|off       vld: empty tracks in idle time by moving their blocks\n"
-      "                       into holes elsewhere (default on; runs only with\n"
-      "                       latency=sleep, after compactor_quiet_ms of no requests)\n"
-      "compactor_policy=P     vld: which track to empty first: fewest-live,\n"
-      "                       cost-benefit or random (default fewest-live)\n"
-      "compactor_quiet_ms=MS  vld: idle time before the compactor starts (default 50)\n"
-      "latency=sleep|none     sleep: replies leave at their simulated completion time;\n"
-      "                       none: memory speed, simulated time only (default sleep)\n"
-      "statsfile=PATH         JSON statistics, rewritten every second and at exit (default off)\n"
-      "seed=N                 seed for compactor_policy=random (default 0)";
+  // Built once from the table; nbdkit reads it while registering the plugin.
+  static const std::string text = [] {
+    std::string out;
+    for (const ParameterDoc& p : kParameters) {
+      if (!out.empty()) out += '\n';
+      std::string head = std::string(p.key) + "=" + p.value;
+      head.resize(std::max(head.size() + 1, kHelpColumn), ' ');
+      out += head;
+      for (const char* c = p.help; *c; ++c) {
+        out += *c;
+        if (*c == '\n') out.append(kHelpColumn, ' ');
+      }
+    }
+    return out;
+  }();
+  return text.c_str();
 }
 
 }  // namespace vld

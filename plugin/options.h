@@ -67,7 +67,9 @@ std::string format_options(const PluginOptions& o, FormatOptions* out);
 // "" if the options agree with an existing image, else the first conflict.
 std::string conflicts_with_image(const PluginOptions& o, const Superblock& sb);
 
-// The text of `nbdkit vld --help`: every parameter with its default.
+// The text of `nbdkit vld --help`: every parameter with its default, made
+// from the table in plugin/parameters.h (which also makes the man page's
+// PARAMETERS section).
 const char* config_help();
 
 }  // namespace vld

@@ -15,6 +15,11 @@
 // reaches the same disk and the same backing file, a flush on any connection
 // (fdatasync of that file) covers completed writes from all of them, which
 // is what makes can_multi_conn true.
+//
+// Debug flags (nbdkit -v -D vld.FLAG=N, documented in nbdkit-vld-plugin(1)):
+// nbdkit sets the exported ints vld_debug_FLAG below after loading the
+// plugin; get_ready turns them into levels of core's trace channels
+// (core/util/trace.h), whose sink is nbdkit_debug.
 #define NBDKIT_API_VERSION 2
 #include <nbdkit-plugin.h>
 
@@ -31,6 +36,7 @@
 #include "core/disk_controller.h"
 #include "core/image.h"
 #include "core/util/error.h"
+#include "core/util/trace.h"
 #include "geometry/presets.h"
 #include "plugin/idle_worker.h"
 #include "plugin/nbdkit_sink.h"
@@ -43,6 +49,18 @@
 #ifndef VLD_VERSION
 #define VLD_VERSION "0"
 #endif
+
+// Debug flags: nbdkit finds them by name (dlsym), hence C linkage.
+extern "C" {
+// -D vld.allocator=1: where each piece of a vld command went, its locate time.
+NBDKIT_DLL_PUBLIC int vld_debug_allocator = 0;
+// -D vld.log=1: log records and checkpoints; 2: every map sector group too.
+NBDKIT_DLL_PUBLIC int vld_debug_log = 0;
+// -D vld.compactor=1: victims chosen, tracks emptied or given up.
+NBDKIT_DLL_PUBLIC int vld_debug_compactor = 0;
+// -D vld.recovery=1: what opening the image found and did; 2: each group accepted.
+NBDKIT_DLL_PUBLIC int vld_debug_recovery = 0;
+}
 
 namespace {
 
@@ -130,6 +148,23 @@ void vld_load() {
   spdlog::set_default_logger(logger);
 }
 
+void trace_to_nbdkit(trace::Channel c, std::string_view line) {
+  nbdkit_debug("%s: %.*s", trace::channel_name(c), static_cast<int>(line.size()), line.data());
+}
+
+// Debug flags -> trace levels. nbdkit has set the flags by the time any
+// callback after load runs.
+void apply_debug_flags() {
+  trace::set_level(trace::Channel::kAllocator, vld_debug_allocator);
+  trace::set_level(trace::Channel::kLog, vld_debug_log);
+  trace::set_level(trace::Channel::kCompactor, vld_debug_compactor);
+  trace::set_level(trace::Channel::kRecovery, vld_debug_recovery);
+  trace::set_sink(vld_debug_allocator || vld_debug_log || vld_debug_compactor ||
+                          vld_debug_recovery
+                      ? trace_to_nbdkit
+                      : nullptr);
+}
+
 void vld_unload() {
   g_stats_writer.reset();
   g_controller.reset();
@@ -164,6 +199,7 @@ int vld_config_complete() {
 // Opens or creates the image before nbdkit forks into the background, so
 // every problem with it is reported on the terminal and as the exit status.
 int vld_get_ready() {
+  apply_debug_flags();
   return guarded([] {
     const std::string& path = g_options.file;
     struct stat st;

@@ -70,14 +70,17 @@ int exit_code_of(int status) {
 
 }  // namespace
 
-NbdkitServer::NbdkitServer(const TempDir& dir, std::vector<std::string> params) {
+NbdkitServer::NbdkitServer(const TempDir& dir, std::vector<std::string> params,
+                           std::vector<std::string> nbdkit_options) {
   static int counter = 0;
   std::string tag = std::to_string(counter++);
   socket_ = dir.file("nbd" + tag + ".sock");
   pidfile_ = dir.file("nbdkit" + tag + ".pid");
   errfile_ = dir.file("nbdkit" + tag + ".err");
   std::vector<std::string> argv = {"nbdkit", "-f", "--exit-with-parent", "-U", socket_,
-                                   "-P",     pidfile_, VLD_PLUGIN_PATH};
+                                   "-P", pidfile_};
+  argv.insert(argv.end(), nbdkit_options.begin(), nbdkit_options.end());
+  argv.push_back(VLD_PLUGIN_PATH);
   argv.insert(argv.end(), params.begin(), params.end());
   pid_ = spawn(argv, errfile_);
 

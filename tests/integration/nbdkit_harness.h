@@ -41,9 +41,11 @@ using NbdHandle = std::unique_ptr<nbd_handle, NbdCloser>;
 
 class NbdkitServer {
  public:
-  // params: plugin parameters, e.g. {"file=/tmp/x/disk.img", "size=64M"}.
+  // params: plugin parameters, e.g. {"file=/tmp/x/disk.img", "size=64M"};
+  // nbdkit_options go before the plugin, e.g. {"-v", "-D", "vld.log=1"}.
   // Throws std::runtime_error with nbdkit's stderr if it does not start.
-  NbdkitServer(const TempDir& dir, std::vector<std::string> params);
+  NbdkitServer(const TempDir& dir, std::vector<std::string> params,
+               std::vector<std::string> nbdkit_options = {});
   ~NbdkitServer();
 
   const std::string& socket() const { return socket_; }

@@ -3,12 +3,14 @@
 #include <gtest/gtest.h>
 
 #include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "core/image.h"
 #include "geometry/presets.h"
 #include "plugin/options.h"
+#include "plugin/parameters.h"
 
 namespace vld {
 namespace {
@@ -190,6 +192,37 @@ TEST(SetOption, HelpListsEveryKey) {
                           "seed=", "fill=", "window=", "track_buffer=", "compactor=",
                           "compactor_policy=", "compactor_quiet_ms="})
     EXPECT_TRUE(mentions(help, key)) << key;
+}
+
+// The table both --help and the man page's PARAMETERS are made from
+// (plugin/parameters.h) names only parameters set_option() knows, each once.
+TEST(Parameters, EveryDocumentedKeyIsAParameter) {
+  std::set<std::string> seen;
+  for (const ParameterDoc& p : kParameters) {
+    EXPECT_TRUE(seen.insert(p.key).second) << p.key << "= is documented twice";
+    PluginOptions o;
+    std::string why = set_option(&o, p.key, "");
+    EXPECT_FALSE(mentions(why, "unknown parameter")) << p.key << ": " << why;
+    EXPECT_TRUE(*p.help && *p.pod) << p.key;
+  }
+}
+
+// Each parameter is one entry of --help: "key=VALUE" at the start of a line,
+// its text from the table's column on, in the table's order.
+TEST(Parameters, HelpIsMadeFromTheTable) {
+  const std::string help = config_help();
+  const std::string text = "\n" + help;
+  size_t at = 0;
+  for (const ParameterDoc& p : kParameters) {
+    const std::string head = "\n" + std::string(p.key) + "=" + p.value;
+    at = text.find(head, at);
+    ASSERT_NE(at, std::string::npos) << head;
+    const std::string_view h(p.help);
+    const std::string_view first_line = h.substr(0, h.find('\n'));
+    EXPECT_EQ(text.substr(at + 1 + kHelpColumn, first_line.size()), first_line) << head;
+    ++at;
+  }
+  EXPECT_NE(help.back(), '\n');
 }
 
 // ------------------------------------------------------ format_options

@@ -1,0 +1,245 @@
+// The one description of every parameter of `nbdkit vld ...`.
+//
+// Two texts are made from this table and nothing else:
+//   - `nbdkit vld --help` (config_help() in options.cc): for each entry,
+//     "key=VALUE" padded to kHelpColumn, then `help`, whose further lines
+//     are indented to that column;
+//   - the PARAMETERS section of nbdkit-vld-plugin(1): vld-man-parameters
+//     (gen_man_parameters.cc) writes each entry as a POD =item with `pod`
+//     as its text, a =head2 wherever `group` changes, and splices the
+//     result into nbdkit-vld-plugin.pod at build time.
+// Add a parameter here, and to set_option(), and both texts have it;
+// tests/unit/options_test.cc checks that set_option() knows every key.
+//
+// Rules for the texts: `help` is wrapped by hand, lines separated by '\n',
+// no trailing newline. `pod` is POD (perlpod(1)): paragraphs separated by
+// "\n\n", B<> for literal keys and values, C<> for commands, L<> for links;
+// it may hold a nested =over/=back list.
+//
+// Thread-safety: constant data.
+#ifndef VLD_PLUGIN_PARAMETERS_H_
+#define VLD_PLUGIN_PARAMETERS_H_
+
+#include <cstddef>
+
+namespace vld {
+
+enum class ParameterGroup { kImage, kFormat, kRunTime };
+
+struct ParameterDoc {
+  const char* key;        // "file"
+  const char* value;      // the metavariable in --help: "PATH", "vld|inplace"
+  ParameterGroup group;
+  const char* help;       // --help text after the column
+  const char* pod;        // the man page's text for the item
+  // The item's value in the man page if not `value` (POD), e.g. the choices
+  // of a value that --help shows as one letter.
+  const char* man_value = nullptr;
+  bool magic = false;     // nbdkit's magic config key: "key=" may be omitted
+};
+
+// Column where --help's descriptions start.
+inline constexpr size_t kHelpColumn = 23;
+
+inline constexpr ParameterDoc kParameters[] = {
+    {"file", "PATH", ParameterGroup::kImage,
+     "(required) backing image; created if absent (needs size=)",
+     "The backing image: the simulated drive's platters in one file, with a superblock "
+     "and the log records. This parameter is required.\n\n"
+     "If the file does not exist it is created (mode 0600), and B<size=> is required: the "
+     "format-time parameters below shape the new image and are stored in it. If it exists "
+     "it is served as it is: its size, geometry, block size and mode come from the image, "
+     "and a format-time parameter that disagrees with the image is an error, never a "
+     "reformat. A file that is not a vld image is refused untouched.\n\n"
+     "While it is served the image is locked (L<flock(2)>): a second server on the same "
+     "file fails with a message saying so.\n\n"
+     "C<file=> is a magic config key and may be omitted in most cases. See "
+     "L<nbdkit(1)/Magic parameters>.",
+     nullptr, /*magic=*/true},
+
+    {"size", "SIZE", ParameterGroup::kFormat,
+     "export size for a new image, e.g. 1G (no default)",
+     "The size of the export (the disk clients see) when B<file=> is created: bytes, or a "
+     "number with the suffix B<K>, B<M>, B<G> or B<T> (powers of 1024), e.g. C<size=1G>. "
+     "There is no default. The simulated platters are larger: see B<spare=>."},
+
+    {"mode", "vld|inplace", ParameterGroup::kFormat,
+     "disk mode of a new image: the virtual log disk or the\n"
+     "conventional update-in-place disk (default vld)",
+     "The disk a new image simulates. B<vld> (the default) is the virtual log disk: eager "
+     "writing and an indirection map kept as a virtual log. B<inplace> is the conventional "
+     "disk of the same geometry: logical sector I<n> lives at physical sector I<n>. See "
+     "L</DESCRIPTION>.",
+     "B<vld>|B<inplace>"},
+
+    {"geometry", "NAME", ParameterGroup::kFormat,
+     "drive preset: hp97560|st19101|savvio10k4 (default st19101)",
+     "The drive: one of the presets\n\n"
+     "=over 4\n\n"
+     "=item B<hp97560>\n\n"
+     "HP 97560 (1992), the paper's older drive: 72 sectors per track, 19 heads, 1962 "
+     "cylinders, 4002 RPM, 2.3 ms controller overhead.\n\n"
+     "=item B<st19101>\n\n"
+     "Seagate ST19101 (1997), the paper's newer drive and the default: 256 sectors per "
+     "track, 16 heads, 6962 cylinders, 10,000 RPM, 0.5 ms head switch, 0.1 ms controller "
+     "overhead.\n\n"
+     "=item B<savvio10k4>\n\n"
+     "Seagate Savvio 10K.4 (2009): 1323 sectors per track, 6 heads, 147,620 cylinders, "
+     "10,000 RPM, 0.2 ms controller overhead.\n\n"
+     "=back\n\n"
+     "Each number of the preset can be overridden by the parameters that follow; the "
+     "resulting geometry is stored in the image. Where each number comes from is in "
+     "F<docs/geometry.md> of the source.",
+     "B<hp97560>|B<st19101>|B<savvio10k4>"},
+
+    {"block", "BYTES", ParameterGroup::kFormat,
+     "physical block of a new image (default 4096)",
+     "The physical block of a new image in bytes: a power of two from 512 to 64K (default "
+     "4096). The map has one entry per block, a write smaller than a block reads the rest "
+     "of it first (read-modify-write), and nbdkit advertises it as the preferred block "
+     "size."},
+
+    {"spare", "PERCENT", ParameterGroup::kFormat,
+     "spare beyond export+metadata (default 25 -> 80% full)",
+     "Room on the simulated platters beyond the export and the map, in percent of the "
+     "export (0 to 1000, default 25): a full export then fills 80% of the platters, the "
+     "utilization of the paper's experiments. Eager writing needs free sectors near the "
+     "head; the less spare, the longer each write travels to find them."},
+
+    {"sectors_per_track", "N", ParameterGroup::kFormat,
+     "override the preset (e.g. st19101: 256)",
+     "Override the preset's sectors (of 512 bytes) per track (st19101: 256)."},
+
+    {"tracks_per_cylinder", "N", ParameterGroup::kFormat,
+     "override the preset (heads; st19101: 16)",
+     "Override the preset's tracks per cylinder, i.e. heads (st19101: 16)."},
+
+    {"cylinders", "N", ParameterGroup::kFormat,
+     "override the preset's whole-drive cylinders (st19101: 6962)",
+     "Override the preset's cylinders of the whole drive (st19101: 6962). The image holds "
+     "only the cylinders that the export, the map and the spare need (the statistics' "
+     "C<simulated_cylinders>)."},
+
+    {"rpm", "N", ParameterGroup::kFormat,
+     "override the preset (st19101: 10000)",
+     "Override the preset's rotation speed in revolutions per minute (st19101: 10000)."},
+
+    {"head_switch_us", "US", ParameterGroup::kFormat,
+     "override the preset (st19101: 500)",
+     "Override the preset's time to switch heads within a cylinder, in microseconds "
+     "(st19101: 500)."},
+
+    {"overhead_us", "US", ParameterGroup::kFormat,
+     "controller overhead per command (st19101: 100)",
+     "Override the preset's controller overhead, paid by every command before the "
+     "mechanics, in microseconds (st19101: 100)."},
+
+    {"seek", "A,B,D,C,E", ParameterGroup::kFormat,
+     "seek curve in ms: A+B*sqrt(d) below D cylinders, C+E*d above",
+     "Override the preset's seek curve. A seek of I<d> cylinders takes I<A> + I<B> * "
+     "sqrt(I<d>) milliseconds below I<D> cylinders and I<C> + I<E> * I<d> from there on "
+     "(the two-piece curve of Ruemmler and Wilkes). The hp97560's is "
+     "C<seek=3.24,0.400,383,8.00,0.008>."},
+
+    {"fill", "PERCENT", ParameterGroup::kRunTime,
+     "vld: fill empty tracks to this before moving on (default 75)",
+     "B<mode=vld>: the allocator fills an empty track until this percentage of it is in "
+     "use (1 to 100, default 75), unless an empty track is sooner under the head; then the "
+     "nearest empty track becomes the one it fills. With no empty track left, every block "
+     "goes to the nearest free run. A track filled to the last sector makes its last holes "
+     "slow to reach (paper 001, section 2.3)."},
+
+    {"window", "CYLINDERS", ParameterGroup::kRunTime,
+     "vld: cylinders written between log records; recovery after\n"
+     "a crash scans only these (default 32)",
+     "B<mode=vld>: every write between two log records goes into a window of this many "
+     "cylinders (default 32), and the log record names it. After a crash recovery reads "
+     "only the window's tracks to find what was written since the record: on st19101, 32 "
+     "cylinders of 16 tracks at 6 ms a revolution, 3.1 s simulated, whatever the size of "
+     "the disk. The window moves to the head, with a new record, when a quarter of its "
+     "free space is used. A wider window means fewer records and a longer recovery."},
+
+    {"track_buffer", "on|off", ParameterGroup::kRunTime,
+     "reads go through the drive's one-track read-ahead buffer\n"
+     "(paper 001 section 4.2) (default on)",
+     "With B<on> (the default) reads go through the drive's one-track read-ahead buffer: "
+     "while the head is on a track the drive keeps what passes under it, and a read of "
+     "that track then costs no media time, only the controller overhead. The next read of "
+     "another track replaces it. Recovery and the compactor read through it too. With "
+     "B<off> every read pays its seek, rotation and transfer.",
+     "B<on>|B<off>"},
+
+    {"compactor", "on|off", ParameterGroup::kRunTime,
+     "vld: empty tracks in idle time by moving their blocks\n"
+     "into holes elsewhere (default on; runs only with\n"
+     "latency=sleep, after compactor_quiet_ms of no requests)",
+     "B<mode=vld>: in idle time, empty tracks by moving their live blocks and map sectors "
+     "into holes on tracks that hold data, so that eager writing finds empty tracks again "
+     "(paper 001, section 4.2). B<on> by default. It runs only with B<latency=sleep>, after "
+     "B<compactor_quiet_ms> of no requests, one block per step, so a request that arrives "
+     "meanwhile waits for one step at most. With B<latency=none> it never runs.",
+     "B<on>|B<off>"},
+
+    {"compactor_policy", "P", ParameterGroup::kRunTime,
+     "vld: which track to empty first: fewest-live,\n"
+     "cost-benefit or random (default fewest-live)",
+     "B<mode=vld>: which track of the window the compactor empties next: B<fewest-live> "
+     "(the default: the fewest sectors to move), B<cost-benefit> (the LFS cleaner's "
+     "(1 - u) * age / (1 + u), which leaves recently written tracks alone), or B<random> "
+     "(the paper's; see B<seed=>).",
+     "B<fewest-live>|B<cost-benefit>|B<random>"},
+
+    {"compactor_quiet_ms", "MS", ParameterGroup::kRunTime,
+     "vld: idle time before the compactor starts (default 50)",
+     "B<mode=vld>: how long the drive must have been idle, in milliseconds of wall time "
+     "(0 to 3600000, default 50), before the compactor starts."},
+
+    {"latency", "sleep|none", ParameterGroup::kRunTime,
+     "sleep: replies leave at their simulated completion time;\n"
+     "none: memory speed, simulated time only (default sleep)",
+     "With B<sleep> (the default) each reply leaves when the simulated drive would have "
+     "finished the request: the drive serves one request at a time and keeps turning "
+     "while idle, so clients see the drive's timing. With B<none> replies leave at memory "
+     "speed and simulated time is only accounted (see L</STATISTICS>), so a run is a "
+     "deterministic function of its requests; the compactor does not run.",
+     "B<sleep>|B<none>"},
+
+    {"statsfile", "PATH", ParameterGroup::kRunTime,
+     "JSON statistics, rewritten every second and at exit (default off)",
+     "Write the drive's statistics to this file as one JSON object, every second and once "
+     "more when nbdkit exits. See L</STATISTICS>. By default none are written."},
+
+    {"seed", "N", ParameterGroup::kRunTime,
+     "seed for compactor_policy=random (default 0)",
+     "The seed of B<compactor_policy=random> (default 0)."},
+};
+
+inline constexpr size_t kParameterCount = sizeof(kParameters) / sizeof(kParameters[0]);
+
+// The man page's subsection heading for a group.
+constexpr const char* group_heading(ParameterGroup g) {
+  switch (g) {
+    case ParameterGroup::kImage: return "The image";
+    case ParameterGroup::kFormat: return "Format-time parameters";
+    case ParameterGroup::kRunTime: return "Run-time parameters";
+  }
+  return "";
+}
+
+// The paragraph under a group's heading (POD).
+constexpr const char* group_intro(ParameterGroup g) {
+  switch (g) {
+    case ParameterGroup::kImage: return "";
+    case ParameterGroup::kFormat:
+      return "These shape a new image and are stored in it. On an existing image they may "
+             "be repeated but must agree with it; leave them out to serve the image as it "
+             "is.";
+    case ParameterGroup::kRunTime:
+      return "These apply to this server only and may change from one run to the next.";
+  }
+  return "";
+}
+
+}  // namespace vld
+
+#endif  // VLD_PLUGIN_PARAMETERS_H_

@@ -1,0 +1,81 @@
+#!/usr/bin/env bash
+# `cmake --install` of a build, into a temporary DESTDIR:
+#   - with nbdkit's prefix (the default prefix), the plugin lands in nbdkit's
+#     plugindir, where `nbdkit vld` finds it by its short name, and the man
+#     page in share/man/man1;
+#   - with another --prefix both move under it;
+#   - the installed plugin loads; the installed man page renders with man(1),
+#     has nbdkit's sections, documents every parameter `--help` lists and
+#     every debug flag the plugin exports.
+# VLD_BUILD_DIR: the build directory (set by ctest).
+set -euo pipefail
+BUILD=${VLD_BUILD_DIR:?VLD_BUILD_DIR must name the build directory}
+ME=install_test
+fail() { echo "$ME: FAIL: $*" >&2; exit 1; }
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/vld-install-XXXXXX")
+trap 'rm -rf "$tmp"' EXIT
+
+prefix=$(pkg-config --variable=prefix nbdkit)
+plugindir=$(pkg-config --variable=plugindir nbdkit)
+[ -n "$prefix" ] && [ -n "$plugindir" ] || fail "pkg-config knows no nbdkit prefix/plugindir"
+
+# 1. nbdkit's prefix: the plugin goes exactly to nbdkit's plugindir.
+DESTDIR=$tmp/a cmake --install "$BUILD" --prefix "$prefix" >"$tmp/install-a.log" 2>&1 ||
+  { cat "$tmp/install-a.log" >&2; fail "cmake --install --prefix $prefix failed"; }
+so=$tmp/a$plugindir/nbdkit-vld-plugin.so
+man1=$tmp/a$prefix/share/man/man1/nbdkit-vld-plugin.1
+[ -f "$so" ] || fail "no $so; installed: $(cd "$tmp/a" && find . -type f | head -20)"
+[ -f "$man1" ] || fail "no $man1; installed: $(cd "$tmp/a" && find . -type f | head -20)"
+echo "$ME: prefix $prefix -> ${so#"$tmp/a"}, ${man1#"$tmp/a"}"
+
+# 2. The configured default prefix, if it was left at its default, is nbdkit's.
+configured=$(sed -n 's/^CMAKE_INSTALL_PREFIX:PATH=//p' "$BUILD/CMakeCache.txt")
+if [ "$configured" = "$prefix" ]; then
+  DESTDIR=$tmp/b cmake --install "$BUILD" >"$tmp/install-b.log" 2>&1 ||
+    { cat "$tmp/install-b.log" >&2; fail "cmake --install (default prefix) failed"; }
+  [ -f "$tmp/b$plugindir/nbdkit-vld-plugin.so" ] ||
+    fail "the default prefix did not put the plugin in $plugindir"
+else
+  echo "$ME: build configured with CMAKE_INSTALL_PREFIX=$configured: default-prefix check skipped"
+fi
+
+# 3. Another prefix moves the plugin and the man page under it.
+DESTDIR=$tmp/c cmake --install "$BUILD" --prefix /opt/vld >"$tmp/install-c.log" 2>&1 ||
+  { cat "$tmp/install-c.log" >&2; fail "cmake --install --prefix /opt/vld failed"; }
+rel=${plugindir#"$prefix"/}
+[ -f "$tmp/c/opt/vld/$rel/nbdkit-vld-plugin.so" ] || fail "--prefix /opt/vld: no /opt/vld/$rel/nbdkit-vld-plugin.so"
+[ -f "$tmp/c/opt/vld/share/man/man1/nbdkit-vld-plugin.1" ] || fail "--prefix /opt/vld: no man page"
+
+# 4. The installed plugin loads.
+nbdkit "$so" --dump-plugin >"$tmp/dump" 2>&1 || { cat "$tmp/dump" >&2; fail "nbdkit cannot load $so"; }
+grep -q '^vld_version=' "$tmp/dump" || fail "--dump-plugin has no vld_version"
+
+# 5. The man page renders, with nbdkit's sections.
+MANWIDTH=100 man -l "$man1" >"$tmp/man.txt" 2>"$tmp/man.err" || { cat "$tmp/man.err" >&2; fail "man -l failed"; }
+groff -man -Tutf8 -ww -z "$man1" 2>"$tmp/groff.err" || fail "groff failed: $(cat "$tmp/groff.err")"
+[ ! -s "$tmp/groff.err" ] || fail "groff warns: $(head -5 "$tmp/groff.err")"
+for section in NAME SYNOPSIS DESCRIPTION PARAMETERS STATISTICS "CRASH GUARANTEES" \
+               "DEBUG FLAGS" EXAMPLES FILES "SEE ALSO"; do
+  grep -qx "$section" "$tmp/man.txt" || fail "the man page has no $section section"
+done
+grep -q '^ *nbdkit-vld-plugin - ' "$tmp/man.txt" || fail "NAME does not name nbdkit-vld-plugin"
+
+# 6. Every key of --help is an item of PARAMETERS, and nothing else is.
+sed -n '/^PARAMETERS$/,/^STATISTICS$/p' "$tmp/man.txt" >"$tmp/parameters.txt"
+nbdkit "$so" --help 2>/dev/null | sed -n '/^plugin: vld/,$p' |
+  sed -n 's/^\([a-z_]*\)=.*/\1/p' | sort >"$tmp/help-keys"
+[ "$(wc -l <"$tmp/help-keys")" -ge 20 ] || fail "--help lists only $(wc -l <"$tmp/help-keys") keys"
+sed -n 's/^       \[\{0,1\}\([a-z_]*\)=\]\{0,1\}.*/\1/p' "$tmp/parameters.txt" | sort >"$tmp/man-keys"
+diff -u "$tmp/help-keys" "$tmp/man-keys" >"$tmp/keys.diff" ||
+  fail "--help and the man page's PARAMETERS disagree (- help, + man): $(cat "$tmp/keys.diff")"
+
+# 7. Every debug flag the plugin exports is documented, and only those.
+nm -D --defined-only "$so" | sed -n 's/.* vld_debug_\([a-z_]*\)$/\1/p' | sort >"$tmp/flags"
+[ -s "$tmp/flags" ] || fail "the plugin exports no vld_debug_* flags"
+sed -n '/^DEBUG FLAGS$/,/^EXAMPLES$/p' "$tmp/man.txt" |
+  sed -n 's/^       -D vld\.\([a-z_]*\)=.*/\1/p' | sort -u >"$tmp/man-flags"
+diff -u "$tmp/flags" "$tmp/man-flags" >"$tmp/flags.diff" ||
+  fail "exported debug flags and DEBUG FLAGS disagree (- plugin, + man): $(cat "$tmp/flags.diff")"
+
+echo "$ME: ok: $(wc -l <"$tmp/help-keys") parameters, $(wc -l <"$tmp/flags") debug flags documented"

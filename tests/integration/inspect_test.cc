@@ -1,0 +1,434 @@
+// vld-inspect (tools/vld_inspect.cc) on images the real plugin wrote under
+// nbdkit:
+//   - the report (--json) says what was written: mode, clean or not (a clean
+//     stop, a kill -9), live blocks, the log since the record;
+//   - --check exits 0 on a good image, clean or unclean; 4 on a flipped byte
+//     in a data block (naming the block) and on a damaged map sector (the log
+//     tail, or a sector below it); 8 on a missing file, a file that is not an
+//     image, a truncated image, and an image a running server holds (locked);
+//     16 on a usage error; every refusal is one line on stderr;
+//   - --layout writes a PNG whose signature and IHDR size are what the report
+//     says, at 16 MiB (a column per cylinder) and 9 GiB (cylinders aggregated);
+//   - mode=inplace images report what applies;
+//   - the image is byte-identical after every invocation.
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <spawn.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iterator>
+#include <string>
+#include <vector>
+
+#include "core/util/checksum.h"
+#include "tests/integration/nbdkit_harness.h"
+
+extern char** environ;
+
+namespace vld::test {
+namespace {
+
+namespace fs = std::filesystem;
+using json = nlohmann::json;
+
+constexpr uint64_t kBlk = 4096;
+
+struct InspectRun {
+  int exit_code = -1;
+  std::string out, err;
+};
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
+
+// Runs vld-inspect with args, stdout and stderr to files (not a terminal:
+// no progress bar).
+InspectRun inspect(const TempDir& dir, const std::vector<std::string>& args) {
+  const std::string out = dir.file("inspect.out"), err = dir.file("inspect.err");
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  std::vector<char*> argv{const_cast<char*>(VLD_INSPECT_PATH)};
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid;
+  int rc = posix_spawn(&pid, VLD_INSPECT_PATH, &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) throw std::runtime_error(std::string("posix_spawn vld-inspect: ") + std::strerror(rc));
+  int status = 0;
+  waitpid(pid, &status, 0);
+  InspectRun r;
+  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  r.out = slurp(out);
+  r.err = slurp(err);
+  return r;
+}
+
+json inspect_json(const TempDir& dir, std::vector<std::string> args, int want_exit = 0) {
+  args.insert(args.begin(), "--json");
+  InspectRun r = inspect(dir, args);
+  EXPECT_EQ(r.exit_code, want_exit) << r.err;
+  return json::parse(r.out);  // exactly one object, or this throws
+}
+
+// The file's bytes, fingerprinted without reading its holes (a 9 GiB image
+// is mostly hole): data ranges, their offsets and contents.
+std::string fingerprint(const std::string& path) {
+  int fd = ::open(path.c_str(), O_RDONLY);
+  if (fd == -1) return "missing";
+  struct stat st;
+  ::fstat(fd, &st);
+  uint64_t h = static_cast<uint64_t>(st.st_size);
+  std::vector<char> buf(1 << 20);
+  off_t pos = 0;
+  while (pos < st.st_size) {
+    off_t data = ::lseek(fd, pos, SEEK_DATA);
+    if (data == -1) break;  // ENXIO: no data after pos
+    off_t hole = ::lseek(fd, data, SEEK_HOLE);
+    for (off_t o = data; o < hole;) {
+      ssize_t n = ::pread(fd, buf.data(), std::min<off_t>(buf.size(), hole - o), o);
+      if (n <= 0) break;
+      h = checksum64(buf.data(), static_cast<size_t>(n), h ^ static_cast<uint64_t>(o));
+      o += n;
+    }
+    pos = hole;
+  }
+  ::close(fd);
+  return std::to_string(st.st_size) + ":" + std::to_string(h);
+}
+
+// Runs vld-inspect and expects the image untouched by it.
+InspectRun inspect_unchanged(const TempDir& dir, const std::string& image, const std::vector<std::string>& args) {
+  const std::string before = fingerprint(image);
+  InspectRun r = inspect(dir, args);
+  EXPECT_EQ(fingerprint(image), before) << "vld-inspect changed " << image;
+  return r;
+}
+
+bool one_line(const std::string& s) {
+  return !s.empty() && s.back() == '\n' && std::count(s.begin(), s.end(), '\n') == 1;
+}
+
+enum class Stop { kClean, kKill9 };
+
+// A new image: the blocks written (4 KiB each, pattern_bytes with seed 7),
+// flushed, then the server stopped cleanly or killed.
+void make_image(const TempDir& dir, const std::string& image, const std::string& size,
+                const std::vector<uint64_t>& blocks, Stop stop, const std::string& mode = "vld") {
+  NbdkitServer server(dir, {"file=" + image, "size=" + size, "mode=" + mode, "latency=none"});
+  {
+    NbdHandle h = server.connect();
+    for (uint64_t b : blocks) write_bytes(h.get(), b * kBlk, pattern_bytes(b * kBlk, kBlk, 7));
+    check_nbd(nbd_flush(h.get(), 0), "nbd_flush");
+    if (stop == Stop::kClean) nbd_shutdown(h.get(), 0);
+  }
+  if (stop == Stop::kClean)
+    ASSERT_EQ(server.stop(), 0);
+  else
+    server.kill9();
+}
+
+// 150 distinct blocks over several map pieces, 10 of them written twice.
+std::vector<uint64_t> some_blocks() {
+  std::vector<uint64_t> v;
+  for (uint64_t b = 0; b < 100; ++b) v.push_back(b);
+  for (uint64_t b = 1000; b < 1050; ++b) v.push_back(b);
+  for (uint64_t b = 0; b < 10; ++b) v.push_back(b);
+  return v;
+}
+constexpr uint64_t kDistinct = 150;
+
+void flip_byte(const std::string& path, uint64_t offset) {
+  std::fstream f(path, std::ios::in | std::ios::out | std::ios::binary);
+  f.seekg(static_cast<std::streamoff>(offset));
+  char c;
+  f.read(&c, 1);
+  c = static_cast<char>(c ^ 0x5a);
+  f.seekp(static_cast<std::streamoff>(offset));
+  f.write(&c, 1);
+  ASSERT_TRUE(f.good()) << "could not damage " << path;
+}
+
+uint32_t be32(const std::string& s, size_t at) {
+  return uint32_t(uint8_t(s[at])) << 24 | uint32_t(uint8_t(s[at + 1])) << 16 |
+         uint32_t(uint8_t(s[at + 2])) << 8 | uint32_t(uint8_t(s[at + 3]));
+}
+
+// The PNG's signature and IHDR size match the report's.
+void expect_png(const std::string& path, const json& layout) {
+  const std::string png = slurp(path);
+  ASSERT_GE(png.size(), 33u) << path;
+  EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
+  EXPECT_EQ(be32(png, 8), 13u);  // IHDR length
+  EXPECT_EQ(png.substr(12, 4), "IHDR");
+  EXPECT_EQ(be32(png, 16), layout["width_px"].get<uint32_t>());
+  EXPECT_EQ(be32(png, 20), layout["height_px"].get<uint32_t>());
+  EXPECT_EQ(png.substr(png.size() - 8, 4), "IEND");
+}
+
+TEST(Inspect, ReportsACleanImage) {
+  TempDir dir;
+  const std::string image = dir.file("disk.img");
+  make_image(dir, image, "16M", some_blocks(), Stop::kClean);
+  const std::string before = fingerprint(image);
+  json j = inspect_json(dir, {image});
+  EXPECT_EQ(j["mode"], "vld");
+  EXPECT_EQ(j["clean"], true);
+  EXPECT_EQ(j["export_bytes"], 16u << 20);
+  EXPECT_EQ(j["live_blocks"], kDistinct);
+  EXPECT_EQ(j["map"]["mapped_blocks"], kDistinct);
+  EXPECT_GE(j["map"]["live_pieces"].get<uint64_t>(), 5u);  // blocks 0..99 and 1000..1049
+  EXPECT_DOUBLE_EQ(j["utilization"].get<double>(),
+                   double(kDistinct) / j["physical_blocks"].get<double>());
+  EXPECT_EQ(j["record"]["clean"], true);
+  EXPECT_FALSE(j["record"]["root"].is_null());
+  EXPECT_GT(j["record"]["next_seq"].get<uint64_t>(), j["record"]["durable_seq"].get<uint64_t>());
+  EXPECT_EQ(j["log_since_record"]["map_sectors"], 0u);
+  EXPECT_EQ(j["recovery"]["method"], "clean-walk");
+  EXPECT_EQ(j["recovery"]["map_sectors_walked"], j["map"]["live_pieces"]);
+  EXPECT_GT(j["empty_tracks"].get<uint64_t>(), 0u);
+  EXPECT_EQ(fingerprint(image), before);
+
+  InspectRun text = inspect_unchanged(dir, image, {image});
+  EXPECT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("state        clean"), std::string::npos) << text.out;
+  EXPECT_NE(text.out.find("150 live blocks"), std::string::npos) << text.out;
+  EXPECT_EQ(text.err, "");
+}
+
+TEST(Inspect, ReportsAndChecksAnUncleanImage) {
+  TempDir dir;
+  const std::string image = dir.file("disk.img");
+  make_image(dir, image, "16M", some_blocks(), Stop::kKill9);
+  const std::string before = fingerprint(image);
+  json j = inspect_json(dir, {image});
+  EXPECT_EQ(j["clean"], false);
+  EXPECT_EQ(j["record"]["clean"], false);
+  EXPECT_EQ(j["live_blocks"], kDistinct);  // every write was flushed
+  EXPECT_EQ(j["recovery"]["method"], "record+window");
+  EXPECT_GT(j["log_since_record"]["map_sectors"].get<uint64_t>(), 0u);
+  EXPECT_GT(j["log_since_record"]["groups_accepted"].get<uint64_t>(), 0u);
+  EXPECT_EQ(j["recovery"]["needs_checkpoint"], true);
+
+  json c = inspect_json(dir, {"--check", image});
+  EXPECT_EQ(c["check"]["status"], "clean") << c["check"].dump(2);
+  EXPECT_EQ(c["check"]["blocks_checked"], kDistinct);
+  EXPECT_EQ(c["check"]["free_map_agrees"], true);
+  EXPECT_EQ(fingerprint(image), before);
+}
+
+TEST(Inspect, CheckPassesOnAGoodImage) {
+  TempDir dir;
+  const std::string image = dir.file("disk.img");
+  make_image(dir, image, "16M", some_blocks(), Stop::kClean);
+  InspectRun r = inspect_unchanged(dir, image, {"--check", image});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find(image + ": clean, 150 data blocks"), std::string::npos) << r.out;
+  EXPECT_EQ(r.out.find("ERROR"), std::string::npos) << r.out;
+  EXPECT_EQ(r.err, "");  // no progress bar: stderr is not a terminal
+
+  json j = inspect_json(dir, {"--check", image});
+  EXPECT_EQ(j["check"]["error_count"], 0u);
+  EXPECT_EQ(j["check"]["exit_code"], 0);
+  EXPECT_EQ(j["check"]["blocks_checked"], kDistinct);
+  EXPECT_EQ(j["check"]["map_sectors_checked"], j["map"]["live_pieces"]);
+  EXPECT_EQ(j["check"]["free_map_agrees"], true);
+}
+
+TEST(Inspect, CheckNamesAFlippedByteInADataBlock) {
+  TempDir dir;
+  const std::string image = dir.file("disk.img");
+  make_image(dir, image, "16M", some_blocks(), Stop::kClean);
+  // Block 77 was written once: its bytes are on the platters exactly once.
+  const std::vector<uint8_t> want = pattern_bytes(77 * kBlk, kBlk, 7);
+  const std::string bytes = slurp(image);
+  const std::string needle(want.begin(), want.begin() + 64);
+  const size_t at = bytes.find(needle);
+  ASSERT_NE(at, std::string::npos);
+  ASSERT_EQ(bytes.find(needle, at + 1), std::string::npos) << "block 77 is on the platters twice";
+  flip_byte(image, at + 2000);
+
+  InspectRun r = inspect_unchanged(dir, image, {"--check", image});
+  EXPECT_EQ(r.exit_code, 4) << r.out << r.err;
+  EXPECT_NE(r.out.find("logical block 77 "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("1 error left uncorrected"), std::string::npos) << r.out;
+
+  json j = inspect_json(dir, {"--check", image}, 4);
+  ASSERT_EQ(j["check"]["error_count"], 1u) << j["check"].dump(2);
+  EXPECT_EQ(j["check"]["errors"][0]["kind"], "data_checksum");
+  EXPECT_EQ(j["check"]["errors"][0]["block"], 77u);
+  EXPECT_EQ(j["check"]["checksum_mismatches"], 1u);
+
+  // The report alone does not read data blocks: it succeeds.
+  EXPECT_EQ(inspect_unchanged(dir, image, {image}).exit_code, 0);
+}
+
+TEST(Inspect, CheckFindsADamagedMapSector) {
+  TempDir dir;
+  const std::string image = dir.file("disk.img");
+  make_image(dir, image, "16M", some_blocks(), Stop::kClean);
+  json j = inspect_json(dir, {image});
+  const uint64_t platter = j["platter_offset"];
+  const uint64_t root = j["record"]["root"]["psn"];
+  // The log tail's first pointer (map_sector.h: pointer_count at 36, the
+  // pointers from 304, psn first), to damage a sector below the tail.
+  const std::string bytes = slurp(image);
+  const std::string tail = bytes.substr(platter + root * 512, 512);
+  ASSERT_EQ(tail.substr(0, 4), "VLMS");
+  ASSERT_GE(uint8_t(tail[36]), 1) << "the log tail has no children";
+  uint32_t child = 0;
+  std::memcpy(&child, tail.data() + 304, 4);  // little-endian, as this host
+
+  for (uint64_t psn : {root, uint64_t{child}}) {
+    SCOPED_TRACE("damaged map sector at psn " + std::to_string(psn));
+    const std::string copy = dir.file("damaged-" + std::to_string(psn) + ".img");
+    fs::copy_file(image, copy);
+    flip_byte(copy, platter + psn * 512 + 100);  // inside the entries
+    InspectRun r = inspect_unchanged(dir, copy, {"--check", copy});
+    EXPECT_EQ(r.exit_code, 4) << r.out << r.err;
+    EXPECT_NE(r.out.find("at psn " + std::to_string(psn)), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("fails its MAC"), std::string::npos) << r.out;
+    json c = inspect_json(dir, {"--check", copy}, 4);
+    bool named = false;
+    for (const json& e : c["check"]["errors"])
+      named = named || (e["kind"] == "map_sector" && e.value("psn", uint64_t{0}) == psn);
+    EXPECT_TRUE(named) << c["check"].dump(2);
+  }
+}
+
+TEST(Inspect, RefusesWhatIsNotAnImage) {
+  TempDir dir;
+  auto refused = [&](const std::vector<std::string>& args, int code, const std::string& says) {
+    SCOPED_TRACE(args.back());
+    InspectRun r = inspect(dir, args);
+    EXPECT_EQ(r.exit_code, code) << r.out << r.err;
+    EXPECT_TRUE(one_line(r.err)) << "not one line: " << r.err;
+    EXPECT_EQ(r.err.rfind("vld-inspect: ", 0), 0u) << r.err;
+    EXPECT_NE(r.err.find(says), std::string::npos) << r.err;
+    EXPECT_EQ(r.out, "");
+  };
+  refused({dir.file("missing.img")}, 8, "no such file");
+  refused({"--check", dir.file("missing.img")}, 8, "no such file");
+  refused({dir.path()}, 8, "is a directory");
+
+  const std::string text = dir.file("notes.txt");
+  std::ofstream(text) << std::string(100000, 'x');
+  const std::string text_before = fingerprint(text);
+  refused({"--check", text}, 8, "is not a vld image");
+  EXPECT_EQ(fingerprint(text), text_before);
+  const std::string empty = dir.file("empty.img");
+  std::ofstream(empty).close();
+  refused({empty}, 8, "too small for a superblock");
+
+  const std::string image = dir.file("disk.img");
+  make_image(dir, image, "16M", {1, 2, 3}, Stop::kClean);
+  const std::string image_before = fingerprint(image);
+  const std::string truncated = dir.file("truncated.img");
+  fs::copy_file(image, truncated);
+  fs::resize_file(truncated, 2 << 20);
+  refused({"--check", truncated}, 8, "is truncated");
+  const std::string bad_sb = dir.file("bad-superblock.img");
+  fs::copy_file(image, bad_sb);
+  flip_byte(bad_sb, 20);
+  refused({bad_sb}, 8, "superblock is damaged");
+
+  refused({"--layout", image, image}, 8, "is the image itself");
+  refused({"--layout", dir.file("no/such/dir/x.png"), image}, 8, "cannot create it");
+  EXPECT_EQ(fingerprint(image), image_before);
+
+  refused({"--frobnicate", image}, 16, "--help");
+  InspectRun none = inspect(dir, {});
+  EXPECT_EQ(none.exit_code, 16);
+  EXPECT_TRUE(one_line(none.err)) << none.err;
+}
+
+TEST(Inspect, RefusesAnImageInUse) {
+  TempDir dir;
+  const std::string image = dir.file("disk.img");
+  NbdkitServer server(dir, {"file=" + image, "size=16M", "latency=none"});
+  for (const char* check : {"", "--check"}) {
+    std::vector<std::string> args = {image};
+    if (*check) args.insert(args.begin(), check);
+    InspectRun r = inspect(dir, args);
+    EXPECT_EQ(r.exit_code, 8) << r.out << r.err;
+    EXPECT_EQ(r.err, "vld-inspect: " + image +
+                         " is in use by a running server (locked); stop it first\n");
+    EXPECT_EQ(r.out, "");
+  }
+  ASSERT_EQ(server.stop(), 0);
+  EXPECT_EQ(inspect_unchanged(dir, image, {"--check", image}).exit_code, 0);
+}
+
+TEST(Inspect, DrawsTheLayoutOfASmallImage) {
+  TempDir dir;
+  const std::string image = dir.file("disk.img");
+  make_image(dir, image, "16M", some_blocks(), Stop::kClean);
+  const std::string png = dir.file("layout.png");
+  const std::string before = fingerprint(image);
+  json j = inspect_json(dir, {"--layout", png, image});
+  EXPECT_EQ(fingerprint(image), before);
+  const json& l = j["layout"];
+  EXPECT_EQ(l["cylinders_per_column"], 1u);
+  EXPECT_EQ(l["columns"], j["geometry"]["simulated_cylinders"]);
+  EXPECT_GE(l["cell_width_px"].get<uint32_t>(), 8u);  // a small image is drawn large
+  expect_png(png, l);
+
+  // Text mode prints the caption, saying the scale.
+  InspectRun r = inspect_unchanged(dir, image, {"--layout", png, image});
+  EXPECT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_NE(r.out.find("layout: " + png), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("one column of"), std::string::npos) << r.out;
+}
+
+TEST(Inspect, DrawsAndChecksANineGigabyteImage) {
+  TempDir dir;
+  const std::string image = dir.file("big.img");
+  std::vector<uint64_t> blocks;
+  for (uint64_t b = 0; b < 64; ++b) blocks.push_back(b * 36000 + 5);  // spread over the export
+  make_image(dir, image, "9G", blocks, Stop::kClean);
+  const std::string png = dir.file("big.png");
+  const std::string before = fingerprint(image);
+  json j = inspect_json(dir, {"--check", "--layout", png, image});
+  EXPECT_EQ(fingerprint(image), before);
+  EXPECT_EQ(j["live_blocks"], 64u);
+  EXPECT_EQ(j["check"]["status"], "clean") << j["check"].dump(2);
+  const json& l = j["layout"];
+  const uint64_t cylinders = j["geometry"]["simulated_cylinders"];
+  EXPECT_GT(cylinders, 1600u);
+  EXPECT_GT(l["cylinders_per_column"].get<uint32_t>(), 1u);
+  EXPECT_GE(l["columns"].get<uint64_t>() * l["cylinders_per_column"].get<uint64_t>(), cylinders);
+  EXPECT_LE(l["width_px"].get<uint32_t>(), 1700u);
+  EXPECT_NE(l["caption"].get<std::string>().find("cylinders each"), std::string::npos);
+  expect_png(png, l);
+}
+
+TEST(Inspect, ReportsAnInplaceImage) {
+  TempDir dir;
+  const std::string image = dir.file("disk.img");
+  make_image(dir, image, "16M", some_blocks(), Stop::kClean, "inplace");
+  const std::string png = dir.file("layout.png");
+  const std::string before = fingerprint(image);
+  json j = inspect_json(dir, {"--check", "--layout", png, image});
+  EXPECT_EQ(fingerprint(image), before);
+  EXPECT_EQ(j["mode"], "inplace");
+  EXPECT_EQ(j["live_blocks"], kDistinct);
+  EXPECT_FALSE(j.contains("clean"));
+  EXPECT_FALSE(j.contains("recovery"));
+  EXPECT_EQ(j["check"]["status"], "clean");
+  expect_png(png, j["layout"]);
+  InspectRun r = inspect_unchanged(dir, image, {image});
+  EXPECT_EQ(r.exit_code, 0);
+  EXPECT_NE(r.out.find("mode=inplace"), std::string::npos) << r.out;
+}
+
+}  // namespace
+}  // namespace vld::test
