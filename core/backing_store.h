@@ -75,6 +75,25 @@ class FileBackingStore final : public BackingStore {
 };
 
 // In memory, for unit tests and tools. sync() only counts.
+// A store that forwards to another it does not own: a Disk owns its store,
+// while a test or tool keeps the bytes (to copy, inspect or reopen them).
+class ProxyStore final : public BackingStore {
+ public:
+  explicit ProxyStore(BackingStore& s) : s_(s) {}
+  uint64_t size_bytes() const override { return s_.size_bytes(); }
+  void read(uint64_t offset, std::span<std::byte> out) override { s_.read(offset, out); }
+  void write(uint64_t offset, std::span<const std::byte> data) override { s_.write(offset, data); }
+  void discard(uint64_t offset, uint64_t len) override { s_.discard(offset, len); }
+  void sync() override { s_.sync(); }
+  void for_each_data_range(uint64_t offset, uint64_t len,
+                           const std::function<void(uint64_t, uint64_t)>& fn) override {
+    s_.for_each_data_range(offset, len, fn);
+  }
+
+ private:
+  BackingStore& s_;
+};
+
 class MemoryBackingStore final : public BackingStore {
  public:
   explicit MemoryBackingStore(uint64_t size_bytes) : bytes_(size_bytes) {}

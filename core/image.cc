@@ -7,23 +7,10 @@
 
 #include "core/inplace_disk.h"
 #include "core/util/error.h"
+#include "core/util/units.h"
 
 namespace vld {
 
-namespace {
-std::string human_bytes(uint64_t b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(b);
-  int u = 0;
-  while (v >= 1024 && u < 4) {
-    v /= 1024;
-    ++u;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g %s", v, units[u]);
-  return buf;
-}
-}  // namespace
 
 Superblock plan_image(const FormatOptions& o) {
   const DriveGeometry& g = o.geometry;

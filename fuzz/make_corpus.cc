@@ -30,24 +30,6 @@ namespace {
 using namespace vld;
 using Bytes = std::vector<std::byte>;
 
-// VldDisk owns its store; this lets the generator keep the bytes.
-class ProxyStore final : public BackingStore {
- public:
-  explicit ProxyStore(BackingStore& s) : s_(s) {}
-  uint64_t size_bytes() const override { return s_.size_bytes(); }
-  void read(uint64_t o, std::span<std::byte> out) override { s_.read(o, out); }
-  void write(uint64_t o, std::span<const std::byte> d) override { s_.write(o, d); }
-  void discard(uint64_t o, uint64_t l) override { s_.discard(o, l); }
-  void sync() override { s_.sync(); }
-  void for_each_data_range(uint64_t o, uint64_t l,
-                           const std::function<void(uint64_t, uint64_t)>& fn) override {
-    s_.for_each_data_range(o, l, fn);
-  }
-
- private:
-  BackingStore& s_;
-};
-
 struct Spec {
   DiskMode mode = DiskMode::kVld;
   uint64_t export_bytes = 256 * 1024;

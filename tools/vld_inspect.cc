@@ -68,6 +68,7 @@
 #include "core/map_sector.h"
 #include "core/recovery.h"
 #include "core/util/error.h"
+#include "core/util/units.h"
 #include "core/virtual_log.h"
 #include "core/vld_disk.h"
 
@@ -87,19 +88,6 @@ struct Failure {
   std::string message;
 };
 [[noreturn]] void fail(const std::string& message) { throw Failure{message}; }
-
-std::string human_bytes(uint64_t b) {
-  const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-  double v = static_cast<double>(b);
-  int u = 0;
-  while (v >= 1024 && u < 4) {
-    v /= 1024;
-    ++u;
-  }
-  char buf[32];
-  std::snprintf(buf, sizeof buf, "%.4g %s", v, units[u]);
-  return buf;
-}
 
 std::string percent(double fraction) {
   char buf[32];

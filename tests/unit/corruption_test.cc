@@ -47,25 +47,6 @@ using Bytes = std::vector<std::byte>;
 constexpr uint64_t kBlock = 4096;
 constexpr uint64_t kExport = 512 * 1024;  // 128 blocks, 4 map pieces
 
-// VldDisk owns its store; this keeps the bytes with the test, so that a
-// refused open can be checked for writes.
-class ProxyStore final : public BackingStore {
- public:
-  explicit ProxyStore(BackingStore& s) : s_(s) {}
-  uint64_t size_bytes() const override { return s_.size_bytes(); }
-  void read(uint64_t o, std::span<std::byte> out) override { s_.read(o, out); }
-  void write(uint64_t o, std::span<const std::byte> d) override { s_.write(o, d); }
-  void discard(uint64_t o, uint64_t l) override { s_.discard(o, l); }
-  void sync() override { s_.sync(); }
-  void for_each_data_range(uint64_t o, uint64_t l,
-                           const std::function<void(uint64_t, uint64_t)>& fn) override {
-    s_.for_each_data_range(o, l, fn);
-  }
-
- private:
-  BackingStore& s_;
-};
-
 Superblock small_superblock() {
   FormatOptions o;
   o.mode = DiskMode::kVld;

@@ -85,25 +85,6 @@ inline const char* gran_name(G g) { return g == G::k4K ? "4K" : "512(torn)"; }
 
 // ---- stores ----------------------------------------------------------------
 
-// A non-owning BackingStore that forwards to another: VldDisk owns its store,
-// the harness keeps the RecordingStore.
-class ProxyStore final : public BackingStore {
- public:
-  explicit ProxyStore(BackingStore& s) : s_(s) {}
-  uint64_t size_bytes() const override { return s_.size_bytes(); }
-  void read(uint64_t offset, std::span<std::byte> out) override { s_.read(offset, out); }
-  void write(uint64_t offset, std::span<const std::byte> data) override { s_.write(offset, data); }
-  void discard(uint64_t offset, uint64_t len) override { s_.discard(offset, len); }
-  void sync() override { s_.sync(); }
-  void for_each_data_range(uint64_t offset, uint64_t len,
-                           const std::function<void(uint64_t, uint64_t)>& fn) override {
-    s_.for_each_data_range(offset, len, fn);
-  }
-
- private:
-  BackingStore& s_;
-};
-
 // A store that owns an image given by value (no extra copy, unlike as_store).
 class VectorStore final : public BackingStore {
  public:
