@@ -82,6 +82,11 @@ Superblock read_superblock(BackingStore& store, const std::string& name) {
                       " is not a vld image (no VLDIMAGE magic); refusing to touch it, give "
                       "a new path to create one",
                   EINVAL);
+    case DecodeResult::kDamagedStart:
+      throw Error("file=" + name +
+                      " has a damaged superblock (no VLDIMAGE magic, but a vld superblock's "
+                      "checksum at byte 4088); the image cannot be used as it is",
+                  EIO);
     case DecodeResult::kBadChecksum:
       throw Error("file=" + name +
                       " has a damaged superblock (checksum mismatch); the image cannot be "

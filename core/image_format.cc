@@ -1,5 +1,6 @@
 #include "core/image_format.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/util/checksum.h"
@@ -10,6 +11,7 @@ namespace vld {
 namespace {
 constexpr char kMagic[8] = {'V', 'L', 'D', 'I', 'M', 'A', 'G', 'E'};
 constexpr size_t kChecksumAt = kSuperblockBytes - 8;
+constexpr size_t kFieldsEnd = 184;  // zero from here to the checksum
 constexpr size_t kNameBytes = 32;
 }  // namespace
 
@@ -53,7 +55,11 @@ std::array<unsigned char, kSuperblockBytes> encode_superblock(const Superblock& 
 }
 
 DecodeResult decode_superblock(const unsigned char* p, Superblock* sb, std::string* why) {
-  if (std::memcmp(p, kMagic, 8) != 0) return DecodeResult::kNotVld;
+  if (std::memcmp(p, kMagic, 8) != 0) {
+    const bool shaped = decode_fixed64(p + kChecksumAt) != 0 &&
+                        std::all_of(p + kFieldsEnd, p + kChecksumAt, [](unsigned char c) { return c == 0; });
+    return shaped ? DecodeResult::kDamagedStart : DecodeResult::kNotVld;
+  }
   if (decode_fixed64(p + kChecksumAt) != checksum64(p, kChecksumAt))
     return DecodeResult::kBadChecksum;
   if (decode_fixed32(p + 8) != kFormatVersion) return DecodeResult::kUnsupportedVersion;

@@ -74,7 +74,9 @@ struct Superblock {
 // Encodes into exactly kSuperblockBytes.
 std::array<unsigned char, kSuperblockBytes> encode_superblock(const Superblock& sb);
 
-enum class DecodeResult { kOk, kNotVld, kBadChecksum, kUnsupportedVersion, kInvalid };
+// kDamagedStart: no magic, but the rest has a vld superblock's shape (zero
+// from byte 184, a checksum at 4088): a vld image whose first bytes are damaged.
+enum class DecodeResult { kOk, kNotVld, kDamagedStart, kBadChecksum, kUnsupportedVersion, kInvalid };
 // On kInvalid, *why says which field.
 DecodeResult decode_superblock(const unsigned char* bytes, Superblock* sb, std::string* why);
 

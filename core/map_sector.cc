@@ -39,6 +39,8 @@ SectorBytes encode_map_sector(const MapSector& m, const Secret& key) {
   encode_fixed32(p + 32, m.group_count);
   p[36] = static_cast<unsigned char>(m.pointer_count);
   p[37] = static_cast<unsigned char>(m.pointer_count >> 8);
+  p[38] = static_cast<unsigned char>(m.synced_back);
+  p[39] = static_cast<unsigned char>(m.synced_back >> 8);
   encode_fixed64(p + 40, m.changed);
   for (uint32_t i = 0; i < kEntriesPerPiece; ++i) {
     encode_fixed32(p + 48 + 8 * i, m.entries[i].psn_plus_one);
@@ -63,9 +65,11 @@ std::optional<MapSector> decode_map_sector(const unsigned char* p, const Secret&
   m.group_seq = decode_fixed64(p + 24);
   m.group_count = decode_fixed32(p + 32);
   m.pointer_count = static_cast<uint16_t>(p[36] | p[37] << 8);
+  m.synced_back = static_cast<uint16_t>(p[38] | p[39] << 8);
   m.changed = decode_fixed64(p + 40);
   if (m.seq == 0 || m.prev_seq >= m.seq || m.group_count == 0 || m.group_seq > m.seq ||
-      m.seq - m.group_seq >= m.group_count || m.pointer_count > kMaxPointers)
+      m.seq - m.group_seq >= m.group_count || m.pointer_count > kMaxPointers ||
+      m.synced_back > m.seq)
     return std::nullopt;
   for (uint32_t i = 0; i < kEntriesPerPiece; ++i) {
     m.entries[i].psn_plus_one = decode_fixed32(p + 48 + 8 * i);

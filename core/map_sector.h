@@ -19,7 +19,12 @@
 //             group_seq + group_count - 1); the request is atomic: cyclic
 //             commit (paper 004, section 3) in the form of a closed seq range
 //   36   u16  pointer_count (<= kMaxPointers)
-//   38   u16  reserved, zero
+//   38   u16  synced_back: 0, or v: every map sector with seq <= seq - v,
+//             and every data block they map, was on stable storage when
+//             this one was written (a completed flush vouches for them).
+//             Recovery takes a missing or damaged one of those for damage,
+//             never for a write the crash lost. (Zero in images written
+//             before it existed, which every version reads alike.)
 //   40   u64  changed: bit i set if entry i was written by this request
 //   48   32 x {u32 psn_plus_one (0 = unmapped), u32 data checksum}
 //   304  12 x {u32 psn, u32 piece, u64 seq}: pointers to older map sectors;
@@ -71,10 +76,20 @@ struct MapSector {
   uint64_t prev_seq = 0;
   uint64_t group_seq = 0;
   uint32_t group_count = 1;
+  uint16_t synced_back = 0;
   uint64_t changed = 0;
   std::array<MapEntry, kEntriesPerPiece> entries{};
   uint16_t pointer_count = 0;
   std::array<LogPointer, kMaxPointers> pointers{};
+
+  // The newest seq this sector vouches was durable (0: none).
+  uint64_t vouched_seq() const { return synced_back ? seq - synced_back : 0; }
+  // The synced_back that says "everything up to synced_seq is durable", or
+  // 0 where that does not fit in 16 bits (a claim must never exceed the truth).
+  static uint16_t synced_back_for(uint64_t seq, uint64_t synced_seq) {
+    return synced_seq < seq && seq - synced_seq <= 0xffff ? static_cast<uint16_t>(seq - synced_seq)
+                                                          : 0;
+  }
 };
 
 using SectorBytes = std::array<unsigned char, 512>;

@@ -5,6 +5,7 @@
 #include <map>
 #include <queue>
 #include <string>
+#include <tuple>
 #include <unordered_map>
 #include <unordered_set>
 
@@ -89,6 +90,162 @@ struct Found {
   MapSector m;
 };
 
+// "piece P (blocks a..b, seq S) at physical sector N": what a damaged map
+// sector is called in every message.
+std::string piece_at(const VldLayout& L, uint32_t piece, uint64_t seq, uint64_t psn) {
+  const uint64_t first = uint64_t{piece} * kEntriesPerPiece;
+  const uint64_t last = std::min<uint64_t>(first + kEntriesPerPiece, L.blocks) - 1;
+  return fmt::format("the map sector of piece {} (blocks {}..{}, seq {}) at physical sector {}",
+                     piece, first, last, seq, psn);
+}
+
+// ---- salvage: no record to trust -------------------------------------------------
+
+// Why a root did not give a consistent map.
+struct Inconsistency {
+  std::string what;
+  uint64_t seq = 0;  // of the map sector concerned
+};
+
+// The whole disk's map sectors, and the newest root whose tree is whole.
+class Salvage {
+ public:
+  Salvage(Reader& reader, const Superblock& sb, const VldLayout& L, RecoveredState& st)
+      : reader_(reader), sb_(sb), L_(L), st_(st), met_(L.pieces, 0) {}
+
+  // Every track but the system track, keeping every authentic map sector.
+  void scan() {
+    for (uint32_t t = 1; t < L_.tracks; ++t) {
+      std::vector<unsigned char> bytes = reader_.track(t);
+      for (uint32_t s = 0; s < L_.spt; ++s) {
+        auto m = decode_map_sector(bytes.data() + size_t{s} * kSectorBytes, sb_.secret);
+        if (m && m->piece < L_.pieces) found_.push_back(Found{t * L_.spt + s, *m});
+      }
+    }
+    for (size_t i = 0; i < found_.size(); ++i) {
+      by_seq_.emplace(found_[i].m.seq, i);  // one sector per seq: a second is a copy
+      vouched_ = std::max(vouched_, found_[i].m.vouched_seq());
+      max_seq_ = std::max(max_seq_, found_[i].m.seq);
+    }
+  }
+  uint64_t vouched() const { return vouched_; }
+  void vouch(uint64_t seq) { vouched_ = std::max(vouched_, seq); }
+  uint64_t max_seq() const { return max_seq_; }
+  size_t found() const { return found_.size(); }
+
+  // Tries the roots (last members of groups) newest first, down to the
+  // newest vouched one; installs the first whose tree is whole. nullopt
+  // on success, else why the oldest root tried failed.
+  std::optional<Inconsistency> choose() {
+    std::vector<const Found*> roots;
+    for (const auto& [seq, i] : by_seq_) {
+      const MapSector& m = found_[i].m;
+      if (m.seq == m.group_seq + m.group_count - 1 && m.seq >= vouched_) roots.push_back(&found_[i]);
+    }
+    std::sort(roots.begin(), roots.end(),
+              [](const Found* a, const Found* b) { return a->m.seq > b->m.seq; });
+    if (roots.size() > kMaxRoots) roots.resize(kMaxRoots);
+    if (roots.empty() && vouched_ == 0) return std::nullopt;  // nothing ever written
+    std::optional<Inconsistency> last{Inconsistency{"no root of a map written since seq " +
+                                                        std::to_string(vouched_) + " was found",
+                                                    vouched_}};
+    for (const Found* r : roots) {
+      ++st_.report.groups_rejected;
+      last = try_root(*r);
+      if (!last) {
+        --st_.report.groups_rejected;
+        ++st_.report.groups_accepted;
+        VLD_TRACE(kRecovery, 1, "full scan: the tree from seq {} (piece {} at psn {}) is whole",
+                  r->m.seq, r->m.piece, r->psn);
+        return std::nullopt;
+      }
+      VLD_TRACE(kRecovery, 1, "full scan: not the tree from seq {}: {}", r->m.seq, last->what);
+    }
+    return last;
+  }
+
+ private:
+  // Enough for every request after the last flush of a long unflushed run;
+  // a damaged image without hints stops here rather than walk forever.
+  static constexpr size_t kMaxRoots = 4096;
+
+  std::optional<Inconsistency> try_root(const Found& root) {
+    ++attempt_;
+    std::vector<const Found*> versions;
+    struct Next {
+      uint64_t seq;
+      uint32_t psn, piece;
+      bool operator<(const Next& o) const { return seq < o.seq; }
+    };
+    std::priority_queue<Next> frontier;
+    frontier.push({root.m.seq, root.psn, root.m.piece});
+    while (!frontier.empty()) {
+      const auto [seq, psn, piece] = frontier.top();
+      frontier.pop();
+      if (piece >= L_.pieces) return Inconsistency{"a pointer names piece " + std::to_string(piece), seq};
+      if (met_[piece] == attempt_) continue;  // an older version of a piece met
+      auto it = by_seq_.find(seq);
+      if (it == by_seq_.end() || found_[it->second].psn != psn ||
+          found_[it->second].m.piece != piece)
+        return Inconsistency{piece_at(L_, piece, seq, psn) + " is missing or fails its MAC check",
+                             seq};
+      met_[piece] = attempt_;
+      const Found& f = found_[it->second];
+      versions.push_back(&f);
+      for (uint16_t i = 0; i < f.m.pointer_count; ++i)
+        frontier.push({f.m.pointers[i].seq, f.m.pointers[i].psn, f.m.pointers[i].piece});
+    }
+    // Data mapped by versions nothing vouches for may be a crash's lost
+    // writes: all of it must be there. Vouched data was durable; damage to
+    // it is an I/O error when read, as on any image.
+    for (const Found* f : versions) {
+      if (f->m.seq <= vouched_) continue;
+      for (uint32_t e = 0; e < kEntriesPerPiece; ++e) {
+        const uint64_t block = uint64_t{f->m.piece} * kEntriesPerPiece + e;
+        const MapEntry& me = f->m.entries[e];
+        if (block >= L_.blocks || !me.mapped()) continue;
+        if (me.psn() < L_.spt || me.psn() + L_.block_sectors > uint64_t{L_.tracks} * L_.spt)
+          return Inconsistency{fmt::format("block {} maps outside the platters", block), f->m.seq};
+        if (!data_ok(block, me))
+          return Inconsistency{fmt::format("data block {} at physical sector {} fails its checksum",
+                                           block, me.psn()),
+                               f->m.seq};
+      }
+    }
+    for (const Found* f : versions) {
+      st_.nodes[f->m.piece].psn = f->psn;
+      st_.nodes[f->m.piece].seq = f->m.seq;
+      st_.protected_psns.push_back(f->psn);
+      for (uint32_t e = 0; e < kEntriesPerPiece; ++e) {
+        const uint64_t block = uint64_t{f->m.piece} * kEntriesPerPiece + e;
+        if (block < L_.blocks) st_.map[block] = f->m.entries[e];
+      }
+    }
+    return std::nullopt;
+  }
+
+  bool data_ok(uint64_t block, const MapEntry& e) {
+    auto [it, fresh] = checked_.try_emplace(std::tuple(block, e.psn(), e.checksum), false);
+    if (fresh) {
+      std::vector<std::byte> data = reader_.block(e.psn());
+      ++st_.report.data_blocks_checked;
+      it->second = data_checksum(data.data(), data.size(), block) == e.checksum;
+    }
+    return it->second;
+  }
+
+  Reader& reader_;
+  const Superblock& sb_;
+  const VldLayout& L_;
+  RecoveredState& st_;
+  std::vector<Found> found_;
+  std::unordered_map<uint64_t, size_t> by_seq_;
+  std::map<std::tuple<uint64_t, uint64_t, uint32_t>, bool> checked_;  // (block, psn, checksum)
+  std::vector<uint32_t> met_;  // attempt_ when the piece was met
+  uint32_t attempt_ = 0;
+  uint64_t vouched_ = 0, max_seq_ = 0;
+};
+
 }  // namespace
 
 RecoveredState recover(BackingStore& store, const Superblock& sb, bool track_buffer) {
@@ -99,15 +256,53 @@ RecoveredState recover(BackingStore& store, const Superblock& sb, bool track_buf
   st.nodes.assign(L.pieces, LogNode{});
   RecoveryReport& rep = st.report;
   Reader reader(store, sb, track_buffer, rep);
+  auto finish = [&] {
+    rep.simulated_ms = to_ms(reader.elapsed());
+    rep.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
+                                                            wall_start)
+                      .count();
+  };
 
-  // The newest valid log record.
+  // The newest valid log record. VldDisk::format writes both slots and
+  // every record after replaces the older one, so a slot without a valid
+  // record is damaged.
   std::optional<LogRecord> rec;
-  std::optional<uint32_t> unreadable_slot;  // damaged (or, on a new image, never written)
+  std::vector<uint32_t> bad_slots;
   for (uint32_t slot = 0; slot < VldLayout::kRecordSlots; ++slot) {
     SectorBytes b = reader.sector(slot);
     auto r = decode_log_record(b.data(), sb.secret);
     if (r && (!rec || r->generation > rec->generation)) rec = r;
-    if (!r) unreadable_slot = slot;
+    if (!r) bad_slots.push_back(slot);
+  }
+
+  if (!bad_slots.empty()) {
+    // The surviving record (if any) may be the older one, and writes since
+    // the newer one may lie anywhere: scan the whole disk (the paper's last
+    // resort) and take the newest root whose tree is whole. A record that
+    // survives still vouches for its durable seq.
+    rep.method = "full-scan";
+    Salvage salvage(reader, sb, L, st);
+    salvage.scan();
+    if (rec) salvage.vouch(rec->durable_seq);
+    rep.candidates = salvage.found();
+    if (auto bad = salvage.choose()) {
+      std::string slots = bad_slots.size() == 2 ? "both log record slots (physical sectors 0 and 1) fail"
+                                                : "log record slot " + std::to_string(bad_slots[0]) +
+                                                      " (physical sector " +
+                                                      std::to_string(bad_slots[0]) + ") fails";
+      throw Error("image damaged: " + slots +
+                      " their MAC check, and a scan of the whole disk found no whole map "
+                      "holding every write flushed up to seq " +
+                      std::to_string(salvage.vouched()) + ": " + bad->what +
+                      "; the image is not served",
+                  EIO);
+    }
+    st.record = rec.value_or(LogRecord{});
+    st.next_seq = std::max<uint64_t>({st.record.next_seq, salvage.max_seq() + 1, 1}) +
+                  kRecoveryEpochGap;
+    st.needs_checkpoint = true;
+    finish();
+    return st;
   }
 
   // 1. The tree from the record's root, newest first. A pointer names the
@@ -116,7 +311,7 @@ RecoveredState recover(BackingStore& store, const Superblock& sb, bool track_buf
   // exactly the live map sectors.
   std::vector<uint64_t> cur_seq(L.pieces, 0);
   std::unordered_map<uint64_t, std::vector<LogPointer>> pointers_of;  // seq -> pointers
-  if (rec && rec->has_root) {
+  if (rec->has_root) {
     struct Next {
       uint64_t seq;
       uint32_t psn, piece;
@@ -135,20 +330,9 @@ RecoveredState recover(BackingStore& store, const Superblock& sb, bool track_buf
       // record's tree reaches is recycled before the next record). If it is
       // not there, the image is damaged: refuse, naming it, rather than
       // serve the piece's blocks (and every piece below it) as zeros.
-      // (Copies: clang 14 cannot capture structured bindings.)
-      auto damaged = [&, seq = seq, psn = psn, piece = piece](const std::string& what) {
-        const uint64_t first = uint64_t{piece} * kEntriesPerPiece;
-        const uint64_t last = std::min<uint64_t>(first + kEntriesPerPiece, L.blocks) - 1;
-        return Error("image damaged: the map sector of piece " + std::to_string(piece) +
-                         " (blocks " + std::to_string(first) + ".." + std::to_string(last) +
-                         ", seq " + std::to_string(seq) + ") at physical sector " +
-                         std::to_string(psn) + " " + what +
-                         "; its blocks cannot be located, so the image is not served" +
-                         (unreadable_slot
-                              ? " (log record slot " + std::to_string(*unreadable_slot) +
-                                    " is damaged too: this map is the older record's, and "
-                                    "writes since may have reused its sectors)"
-                              : std::string()),
+      auto damaged = [&L, seq = seq, psn = psn, piece = piece](const std::string& what) {
+        return Error("image damaged: " + piece_at(L, piece, seq, psn) + " " + what +
+                         "; its blocks cannot be located, so the image is not served",
                      EIO);
       };
       if (psn < VldLayout::kRecordSlots || psn >= uint64_t{L.tracks} * L.spt)
@@ -176,19 +360,18 @@ RecoveredState recover(BackingStore& store, const Superblock& sb, bool track_buf
       }
     }
   }
-  st.record = rec.value_or(LogRecord{});
+  st.record = *rec;
   st.next_seq = std::max<uint64_t>(st.record.next_seq, 1);
 
-  if (rec && rec->clean) {
+  if (rec->clean) {
     rep.clean = true;
     rep.method = "clean-walk";
   } else {
-    // 2. Candidates: map sectors newer than the record, in its window (or
-    // anywhere, without a record).
-    const uint64_t durable = rec ? rec->durable_seq : 0;
-    uint32_t first = rec ? rec->window_first : 0;
-    uint32_t count = rec ? std::min(rec->window_cylinders, L.cylinders) : L.cylinders;
-    rep.method = rec ? "record+window" : "full-scan";
+    // 2. Candidates: map sectors newer than the record, in its window.
+    const uint64_t durable = rec->durable_seq;
+    const uint32_t first = rec->window_first;
+    const uint32_t count = std::min(rec->window_cylinders, L.cylinders);
+    rep.method = "record+window";
     std::vector<Found> cands;
     for (uint32_t k = 0; k < count; ++k) {
       uint32_t c = (first + k) % L.cylinders;
@@ -206,10 +389,14 @@ RecoveredState recover(BackingStore& store, const Superblock& sb, bool track_buf
     rep.candidates = cands.size();
     for (const Found& f : cands) st.protected_psns.push_back(f.psn);
 
-    // 3. Groups in seq order.
+    // 3. Groups in seq order; what became of each (empty: accepted).
     std::map<uint64_t, std::vector<const Found*>> groups;
     for (const Found& f : cands) groups[f.m.group_seq].push_back(&f);
-    std::vector<uint8_t> accepted_any(L.pieces, 0);
+    struct Outcome {
+      uint64_t count;
+      std::string why;
+    };
+    std::map<uint64_t, Outcome> outcomes;
     for (auto& [gseq, members] : groups) {
       std::sort(members.begin(), members.end(),
                 [](const Found* a, const Found* b) { return a->m.seq < b->m.seq; });
@@ -220,20 +407,18 @@ RecoveredState recover(BackingStore& store, const Superblock& sb, bool track_buf
                     members.end());
       const uint32_t want = members.front()->m.group_count;
       bool ok = members.size() == want;
-      const bool tracing = trace::enabled(trace::Channel::kRecovery);
-      std::string why;  // for the trace only
-      if (!ok && tracing) why = "members missing";
+      std::string why;
+      if (!ok) why = fmt::format("{} of its {} map sectors are missing", want - members.size(), want);
       for (size_t i = 0; ok && i < members.size(); ++i) {
         const MapSector& m = members[i]->m;
         ok = m.seq == gseq + i && m.group_count == want && m.group_seq == gseq;
         if (!ok) {
-          if (tracing) why = "members disagree about their group";
+          why = "its map sectors disagree about their group";
           break;
         }
         // The chain: this version must replace the one accepted so far.
-        bool trusted_start = !rec && !accepted_any[m.piece] && cur_seq[m.piece] == 0;
-        ok = m.prev_seq == cur_seq[m.piece] || trusted_start;
-        if (!ok && tracing)
+        ok = m.prev_seq == cur_seq[m.piece];
+        if (!ok)
           why = fmt::format("piece {} replaces seq {}, but seq {} is the version accepted",
                             m.piece, m.prev_seq, cur_seq[m.piece]);
         // The data this request wrote must be there, whole.
@@ -242,17 +427,18 @@ RecoveredState recover(BackingStore& store, const Superblock& sb, bool track_buf
           uint64_t block = uint64_t{m.piece} * kEntriesPerPiece + e;
           if (block >= L.blocks || m.entries[e].psn() >= uint64_t{L.tracks} * L.spt) {
             ok = false;
-            if (tracing) why = fmt::format("block {} maps outside the platters", block);
+            why = fmt::format("block {} maps outside the platters", block);
             break;
           }
           std::vector<std::byte> data = reader.block(m.entries[e].psn());
           ++rep.data_blocks_checked;
           ok = data_checksum(data.data(), data.size(), block) == m.entries[e].checksum;
-          if (!ok && tracing)
-            why = fmt::format("block {} at psn {} fails its checksum", block,
+          if (!ok)
+            why = fmt::format("data block {} at physical sector {} fails its checksum", block,
                               m.entries[e].psn());
         }
       }
+      outcomes[gseq] = Outcome{want, ok ? std::string() : why};
       if (!ok) {
         ++rep.groups_rejected;
         VLD_TRACE(kRecovery, 1, "rolled back the request of group seq {} ({} of {} map sectors "
@@ -264,7 +450,6 @@ RecoveredState recover(BackingStore& store, const Superblock& sb, bool track_buf
       for (const Found* f : members) {
         const MapSector& m = f->m;
         cur_seq[m.piece] = m.seq;
-        accepted_any[m.piece] = 1;
         st.nodes[m.piece].psn = f->psn;
         st.nodes[m.piece].seq = m.seq;
         for (uint32_t i = 0; i < kEntriesPerPiece; ++i) {
@@ -273,6 +458,40 @@ RecoveredState recover(BackingStore& store, const Superblock& sb, bool track_buf
         }
       }
     }
+
+    // 4. A request rolled back must be one a crash may lose: written after
+    // the last completed flush. A later map sector that vouches for it
+    // (synced_back) says it was flushed, so it is damaged: refuse, naming
+    // it, rather than lose a durable write silently. Nothing written since
+    // the record is recycled before the next one, so every seq up to the
+    // vouched one is in the window.
+    const Found* voucher = nullptr;
+    for (const Found& f : cands)
+      if (!voucher || f.m.vouched_seq() > voucher->m.vouched_seq()) voucher = &f;
+    const uint64_t vouched = voucher ? voucher->m.vouched_seq() : 0;
+    auto lost = [&](uint64_t seq, const std::string& what) {
+      return Error(fmt::format("image damaged: {}; map sector seq {} (piece {} at physical "
+                               "sector {}) says seq {} was flushed, so this is damage, not a "
+                               "lost write, and the image is not served",
+                               what, voucher->m.seq, voucher->m.piece, voucher->psn, seq),
+                   EIO);
+    };
+    uint64_t expect = durable + 1;
+    for (const auto& [gseq, o] : outcomes) {
+      if (expect > vouched) break;
+      if (gseq > expect)
+        throw lost(expect, fmt::format("no map sector with seq {} was found in the log window "
+                                       "(cylinders {}+{})", expect, first, count));
+      if (!o.why.empty())
+        throw lost(gseq, fmt::format("the request of map sectors seq {}..{}, written after the "
+                                     "last log record, cannot be rebuilt: {}",
+                                     gseq, gseq + o.count - 1, o.why));
+      expect = gseq + o.count;
+    }
+    if (expect <= vouched)
+      throw lost(expect, fmt::format("no map sector with seq {} was found in the log window "
+                                     "(cylinders {}+{})", expect, first, count));
+
     for (const Found& f : cands) st.next_seq = std::max(st.next_seq, f.m.seq + 1);
     // A new epoch of seqs: map sectors this recovery could not see (a
     // checkpoint an earlier, interrupted recovery wrote outside the window)
@@ -280,7 +499,7 @@ RecoveredState recover(BackingStore& store, const Superblock& sb, bool track_buf
     st.next_seq += kRecoveryEpochGap;
     // Without candidates the base tree stands as it is; otherwise VldDisk
     // writes a fresh tree (a checkpoint) before serving.
-    st.needs_checkpoint = !cands.empty() || !rec;
+    st.needs_checkpoint = !cands.empty();
   }
 
   if (!st.needs_checkpoint) {
@@ -301,11 +520,7 @@ RecoveredState recover(BackingStore& store, const Superblock& sb, bool track_buf
       if (it != piece_of_seq.end()) st.root = it->second;
     }
   }
-
-  rep.simulated_ms = to_ms(reader.elapsed());
-  rep.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                          wall_start)
-                    .count();
+  finish();
   return st;
 }
 

@@ -19,12 +19,26 @@
 //      prev_seq; so nothing is built on a lost write), and every entry the
 //      request wrote points at data whose checksum matches. Anything else is
 //      rolled back: the request never happened.
+//   4. refuses, naming it, if a request it rolled back was flushed: a map
+//      sector written later says so (synced_back, map_sector.h), so the
+//      request is damaged, not lost.
 // A missing member is never mistaken for a recycled one, because nothing
 // written after the record is recycled before the next record.
 //
-// With no valid record at all (both slots damaged), the last resort of the
-// paper: scan the whole disk, take every candidate, and accept groups as
-// above, trusting the oldest version found of each piece.
+// Both slots always hold a valid record (VldDisk::format writes both), so a
+// slot that does not is damaged, and the other may be the older record
+// (writes since the newer one may lie outside its window, and may have
+// reused sectors its tree points to). Then recovery trusts neither: it
+// scans the whole disk (the paper's last resort) for authentic map sectors
+// and takes the newest root (the last map sector of a request) whose tree
+// is whole: every node there, and the data of every version written after
+// the newest seq that anything vouches for (the surviving record's durable
+// seq, or a synced_back) checks out. Roots older than that seq are never
+// taken: a flushed write would be lost. A crash's torn requests are newer
+// than it, so their roots fail and older ones are tried; if none from
+// there on is whole, the image is damaged and recovery refuses, naming what
+// the oldest root tried lacked. VldDisk then writes a checkpoint and two
+// records, so the next open trusts the records again.
 //
 // Recovery reads and never writes; VldDisk writes the result (a checkpoint
 // and a new record). Running it twice on the same image gives the same state.
@@ -53,9 +67,9 @@ struct RecoveryReport {
   double wall_ms = 0;
   uint64_t map_sectors_walked = 0;
   uint64_t tracks_scanned = 0;
-  uint64_t candidates = 0;     // map sectors newer than the record
-  uint64_t groups_accepted = 0;
-  uint64_t groups_rejected = 0;
+  uint64_t candidates = 0;     // map sectors newer than the record (full scan: all found)
+  uint64_t groups_accepted = 0;  // full scan: the root taken (1)
+  uint64_t groups_rejected = 0;  // full scan: newer roots whose tree was not whole
   uint64_t data_blocks_checked = 0;
 };
 

@@ -42,11 +42,14 @@ void VldDisk::format(BackingStore& store, const Superblock& sb) {
   VldLayout L(sb);
   LogRecord r;
   r.clean = true;
-  r.generation = 1;
   r.durable_seq = 0;
   r.next_seq = 1;
-  SectorBytes b = encode_log_record(r, sb.secret);
-  store.write(L.byte_offset(r.generation % VldLayout::kRecordSlots), std::as_bytes(std::span(b)));
+  // Both slots: an image always holds two valid records, so a slot that
+  // does not is damaged (recovery then trusts neither: see recovery.h).
+  for (r.generation = 0; r.generation < VldLayout::kRecordSlots; ++r.generation) {
+    SectorBytes b = encode_log_record(r, sb.secret);
+    store.write(L.byte_offset(r.generation % VldLayout::kRecordSlots), std::as_bytes(std::span(b)));
+  }
   store.sync();
 }
 
@@ -129,6 +132,9 @@ void VldDisk::write_checkpoint(RecoveredState& st) {
   Command cmd{kSimEpoch, {}, true, 0, 0};
   checkpoint(cmd, /*retire_old=*/false);
   write_record(false, cmd, window_at(drive_.head().cylinder), "recovered");
+  // After a full scan one slot may still hold a damaged record: a second
+  // record replaces it, so the next open trusts the records again.
+  if (st.report.method == "full-scan") write_record(false, cmd, std::nullopt, "both slots whole");
   for (uint32_t psn : kept) free_.release(psn / layout_.spt, psn % layout_.spt, 1);
   st.report.simulated_ms += to_ms(cmd.t - kSimEpoch);
 }
@@ -161,6 +167,7 @@ void VldDisk::checkpoint(Command& cmd, bool retire_old) {
     m.prev_seq = log_.node(piece).seq;
     m.group_seq = g;
     m.group_count = static_cast<uint32_t>(n);
+    m.synced_back = MapSector::synced_back_for(m.seq, synced_seq_);
     for (uint32_t i = 0; i < kEntriesPerPiece; ++i) {
       uint64_t b = uint64_t{piece} * kEntriesPerPiece + i;
       if (b < layout_.blocks) m.entries[i] = map_[b];
@@ -393,6 +400,7 @@ bool VldDisk::apply(std::vector<Update>& updates, std::span<const uint32_t> rewr
     m.prev_seq = group[i].prev_seq;
     m.group_seq = group.front().seq;
     m.group_count = static_cast<uint32_t>(group.size());
+    m.synced_back = MapSector::synced_back_for(m.seq, synced_seq_);
     m.changed = changed[i];
     for (uint32_t j = 0; j < kEntriesPerPiece; ++j) {
       uint64_t b = uint64_t{m.piece} * kEntriesPerPiece + j;

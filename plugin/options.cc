@@ -79,8 +79,10 @@ std::string set_option(PluginOptions* o, std::string_view key, std::string_view 
     return "";
   };
   auto us = [&](std::optional<double>* dst) -> std::string {
+    // Bounded here, not only by the geometry's check: a larger double
+    // would overflow the nanosecond count it becomes (sim_us).
     auto x = parse_double(v);
-    if (!x) return bad("expected a duration in microseconds >= 0, e.g. 500");
+    if (!x || *x > 1e6) return bad("expected a duration in microseconds from 0 to 1000000 (1 s), e.g. 500");
     *dst = *x;
     return "";
   };

@@ -143,6 +143,9 @@ OpenedImage open_read_only(const std::string& path) {
     case DecodeResult::kNotVld:
       fail(path + " is not a vld image (no VLDIMAGE magic at offset 0); give the path of an "
                   "image the vld plugin made");
+    case DecodeResult::kDamagedStart:
+      fail(path + ": the superblock is damaged (no VLDIMAGE magic, but a vld superblock's "
+                  "checksum at byte 4088); without it nothing on the image can be located");
     case DecodeResult::kBadChecksum:
       fail(path + ": the superblock is damaged (checksum mismatch); without it nothing on the "
                   "image can be located");
@@ -728,17 +731,30 @@ std::string where(const Inspection& in, uint64_t psn) {
          std::to_string(c.head) + " sector " + std::to_string(c.sector);
 }
 
-// The log records: one valid at least, and its fields in range.
+// Whether a slot lacks a valid record for a reason other than damage: an
+// image made by a vld before both slots were written at format time, and
+// never opened since (its one record is generation 1).
+bool never_written_slot(const Inspection& in, uint32_t s) {
+  return in.slots[s].state == RecordSlot::State::kEmpty && in.newest_slot &&
+         in.slots[*in.newest_slot].record->generation <= 1;
+}
+
+// The log records: both valid (format writes both, a crash never tears
+// one), and the newest's fields in range.
 void check_records(const Inspection& in, Findings& f) {
   for (uint32_t s = 0; s < VldLayout::kRecordSlots; ++s)
-    if (in.slots[s].state == RecordSlot::State::kInvalid && in.newest_slot)
-      f.notes.push_back("log record slot " + std::to_string(s) +
-                        " holds no valid record (a record write cut short by a crash, or "
-                        "damage); slot " + std::to_string(*in.newest_slot) + " is in force");
+    if (in.slots[s].state != RecordSlot::State::kValid && in.newest_slot &&
+        !never_written_slot(in, s))
+      f.error("record", "log record slot " + std::to_string(s) + " (physical sector " +
+                            std::to_string(s) + ") holds no valid record: it is damaged, and "
+                            "slot " + std::to_string(*in.newest_slot) +
+                            " may be the older record, so recovery scans the whole disk "
+                            "(full-scan); serving the image rewrites both slots",
+              {{"slot", s}});
   if (!in.newest_slot) {
-    f.error("record", "neither log record slot holds a valid record: recovery would fall back "
-                      "to scanning the whole disk and could not tell a lost write from a "
-                      "recycled one");
+    f.error("record", "neither log record slot holds a valid record: they are damaged; "
+                      "recovery scans the whole disk for the newest whole map (full-scan), and "
+                      "serving the image rewrites both slots");
     return;
   }
   const LogRecord& r = in.record();
@@ -765,6 +781,9 @@ void check_records(const Inspection& in, Findings& f) {
 // The tree walk's findings (inspect_vld walked it).
 void check_tree(const Inspection& in, Findings& f) {
   if (!in.newest_slot || !in.record().has_root) return;
+  // With a slot damaged the surviving record may be the older one, whose
+  // tree later writes may rightly have reused: recovery does not use it.
+  if (in.state.report.method == "full-scan") return;
   for (const json& p : in.walk.problems) {
     json extra = p;
     extra.erase("kind");

@@ -305,6 +305,38 @@ TEST(Inspect, CheckFindsADamagedMapSector) {
   }
 }
 
+// A damaged log record slot: --check names it (exit 4) and reports the
+// full scan recovery would do; serving the image recovers every block by
+// that scan and rewrites both slots, after which --check is clean.
+TEST(Inspect, CheckNamesADamagedRecordSlotThatServingRepairs) {
+  TempDir dir;
+  const std::string image = dir.file("disk.img");
+  make_image(dir, image, "16M", some_blocks(), Stop::kKill9);
+  json j = inspect_json(dir, {image});
+  const uint64_t platter = j["platter_offset"];
+  const uint64_t slot = j["record"]["slot"];  // the newest
+  flip_byte(image, platter + slot * 512 + 20);  // its durable_seq
+
+  InspectRun r = inspect_unchanged(dir, image, {"--check", image});
+  EXPECT_EQ(r.exit_code, 4) << r.out << r.err;
+  EXPECT_NE(r.out.find("log record slot " + std::to_string(slot) + " (physical sector"),
+            std::string::npos)
+      << r.out;
+  json c = inspect_json(dir, {image}, 0);
+  EXPECT_EQ(c["recovery"]["method"], "full-scan");
+
+  {
+    NbdkitServer server(dir, {"file=" + image, "latency=none"});
+    NbdHandle h = server.connect();
+    for (uint64_t b : some_blocks())
+      EXPECT_EQ(read_bytes(h.get(), b * kBlk, kBlk), pattern_bytes(b * kBlk, kBlk, 7)) << "block " << b;
+    nbd_shutdown(h.get(), 0);
+    ASSERT_EQ(server.stop(), 0) << server.stderr_text();
+  }
+  InspectRun after = inspect_unchanged(dir, image, {"--check", image});
+  EXPECT_EQ(after.exit_code, 0) << after.out << after.err;
+}
+
 TEST(Inspect, RefusesWhatIsNotAnImage) {
   TempDir dir;
   auto refused = [&](const std::vector<std::string>& args, int code, const std::string& says) {

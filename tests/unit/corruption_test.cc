@@ -15,6 +15,7 @@
 // platters 4 KiB into the image) so each case copies and opens one in
 // microseconds.
 #include <gtest/gtest.h>
+#include <fmt/format.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -117,6 +118,14 @@ Image make_image(bool clean) {
     uint64_t b = rng() % blocks;
     write(b, std::min<uint64_t>(blocks - b, 1 + rng() % 2));
     if (i % 5 == 4) now = d.flush(now).end;
+  }
+  // End with at least three flushed writes after the last record.
+  for (int since = 0; since < 3;) {
+    const uint64_t records = d.vld_stats().records_written;
+    uint64_t b = rng() % blocks;
+    write(b, 1);
+    now = d.flush(now).end;
+    since = d.vld_stats().records_written == records ? since + 1 : 0;
   }
   now = d.flush(now).end;
   if (clean) d.close();
@@ -356,10 +365,10 @@ TEST_P(Corruption, SuperblockBitFlipsAreRefusedByTheChecksum) {
     flip_bit(b, f.offset, 3);
     Outcome o = open_damaged(img(), b, name(std::string("superblock: bit flipped in ") + f.field));
     if (std::string(f.field) == "magic")
-      expect_refused(o, "not a vld image");
+      expect_refused(o, "damaged superblock (no VLDIMAGE magic, but a vld superblock's checksum");
     else
       expect_refused(o, "damaged superblock (checksum mismatch)");
-    EXPECT_EQ(o.err, f.offset < 8 ? EINVAL : EIO);
+    EXPECT_EQ(o.err, EIO);
   }
 }
 
@@ -368,9 +377,16 @@ TEST_P(Corruption, ZeroedSuperblockIsRefused) {
     Bytes b = img().bytes;
     zero_range(b, 0, len);
     Outcome o = open_damaged(img(), b, name("superblock: first " + std::to_string(len) + " bytes zeroed"));
-    // The magic is gone: indistinguishable from a file that never was an
-    // image, and refused as such, untouched.
-    expect_refused(o, "not a vld image");
+    if (len == kSectorBytes) {
+      // The magic is gone, but the checksum at its end shows what it was.
+      expect_refused(o, "damaged superblock (no VLDIMAGE magic");
+      EXPECT_EQ(o.err, EIO);
+    } else {
+      // Nothing left to tell it from a file that never was an image:
+      // refused as such, untouched.
+      expect_refused(o, "not a vld image");
+      EXPECT_EQ(o.err, EINVAL);
+    }
   }
   // Only its last sector (padding and checksum) zeroed: the checksum fails.
   Bytes b = img().bytes;
@@ -416,7 +432,19 @@ TEST_P(Corruption, ResealedSuperblockWithAbsurdFieldsIsRefused) {
 
 // ---- log records ------------------------------------------------------------------
 
-TEST_P(Corruption, OneDamagedRecordSlotRecoversFromTheOther) {
+// Both slots hold a valid record on every image (VldDisk::format writes
+// both), so a slot that does not is damaged, and the other may be the older
+// record: writes since the newer one may lie outside its window, and may
+// have reused sectors its tree points to. Recovery trusts neither and scans
+// the whole disk for the newest map whose tree is whole (recovery.h), then
+// writes two records, so the next open trusts the records again.
+Bytes records_healed_after_open(const Image& img, const Bytes& damaged) {
+  MemoryBackingStore mem(damaged);
+  { VldDisk d(std::make_unique<ProxyStore>(mem), img.sb); }
+  return mem.bytes();
+}
+
+TEST_P(Corruption, OneDamagedRecordSlotRecoversExactlyByAFullScan) {
   const Records r = records_of(img());
   ASSERT_TRUE(r.slot[0] && r.slot[1]) << "both slots written";
   const int newest = r.newest();
@@ -429,33 +457,15 @@ TEST_P(Corruption, OneDamagedRecordSlotRecoversFromTheOther) {
       else
         flip_bit(b, sector_offset(img().sb, slot) + 20, 1);  // durable_seq
       Outcome o = open_damaged(img(), b, name("log record, " + which + " slot " + (zero ? "zeroed" : "bit flipped")));
-      if (slot == newest && !GetParam()) {
-        // Unclean: writes since the newest record reused sectors the older
-        // record's map points to (they were freed by the newest record).
-        // Recovery from the older record meets one of them and refuses.
-        expect_refused(o, "image damaged: the map sector of piece");
-        EXPECT_NE(o.error.find("log record slot " + std::to_string(slot) + " is damaged too"),
-                  std::string::npos)
-            << o.error;
-        continue;
-      }
       expect_exact(o);
-      if (slot == newest) {
-        EXPECT_EQ(o.method, "record+window");  // the older record is an unclean one
-      }
+      EXPECT_EQ(o.method, "full-scan");
+      const Records healed = records_of(Image{img().sb, records_healed_after_open(img(), b), {}, false});
+      EXPECT_TRUE(healed.slot[0] && healed.slot[1]) << "a damaged slot was left damaged";
     }
   }
 }
 
-// Both slots damaged: the paper's last resort, a scan of the whole disk
-// (recovery.h). It serves no garbage, but it starts each piece from the
-// OLDEST version it finds and then needs an unbroken prev_seq chain; the
-// versions in between were recycled long ago, so on these images it keeps
-// only 31 of 128 blocks: 59 read an older version of themselves (durable
-// writes silently lost) and 38 fail with EIO (their old locations were
-// reused). Reported as a bug; the test pins "no garbage", and the disabled
-// one below states the contract it should meet (exact, or refuse).
-TEST_P(Corruption, BothRecordSlotsDamagedFallBackToAFullScanThatServesNoGarbage) {
+TEST_P(Corruption, BothRecordSlotsDamagedRecoverExactlyByAFullScan) {
   for (bool zero : {false, true}) {
     Bytes b = img().bytes;
     for (int slot = 0; slot < 2; ++slot) {
@@ -465,20 +475,31 @@ TEST_P(Corruption, BothRecordSlotsDamagedFallBackToAFullScanThatServesNoGarbage)
         flip_bit(b, sector_offset(img().sb, slot) + 20, 1);
     }
     Outcome o = open_damaged(img(), b, name(std::string("both log record slots ") + (zero ? "zeroed" : "bit flipped")));
-    ASSERT_TRUE(o.opened) << o.error;
+    expect_exact(o);
     EXPECT_EQ(o.method, "full-scan");
-    expect_no_garbage(o);
   }
 }
 
-TEST_P(Corruption, DISABLED_BothRecordSlotsDamagedRecoverExactlyOrRefuse) {
-  Bytes b = img().bytes;
-  for (int slot = 0; slot < 2; ++slot) zero_range(b, sector_offset(img().sb, slot), kSectorBytes);
-  Outcome o = open_damaged(img(), b, name("both log record slots zeroed (contract)"));
-  if (o.opened) {
-    expect_exact(o);
-  } else {
-    expect_refused(o, "log record");
+// Both slots and a live map sector damaged: the newest tree is not whole.
+// Older trees that still are (their map sectors not yet reused) hold older
+// versions of some blocks; a flushed write that a later map sector vouches
+// for (synced_back) must not be lost for them, so recovery refuses, naming
+// the damage. Only the clean image's closing checkpoint, which changes no
+// block, may be given up for the tree it replaced.
+TEST_P(Corruption, BothRecordSlotsAndALiveMapSectorDamagedRecoverExactlyOrRefuse) {
+  for (const auto& [piece, f] : live_tree_of(img())) {
+    Bytes b = img().bytes;
+    for (int slot = 0; slot < 2; ++slot) zero_range(b, sector_offset(img().sb, slot), kSectorBytes);
+    zero_range(b, sector_offset(img().sb, f.psn), kSectorBytes);
+    Outcome o = open_damaged(img(), b,
+                             name("both log record slots and the live map sector of piece " +
+                                  std::to_string(piece) + " zeroed"));
+    if (o.opened) {
+      expect_exact(o);
+    } else {
+      expect_refused(o, "both log record slots");
+      EXPECT_NE(o.error.find("map sector of piece"), std::string::npos) << o.error;
+    }
   }
 }
 
@@ -514,65 +535,96 @@ TEST_P(Corruption, DamagedLiveMapSectorIsRefusedNotReadAsZeros) {
   }
 }
 
-// A map sector written after the newest record (an unclean image's window
-// candidates), damaged: that request's group is incomplete and is rolled
-// back, with every later request on the same pieces. Those requests were
-// flushed, but recovery cannot tell a damaged sector from one never
-// written: the older version is served. Never garbage; the table says what.
-TEST(Corruption, DamagedCandidateMapSectorRollsBackToTheOlderVersion) {
-  const Image& img = unclean_image();
+// Map sectors written after the newest record (an unclean image's window
+// candidates). Recovery cannot tell a damaged one from one a crash never
+// wrote, except where a later map sector vouches that it was flushed
+// (synced_back): then it refuses, naming it. The image ends with flushed
+// writes, each vouched for by the next; the newest is vouched for by none,
+// so damage to it rolls its request back like a lost write (an older
+// version is served, never garbage): the gap docs/corruption.md states.
+struct Candidates {
+  uint64_t durable = 0;
+  std::vector<FoundSector> sorted;  // by seq
+};
+Candidates candidates_of(const Image& img) {
+  Candidates c;
   const Records r = records_of(img);
-  const uint64_t durable = r.slot[r.newest()]->durable_seq;
-  std::vector<FoundSector> cands;
+  c.durable = r.slot[r.newest()]->durable_seq;
   for (const FoundSector& f : map_sectors_of(img))
-    if (f.m.seq > durable) cands.push_back(f);
-  ASSERT_FALSE(cands.empty()) << "the unclean image has no writes after its last record";
-  std::sort(cands.begin(), cands.end(), [](auto& a, auto& b) { return a.m.seq < b.m.seq; });
-  for (const FoundSector& f : {cands.front(), cands.back()}) {
+    if (f.m.seq > c.durable) c.sorted.push_back(f);
+  std::sort(c.sorted.begin(), c.sorted.end(), [](auto& a, auto& b) { return a.m.seq < b.m.seq; });
+  return c;
+}
+
+TEST(Corruption, DamagedFlushedCandidateMapSectorIsRefused) {
+  const Image& img = unclean_image();
+  const Candidates c = candidates_of(img);
+  ASSERT_GE(c.sorted.size(), 2u) << "the unclean image has too few writes after its last record";
+  for (const FoundSector& f : c.sorted) {
+    if (f.m.seq == c.sorted.back().m.seq) continue;  // the newest: below
     Bytes b = img.bytes;
     flip_bit(b, sector_offset(img.sb, f.psn) + 100, 4);
     Outcome o = open_damaged(img, b,
-                             "unclean image, map sector written after the record (seq " +
-                                 std::to_string(f.m.seq - durable) + " of " +
-                                 std::to_string(cands.back().m.seq - durable) + ") bit flipped");
-    ASSERT_TRUE(o.opened) << o.error;
-    // Every block reads exact, or an older version of itself: never another
-    // block's data, never garbage, never EIO.
-    EXPECT_TRUE(o.eio.empty()) << o.summary();
-    expect_no_garbage(o);
-    EXPECT_FALSE(o.older.empty()) << "the damaged request was kept?";
+                             "unclean image, flushed map sector written after the record (seq " +
+                                 std::to_string(f.m.seq - c.durable) + " of " +
+                                 std::to_string(c.sorted.back().m.seq - c.durable) +
+                                 ") bit flipped");
+    expect_refused(o, "says seq");
+    EXPECT_NE(o.error.find("no map sector with seq " + std::to_string(f.m.seq)), std::string::npos)
+        << o.error;
+    EXPECT_EQ(o.err, EIO);
   }
+}
+
+TEST(Corruption, DamagedNewestCandidateMapSectorRollsBackToTheOlderVersion) {
+  const Image& img = unclean_image();
+  const Candidates c = candidates_of(img);
+  ASSERT_FALSE(c.sorted.empty());
+  Bytes b = img.bytes;
+  flip_bit(b, sector_offset(img.sb, c.sorted.back().psn) + 100, 4);
+  Outcome o = open_damaged(img, b, "unclean image, newest map sector (vouched for by none) bit flipped");
+  ASSERT_TRUE(o.opened) << o.error;
+  EXPECT_TRUE(o.eio.empty()) << o.summary();
+  expect_no_garbage(o);
+  EXPECT_FALSE(o.older.empty()) << "the damaged request was kept?";
 }
 
 // ---- data blocks -------------------------------------------------------------------------
 
-// The data block of a request written after the newest record (unclean
-// image), damaged: recovery checks the data of every such request, finds
-// this one's checksum wrong and rolls the request back, exactly as if the
-// write had never reached the platters (it cannot tell the two apart). The
-// request was flushed, so a durable write is lost: the block reads its
-// previous version, not EIO. Reported; the test pins "no garbage".
-TEST(Corruption, DamagedDataOfARequestAfterTheRecordRollsItBack) {
+// The data block of a flushed request written after the newest record,
+// damaged: a later map sector vouches the request was flushed, so recovery
+// refuses, naming the block. The newest request's data, vouched for by
+// none, is rolled back with its request, as for its map sector.
+TEST(Corruption, DamagedDataOfARequestAfterTheRecordIsRefusedOrRolledBack) {
   const Image& img = unclean_image();
-  const Records r = records_of(img);
-  const uint64_t durable = r.slot[r.newest()]->durable_seq;
-  std::optional<std::pair<uint64_t, uint64_t>> target;  // block, psn
-  for (const FoundSector& f : map_sectors_of(img)) {
-    if (f.m.seq <= durable) continue;
-    for (uint32_t e = 0; e < kEntriesPerPiece && !target; ++e)
-      if ((f.m.changed >> e & 1) && f.m.entries[e].mapped())
-        target = {uint64_t{f.m.piece} * kEntriesPerPiece + e, f.m.entries[e].psn()};
+  const Candidates c = candidates_of(img);
+  int refused = 0, rolled_back = 0;
+  for (const FoundSector& f : c.sorted) {
+    for (uint32_t e = 0; e < kEntriesPerPiece; ++e) {
+      if (!(f.m.changed >> e & 1) || !f.m.entries[e].mapped()) continue;
+      const uint64_t block = uint64_t{f.m.piece} * kEntriesPerPiece + e;
+      Bytes b = img.bytes;
+      flip_bit(b, sector_offset(img.sb, f.m.entries[e].psn()) + 7, 2);
+      const bool newest = f.m.group_seq == c.sorted.back().m.group_seq;
+      Outcome o = open_damaged(img, b,
+                               "unclean image, data block " + std::to_string(block) +
+                                   " of a request after the record" +
+                                   (newest ? " (the newest)" : "") + ", bit flipped");
+      if (newest) {
+        ASSERT_TRUE(o.opened) << o.error;
+        EXPECT_TRUE(o.eio.empty()) << o.summary();
+        expect_no_garbage(o);
+        EXPECT_NE(std::find(o.older.begin(), o.older.end(), block), o.older.end()) << o.summary();
+        ++rolled_back;
+      } else {
+        expect_refused(o, fmt::format("data block {} at physical sector {} fails its checksum",
+                                      block, f.m.entries[e].psn()));
+        ++refused;
+      }
+    }
   }
-  ASSERT_TRUE(target) << "no data written after the record";
-  Bytes b = img.bytes;
-  flip_bit(b, sector_offset(img.sb, target->second) + 7, 2);
-  Outcome o = open_damaged(img, b,
-                           "unclean image, data block " + std::to_string(target->first) +
-                               " written after the record, bit flipped");
-  ASSERT_TRUE(o.opened) << o.error;
-  EXPECT_TRUE(o.eio.empty()) << o.summary();
-  expect_no_garbage(o);
-  EXPECT_NE(std::find(o.older.begin(), o.older.end(), target->first), o.older.end()) << o.summary();
+  EXPECT_GE(refused, 1);
+  EXPECT_GE(rolled_back, 1);
 }
 
 TEST_P(Corruption, DamagedDataBlockIsAnIoErrorNamingTheBlock) {
@@ -589,11 +641,16 @@ TEST_P(Corruption, DamagedDataBlockIsAnIoErrorNamingTheBlock) {
         flip_bit(b, sector_offset(img().sb, psn) + 123, 6);
       Outcome o = open_damaged(img(), b,
                                name("data block " + std::to_string(blk) + (zero ? " first sector zeroed" : " bit flipped")));
+      if (!GetParam() && !o.opened) {
+        // Unclean, and the block was written by a flushed request after the
+        // record: refused, as above.
+        expect_refused(o, "data block " + std::to_string(blk) + " ");
+        continue;
+      }
       ASSERT_TRUE(o.opened) << o.error;
       if (!GetParam() && o.eio.empty()) {
-        // Unclean, and the block was written after the record: recovery
-        // checks its data, finds it damaged and rolls its request back, as
-        // for a damaged candidate map sector (an older version is served).
+        // Unclean, and the block was written by the newest request, which
+        // nothing vouches for: rolled back (an older version is served).
         expect_no_garbage(o);
         continue;
       }

@@ -155,15 +155,22 @@ TEST(Superblock, FlippedByteIsABadChecksum) {
   }
 }
 
-TEST(Superblock, WrongMagicIsNotVld) {
+// A superblock's shape without its magic (zero from byte 184, a checksum at
+// 4088) is a damaged vld superblock; anything else without it is not vld.
+TEST(Superblock, WrongMagicIsDamagedOnlyWhereTheRestIsAVldSuperblocks) {
   Superblock sb = unusual_superblock();
   auto bytes = encode_superblock(sb);
   bytes[0] = 'X';
   Superblock back;
   std::string why;
+  EXPECT_EQ(decode_superblock(bytes.data(), &back, &why), DecodeResult::kDamagedStart);
+  bytes[1000] = 1;  // not zero where a superblock is
   EXPECT_EQ(decode_superblock(bytes.data(), &back, &why), DecodeResult::kNotVld);
   std::array<unsigned char, kSuperblockBytes> zeros{};
   EXPECT_EQ(decode_superblock(zeros.data(), &back, &why), DecodeResult::kNotVld);
+  std::array<unsigned char, kSuperblockBytes> text{};
+  text.fill('a');
+  EXPECT_EQ(decode_superblock(text.data(), &back, &why), DecodeResult::kNotVld);
 }
 
 TEST(Superblock, OtherVersionIsUnsupported) {
