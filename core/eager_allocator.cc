@@ -44,7 +44,7 @@ std::optional<EagerAllocator::Choice> EagerAllocator::nearest(uint32_t len, Head
   std::optional<Choice> best;
   uint64_t best_rank = 0;
   auto consider = [&](uint32_t track, uint32_t d) {
-    if (free_.longest_free_run(track) < len || track == excluded_) return;
+    if (free_.longest_free_run(track) < len || !usable(track)) return;
     if (skip_empty && free_.is_empty(track)) return;
     auto choice = on_track(track, len, head, at);
     if (!choice) return;
@@ -100,7 +100,7 @@ std::optional<uint32_t> EagerAllocator::nearest_empty_track(HeadPosition head, S
     if (best && d > 0 && g.seek.time(d) >= best_cost) break;
     for (uint32_t h = 0; h < g.tracks_per_cylinder; ++h) {
       uint32_t track = c * g.tracks_per_cylinder + h;
-      if (!free_.is_empty(track) || track == excluded_) continue;
+      if (!free_.is_empty(track) || !usable(track)) continue;
       // An empty track can be written from wherever the head lands on it.
       ServiceBreakdown move = drive_.reposition(head, HeadPosition{c, h});
       SimDuration cost = move.seek + move.head_switch;
@@ -116,7 +116,7 @@ std::optional<uint32_t> EagerAllocator::nearest_empty_track(HeadPosition head, S
 
 bool EagerAllocator::fill_track_usable(std::optional<uint32_t> fill, uint32_t len,
                                        const CylinderWindow& window) const {
-  if (!fill || fill == excluded_) return false;
+  if (!fill || !usable(*fill)) return false;
   const DriveGeometry& g = drive_.geometry();
   uint32_t track = *fill;
   if (!window.contains(track / g.tracks_per_cylinder, drive_.simulated_cylinders())) return false;
@@ -132,6 +132,18 @@ std::optional<EagerAllocator::Choice> EagerAllocator::choose(uint32_t len, HeadP
                                                              bool* greedy, PlaceMode mode) const {
   if (mode == PlaceMode::kHolePlug) {
     return nearest(len, head, t, window, /*skip_empty=*/true);
+  }
+  if (mode == PlaceMode::kRepack) {
+    // Blocks onto the reserve track from wherever the head lands, each right
+    // behind the one before: the track ends with one free run, the room the
+    // repack was for. Map sectors (one sector) go to the nearest free run
+    // elsewhere: the short runs the repack is about take them, and the
+    // reserve's run stays whole.
+    if (len == 1)
+      if (auto c = nearest(len, head, t, window)) return c;
+    if (reserved_)
+      if (auto c = on_track(*reserved_, len, head, t)) return c;
+    return nearest(len, head, t, window);
   }
   // The fill track, while it is below the threshold and the piece fits in
   // one of its free runs; but moving to the nearest empty track wins when it

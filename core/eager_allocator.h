@@ -27,6 +27,11 @@
 // the point of compacting) and never on the excluded track (the one being
 // emptied, which no placement of any mode may use meanwhile).
 //
+// The reserve track (VldDisk's last resort against running out of room for
+// whole blocks, see VldDisk::repack) is an empty track no placement uses
+// except PlaceMode::kRepack, which packs a fragmented track's blocks onto it
+// back to back, and puts map sectors in the nearest free run elsewhere.
+//
 // Thread-safety: not thread-safe; owned by VldDisk under the controller lock.
 #ifndef VLD_CORE_EAGER_ALLOCATOR_H_
 #define VLD_CORE_EAGER_ALLOCATOR_H_
@@ -91,7 +96,7 @@ struct CylinderWindow {
   }
 };
 
-enum class PlaceMode { kEager, kHolePlug };
+enum class PlaceMode { kEager, kHolePlug, kRepack };
 
 struct AllocatorPolicy {
   double fill_fraction = 0.75;  // fill= : fill empty tracks to this, then switch
@@ -129,6 +134,11 @@ class EagerAllocator {
   // The track being compacted: no placement uses it until reset.
   void set_excluded_track(std::optional<uint32_t> track) { excluded_ = track; }
   std::optional<uint32_t> excluded_track() const { return excluded_; }
+  // The reserve track: only PlaceMode::kRepack places there.
+  void set_reserved_track(std::optional<uint32_t> track) { reserved_ = track; }
+  std::optional<uint32_t> reserved_track() const { return reserved_; }
+  // Neither excluded nor reserved: ordinary placement may use it.
+  bool usable(uint32_t track) const { return track != excluded_ && track != reserved_; }
   // The track being filled to the threshold, if any.
   std::optional<uint32_t> fill_track() const { return fill_track_; }
 
@@ -186,6 +196,7 @@ class EagerAllocator {
   AllocatorPolicy policy_;
   std::optional<uint32_t> fill_track_;
   std::optional<uint32_t> excluded_;
+  std::optional<uint32_t> reserved_;
   AllocatorStats stats_;
 };
 

@@ -28,6 +28,18 @@ struct FormatOptions {
 // The superblock of a new image: sizes the platters and draws the secret.
 Superblock plan_image(const FormatOptions& options);
 
+// mode=vld: the most blocks the platters are sure to hold whatever order the
+// writes come in: floor((sectors_per_track - 1) / block sectors) on every
+// track but the system and reserve tracks (a block beside at least one map
+// sector), less room for two versions of every map sector. Writes strand
+// the few sectors the head passes during each command's overhead; repacking
+// (VldDisk::repack) recovers them up to this.
+uint64_t vld_block_capacity(const Superblock& sb);
+
+// Throws (EINVAL, naming the smallest spare= that is enough) unless every
+// block of a vld export can be written: vld_block_capacity() covers it.
+void check_vld_fillable(const FormatOptions& options, const Superblock& sb);
+
 // Writes an empty disk onto a zeroed store: the superblock, and for vld the
 // first log record. create_image() does this to a new file.
 void format_store(BackingStore& store, const Superblock& sb);

@@ -108,6 +108,7 @@ void VldDisk::install(RecoveredState& st) {
     log_.set_next_seq(st.next_seq);
     if (std::string why = log_.check(); !why.empty())
       throw Error("image damaged: the virtual log tree is broken (" + why + ")", EIO);
+    choose_reserve();
     // Invalidate the clean record by a newer one before serving.
     write_record(false, cmd, window_at(drive_.head().cylinder), "open");
   } else {
@@ -130,6 +131,7 @@ void VldDisk::write_checkpoint(RecoveredState& st) {
     if (st.nodes[p].seq) log_.set_node(p, st.nodes[p].psn, st.nodes[p].seq, {});
   log_.set_next_seq(st.next_seq);
   Command cmd{kSimEpoch, {}, true, 0, 0};
+  choose_reserve();
   checkpoint(cmd, /*retire_old=*/false);
   write_record(false, cmd, window_at(drive_.head().cylinder), "recovered");
   // After a full scan one slot may still hold a damaged record: a second
@@ -242,6 +244,11 @@ void VldDisk::write_record(bool clean, Command& cmd, std::optional<CylinderWindo
   pending_data_.clear();
   for (uint32_t psn : retired_map_) free_.release(psn / layout_.spt, psn % layout_.spt, 1);
   retired_map_.clear();
+  if (next_reserve_) {  // the last repack's victim, empty now
+    alloc_.set_excluded_track(std::nullopt);
+    alloc_.set_reserved_track(next_reserve_);
+    next_reserve_.reset();
+  }
   // A window moved to (even onto the same cylinders) starts a new measure
   // of how spent it is; a record that keeps it (compaction) does not.
   window_ = w;
@@ -339,34 +346,55 @@ void VldDisk::release_data(const MapEntry& e) {
 
 bool VldDisk::apply(std::vector<Update>& updates, std::span<const uint32_t> rewrite_pieces,
                     bool fua, Command& cmd, PlaceMode mode) {
-  const bool move = mode == PlaceMode::kHolePlug;
+  const bool move = mode != PlaceMode::kEager;  // a compaction move or a repack
   std::vector<uint32_t> pieces(rewrite_pieces.begin(), rewrite_pieces.end());
   for (const Update& u : updates) pieces.push_back(static_cast<uint32_t>(u.block / kEntriesPerPiece));
   std::sort(pieces.begin(), pieces.end());
   pieces.erase(std::unique(pieces.begin(), pieces.end()), pieces.end());
-  std::vector<PlannedNode> group = log_.plan(pieces);
 
   std::vector<uint32_t> sizes;
   for (const Update& u : updates)
     if (u.data) sizes.push_back(layout_.block_sectors);
   const size_t data_pieces = sizes.size();
-  sizes.insert(sizes.end(), group.size(), 1);
+  std::vector<PlannedNode> group;
+  // The group depends on the log's state, which a repack changes.
+  auto plan_group = [&] {
+    group = log_.plan(pieces);
+    sizes.resize(data_pieces);
+    sizes.insert(sizes.end(), group.size(), 1);
+  };
+  plan_group();
 
   std::vector<size_t> order;
   const AllocatorStats alloc_before = alloc_.stats();
   std::optional<std::vector<Extent>> ext =
       alloc_.place(sizes, drive_.head(), cmd.t, window_, &order, mode);
   if (!ext && move) return false;
-  if (!ext) {  // the window is full: move it to the head and try again
+  // (Freed map sectors alone rarely make a run that holds a block.)
+  const bool fits_somewhere = could_fit_anywhere(sizes);
+  if (!ext && (fits_somewhere || !pending_data_.empty() || data_pieces == 0)) {
+    // The window is full: move it to the head (freeing what waited for a
+    // record) and try again.
     write_record(false, cmd, window_at(drive_.head().cylinder), "window full");
     ext = alloc_.place(sizes, drive_.head(), cmd.t, window_, &order);
   }
-  if (!ext) {  // anywhere at all
+  if (!ext && could_fit_anywhere(sizes)) {  // anywhere at all
     write_record(false, cmd, CylinderWindow{drive_.head().cylinder, layout_.cylinders},
                  "window full: the whole disk");
     ext = alloc_.place(sizes, drive_.head(), cmd.t, window_, &order);
   }
-  if (!ext) throw Error("no free space left on the simulated platters", ENOSPC);
+  // Free space left only in runs too short for a block: make some longer.
+  // Each repack leaves a run that holds a block; bounded all the same.
+  for (uint32_t repacks = 0; !ext && data_pieces > 0 && repacks < layout_.tracks && repack(cmd);
+       ++repacks) {
+    plan_group();
+    ext = alloc_.place(sizes, drive_.head(), cmd.t, window_, &order);
+  }
+  if (!ext)
+    throw Error(fmt::format("no free space left on the simulated platters for a {}-block "
+                            "write ({} of {} physical blocks hold live data)",
+                            data_pieces, live_blocks_, sb_.physical_blocks()),
+                ENOSPC);
 
   // Data, then the map entries that point to it.
   size_t k = 0;
@@ -451,6 +479,117 @@ bool VldDisk::apply(std::vector<Update>& updates, std::span<const uint32_t> rewr
     maybe_write_record(cmd);
   }
   return true;
+}
+
+bool VldDisk::could_fit_anywhere(std::span<const uint32_t> sizes) const {
+  if (sizes.empty()) return true;
+  const uint32_t largest = *std::max_element(sizes.begin(), sizes.end());
+  for (uint32_t t = 1; t < layout_.tracks; ++t)
+    if (alloc_.usable(t) && free_.longest_free_run(t) >= largest) return true;
+  return false;
+}
+
+void VldDisk::live_on(uint32_t track, std::vector<uint64_t>* blocks,
+                      std::vector<uint32_t>* pieces) const {
+  const uint64_t lo = uint64_t{track} * layout_.spt, hi = lo + layout_.spt;
+  for (uint64_t b = 0; b < map_.size(); ++b)
+    if (map_[b].mapped() && map_[b].psn() >= lo && map_[b].psn() < hi) blocks->push_back(b);
+  for (uint32_t p = 0; p < layout_.pieces; ++p) {
+    const LogNode& n = log_.node(p);
+    if (n.seq && n.psn >= lo && n.psn < hi) pieces->push_back(p);
+  }
+}
+
+// ---- running out of room for whole blocks ------------------------------------
+
+void VldDisk::choose_reserve() {
+  // The last empty track: far from where a new image's writes begin, so the
+  // reserve changes nothing until the disk fills.
+  alloc_.set_reserved_track(std::nullopt);
+  for (uint32_t t = layout_.tracks; t-- > 1;)
+    if (free_.is_empty(t) && alloc_.usable(t)) {
+      alloc_.set_reserved_track(t);
+      break;
+    }
+  VLD_TRACE(kAllocator, 1, "reserve track: {}",
+            alloc_.reserved_track() ? std::to_string(*alloc_.reserved_track()) : "none (no empty track)");
+}
+
+bool VldDisk::repack(Command& cmd) {
+  // One track at a time is kept out of placement: give up the compactor's
+  // (its record also frees the last repack's victim, if one waits).
+  if (victim_) end_victim(cmd, /*emptied=*/false);
+  // The last repack's victim is the reserve once a record frees its old
+  // copies, and the moves go to the reserve, so the window must hold it:
+  // one record does both. It also frees whatever else waited, so the free
+  // counts below are true.
+  if (next_reserve_)
+    write_record(false, cmd, window_at(*next_reserve_ / layout_.heads),
+                 "repack: the last victim freed");
+  const std::optional<uint32_t> reserve = alloc_.reserved_track();
+  if (!reserve || !free_.is_empty(*reserve)) return false;
+  if (!window_.contains(*reserve / layout_.heads, layout_.cylinders))
+    write_record(false, cmd, window_at(*reserve / layout_.heads), "repack: window to the reserve");
+
+  // Victims in order of the free sectors they would turn into one run;
+  // worth it only if the run left on the reserve after the blocks holds a
+  // block (the move's map sectors go elsewhere): otherwise repacking could
+  // go round the tracks for ever.
+  std::vector<uint32_t> blocks_on(layout_.tracks, 0);
+  for (const MapEntry& e : map_)
+    if (e.mapped()) ++blocks_on[e.psn() / layout_.spt];
+  std::vector<std::pair<uint32_t, uint32_t>> by_free;  // (free sectors, track)
+  for (uint32_t t = 1; t < layout_.tracks; ++t)
+    if (t != *reserve && !free_.is_empty(t) && free_.free_sectors(t) >= layout_.block_sectors &&
+        (blocks_on[t] + 1) * layout_.block_sectors <= layout_.spt)
+      by_free.emplace_back(free_.free_sectors(t), t);
+  std::sort(by_free.begin(), by_free.end(), std::greater<>());
+  for (const auto& [free_sectors, track] : by_free) {
+    std::vector<uint64_t> blocks;
+    std::vector<uint32_t> pieces;
+    live_on(track, &blocks, &pieces);
+    // Read the whole track (one revolution); a block that fails its
+    // checksum is not moved (a new checksum would hide the damage): try
+    // the next track.
+    const SimTime started = cmd.t;
+    const SectorRun whole{uint64_t{track} * layout_.spt, layout_.spt};
+    Access a = drive_.read(std::span(&whole, 1), cmd.t, /*charge_overhead=*/false);
+    cmd.t = a.end;
+    cmd.b += a.breakdown;
+    std::vector<std::vector<std::byte>> data(blocks.size(), std::vector<std::byte>(sb_.block_bytes));
+    bool damaged = false;
+    for (size_t i = 0; i < blocks.size() && !damaged; ++i) {
+      store_read(extent_of(map_[blocks[i]]), data[i].data());
+      damaged = data_checksum(data[i].data(), sb_.block_bytes, blocks[i]) != map_[blocks[i]].checksum;
+    }
+    if (damaged) {
+      VLD_TRACE(kAllocator, 1, "repack: track {} holds a damaged block; not moving it", track);
+      continue;
+    }
+    std::vector<Update> updates;
+    for (size_t i = 0; i < blocks.size(); ++i) updates.push_back(Update{blocks[i], data[i].data()});
+    alloc_.set_excluded_track(track);
+    if (!apply(updates, pieces, /*fua=*/false, cmd, PlaceMode::kRepack)) {
+      alloc_.set_excluded_track(std::nullopt);
+      return false;
+    }
+    // The reserve now holds the victim's blocks, and the victim (still
+    // excluded from placement) is empty once the next record frees their
+    // old copies: it is the next reserve (write_record).
+    alloc_.set_reserved_track(std::nullopt);
+    next_reserve_ = track;
+    ++stats_.repacks;
+    stats_.repack_blocks_moved += blocks.size();
+    stats_.repack_time += cmd.t - started;
+    VLD_TRACE(kAllocator, 1,
+              "repacked track {} ({} free sectors in runs shorter than a block) onto reserve "
+              "track {}: {} data blocks, {} map pieces; {} sectors free in one run there; "
+              "{:.1f} us",
+              track, free_sectors, *reserve, blocks.size(), pieces.size(),
+              free_.free_sectors(*reserve), to_us(cmd.t - started));
+    return true;
+  }
+  return false;
 }
 
 Completion VldDisk::read(uint64_t offset, std::span<std::byte> out, SimTime start) {
@@ -632,13 +771,7 @@ bool VldDisk::choose_victim(SimTime now) {
   Victim v;
   v.track = *track;
   v.at_start = compactor_.stats();
-  const uint64_t lo = uint64_t{*track} * layout_.spt, hi = lo + layout_.spt;
-  for (uint64_t b = 0; b < map_.size(); ++b)
-    if (map_[b].mapped() && map_[b].psn() >= lo && map_[b].psn() < hi) v.blocks.push_back(b);
-  for (uint32_t p = 0; p < layout_.pieces; ++p) {
-    const LogNode& n = log_.node(p);
-    if (n.seq && n.psn >= lo && n.psn < hi) v.pieces.push_back(p);
-  }
+  live_on(*track, &v.blocks, &v.pieces);
   VLD_TRACE(kCompactor, 1,
             "victim track {} (cylinder {} head {}), {}: {} of {} sectors in use, {} data blocks "
             "and {} map sectors to move; chosen from {} tracks with data in cylinders {}+{}",
@@ -722,6 +855,13 @@ void VldDisk::end_victim(Command& cmd, bool emptied) {
 
 std::optional<Completion> VldDisk::idle_step(SimTime start) {
   if (!compactor_.options().enabled || compaction_settled_) return std::nullopt;
+  if (next_reserve_) {
+    // The last repack's victim keeps the excluded track until a record
+    // frees it: idle time writes that record first.
+    Command cmd{start, {}, true, 0, 0};
+    write_record(false, cmd, std::nullopt, "repack: the last victim freed");
+    return finish(cmd);
+  }
   if (!victim_ && !choose_victim(start)) {
     compaction_settled_ = true;
     return std::nullopt;
@@ -867,6 +1007,11 @@ nlohmann::json VldDisk::extra_stats() const {
         {"mean_locate_sectors",
          a.pieces ? static_cast<double>(a.skipped_sectors) / a.pieces : 0.0}}},
       {"empty_tracks", free_.empty_tracks()},
+      {"reserve_track", alloc_.reserved_track() ? nlohmann::json(*alloc_.reserved_track())
+                                                : nlohmann::json(nullptr)},
+      {"repacks", stats_.repacks},
+      {"repack_blocks_moved", stats_.repack_blocks_moved},
+      {"repack_ms", to_ms(stats_.repack_time)},
   };
   const CompactorStats& c = compactor_.stats();
   const double client = static_cast<double>(stats_.client_blocks_written);

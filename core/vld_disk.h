@@ -93,6 +93,9 @@ struct VldStats {
   SimDuration record_time{};       // time spent writing log records
   uint64_t map_updates = 0;        // requests that wrote map sectors
   uint64_t client_blocks_written = 0;  // data blocks written for clients (not moves)
+  uint64_t repacks = 0;            // tracks repacked onto the reserve track
+  uint64_t repack_blocks_moved = 0;
+  SimDuration repack_time{};
 };
 
 class VldDisk final : public Disk {
@@ -174,6 +177,20 @@ class VldDisk final : public Disk {
   bool choose_victim(SimTime now);
   bool move_next(Command& cmd);
   void end_victim(Command& cmd, bool emptied);
+  // Running out of room for whole blocks: every write leaves the few
+  // sectors the head passes during the controller overhead free behind it,
+  // too few for a block, so a disk filled by back-to-back writes runs out
+  // of block-sized runs with a quarter of its free space left. An empty
+  // reserve track, which only a repack uses, takes the blocks of the track
+  // with the most such sectors, packed back to back (one group, so a crash
+  // keeps either copy); the next record frees the old copies, and the
+  // emptied track is the new reserve. false: no reserve, or nothing to gain.
+  bool repack(Command& cmd);
+  // The data blocks and the live map sectors (their pieces) on a track.
+  void live_on(uint32_t track, std::vector<uint64_t>* blocks, std::vector<uint32_t>* pieces) const;
+  void choose_reserve();
+  // Whether some usable track has a free run for the largest piece.
+  bool could_fit_anywhere(std::span<const uint32_t> sizes) const;
   // why: what called for the record, for the log trace.
   void write_record(bool clean, Command& cmd, std::optional<CylinderWindow> next_window,
                     const char* why);
@@ -225,6 +242,9 @@ class VldDisk final : public Disk {
   uint64_t synced_seq_ = 0;            // every map sector up to it is durable
   Compactor compactor_;
   std::optional<Victim> victim_;
+  // The last repack's victim, waiting for a record to free its old copies;
+  // then it is the reserve (until then no placement uses it).
+  std::optional<uint32_t> next_reserve_;
   // Nothing left to compact (or a move found no hole): wait for a write.
   bool compaction_settled_ = false;
   std::vector<SimTime> track_written_;  // last client data placed, per track

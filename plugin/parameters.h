@@ -104,7 +104,11 @@ inline constexpr ParameterDoc kParameters[] = {
      "Room on the simulated platters beyond the export and the map, in percent of the "
      "export (0 to 1000, default 25): a full export then fills 80% of the platters, the "
      "utilization of the paper's experiments. Eager writing needs free sectors near the "
-     "head; the less spare, the longer each write travels to find them."},
+     "head; the less spare, the longer each write travels to find them. B<mode=vld> refuses "
+     "a spare too small for every block of the export to be written once writes have "
+     "fragmented the tracks, and names the least that will do (st19101 and savvio10k4: "
+     "about 3; hp97560: 12, as its 72-sector tracks hold only 8 blocks beside a map "
+     "sector)."},
 
     {"sectors_per_track", "N", ParameterGroup::kFormat,
      "override the preset (e.g. st19101: 256)",

@@ -14,12 +14,17 @@
 //           between them, compactor on or off (section 5.5)
 //   table2  random 4 KiB synchronous updates at 80% measured right after
 //           compaction, vld beside inplace, with the breakdown (section 5.4)
+//   fill    every block of a new disk written once, 4 KiB at a time, back to
+//           back (as with latency=none), in order or shuffled: the write
+//           time as the disk fills, and the repacks that keep the last
+//           blocks writable (VldDisk::repack), vld beside inplace
 //
 // Images live in memory (MemoryBackingStore): a prepared disk (filled,
 // warmed up, cleanly closed) is snapshotted once and every point reopens a
 // copy, so points differ only in what they vary.
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <cstdio>
@@ -332,6 +337,7 @@ int cmd_table2(const DiskSpec& spec, uint64_t writes) {
       json x = ctl->extra_stats();
       j["map_update_us"] = x["vld"]["map_update_us"];
       j["empty_tracks_end"] = x["compactor"]["empty_tracks"];
+      j["repacks"] = x["vld"]["repacks"];
     }
     std::cout << j.dump() << std::endl;
   }
@@ -397,6 +403,74 @@ int cmd_fig2(const DiskSpec& spec, const std::vector<double>& thresholds, uint32
     j["head_switch_us"] = to_us(g.head_switch);
     j["policy"] = strict ? "strict" : "as-built";
     std::cout << j.dump() << std::endl;
+  }
+  return 0;
+}
+
+// ---- fill -------------------------------------------------------------------
+
+struct FillSpec {
+  bool shuffled = false;
+  uint64_t flush_every = 0;  // writes between flushes (0: none)
+  uint32_t points = 20;      // one line per 1/points of the export
+};
+
+int cmd_fill(const DiskSpec& spec, const FillSpec& fs) {
+  for (DiskMode mode : {DiskMode::kVld, DiskMode::kInplace}) {
+    const Superblock sb = plan(spec, mode);
+    auto store = std::make_unique<MemoryBackingStore>(sb.image_bytes());
+    format_store(*store, sb);
+    DiskOptions options;
+    options.vld.fill_fraction = spec.fill;
+    options.vld.window_cylinders = spec.window;
+    DiskController ctl(make_disk(std::move(store), sb, options));
+    const uint64_t blocks = sb.export_bytes / 4096;
+    std::vector<uint64_t> order(blocks);
+    for (uint64_t b = 0; b < blocks; ++b) order[b] = b;
+    if (fs.shuffled) std::shuffle(order.begin(), order.end(), std::mt19937_64(spec.seed));
+    const auto& data = payload(4096);
+    uint64_t done = 0, repacks_before = 0;
+    double repack_ms_before = 0;
+    for (uint32_t point = 1; point <= fs.points; ++point) {
+      const uint64_t until = blocks * point / fs.points;
+      SimDuration total{};
+      std::vector<double> lat;
+      for (; done < until; ++done) {
+        RequestTiming w = ctl.write(order[done] * 4096, std::span(data.data(), 4096), false,
+                                    std::nullopt);
+        total += w.end - w.start;
+        lat.push_back(to_us(w.end - w.start));
+        if (fs.flush_every && (done + 1) % fs.flush_every == 0) ctl.flush(std::nullopt);
+      }
+      if (lat.empty()) continue;
+      std::sort(lat.begin(), lat.end());
+      json j;
+      j["experiment"] = "fill";
+      j["disk"] = disk_json(spec, sb);
+      j["mode"] = mode_name(mode);
+      j["order"] = fs.shuffled ? "random" : "sequential";
+      j["flush_every"] = fs.flush_every;
+      j["written_pct"] = 100.0 * static_cast<double>(done) / static_cast<double>(blocks);
+      // In place every export block counts as live: report what was written.
+      j["utilization"] = mode == DiskMode::kVld ? ctl.utilization()
+                                                : static_cast<double>(done) /
+                                                      static_cast<double>(sb.physical_blocks());
+      j["writes"] = lat.size();
+      j["mean_us"] = mean_us(total, lat.size());
+      j["p99_us"] = lat[lat.size() * 99 / 100];
+      j["max_us"] = lat.back();
+      if (mode == DiskMode::kVld) {
+        json x = ctl.extra_stats()["vld"];
+        const uint64_t repacks = x["repacks"];
+        const double repack_ms = x["repack_ms"];
+        j["repacks"] = repacks - repacks_before;
+        j["repack_ms"] = repack_ms - repack_ms_before;
+        j["empty_tracks"] = x["empty_tracks"];
+        repacks_before = repacks;
+        repack_ms_before = repack_ms;
+      }
+      std::cout << j.dump() << std::endl;
+    }
   }
   return 0;
 }
@@ -471,6 +545,21 @@ int main(int argc, char** argv) {
   fig2->add_flag("--strict", strict,
                  "the paper's policy: stay on a track until the threshold, whatever the wait");
 
+  FillSpec fill_spec;
+  uint32_t fill_spare = 25;
+  auto* fill = app.add_subcommand("fill", "every block of a new disk written once, back to back");
+  fill->add_option("--geometry", spec.geometry, "drive preset: hp97560, st19101, savvio10k4")
+      ->capture_default_str();
+  fill->add_option("--size", size, "export size (K/M/G suffixes)")->capture_default_str();
+  fill->add_option("--spare", fill_spare, "spare platter percent (spare=)")->capture_default_str();
+  fill->add_flag("--shuffled", fill_spec.shuffled, "write the blocks in a random order (--seed)");
+  fill->add_option("--flush-every", fill_spec.flush_every, "writes between flushes (0: none)")
+      ->capture_default_str();
+  fill->add_option("--points", fill_spec.points, "output lines, one per slice of the export")
+      ->check(CLI::Range(1u, 1000u))
+      ->capture_default_str();
+  fill->add_option("--seed", spec.seed, "shuffle seed")->capture_default_str();
+
   CLI11_PARSE(app, argc, argv);
   try {
     auto bytes = [&](const std::string& s) {
@@ -494,6 +583,10 @@ int main(int argc, char** argv) {
     if (*fig11) return cmd_fig11(spec, bs);
     if (*table2) return cmd_table2(spec, writes);
     if (*fig2) return cmd_fig2(spec, thresholds, sectors, fig2_writes, strict);
+    if (*fill) {
+      spec.spare_percent = fill_spare;
+      return cmd_fill(spec, fill_spec);
+    }
   } catch (const std::exception& e) {
     std::cerr << "vld-bench: " << e.what() << "\n";
     return 1;

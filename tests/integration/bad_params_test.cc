@@ -136,6 +136,16 @@ TEST(BadParameters, BadFillAndWindow) {
   ExpectRejectedOnNewFile({"size=16M", "window=0"}, "window", {"window=0"});
 }
 
+// A vld disk whose platters could not hold every block once writes have
+// fragmented them (core/image.h: vld_block_capacity) is refused at
+// creation, naming the spare= (or block=) that would do.
+TEST(BadParameters, SpareTooSmallOrBlockTooBigForVld) {
+  ExpectRejectedOnNewFile({"size=64M", "geometry=hp97560", "spare=10", "mode=vld"}, "spare",
+                          {"spare=10 is too little", "use spare=12 or more"});
+  ExpectRejectedOnNewFile({"size=64M", "geometry=hp97560", "block=64K", "mode=vld"}, "block",
+                          {"block=65536 does not fit a track", "use block=32768 or less"});
+}
+
 TEST(BadParameters, UnknownParameter) {
   ExpectRejectedOnNewFile({"size=16M", "frobnicate=1"}, "frobnicate", {});
   ExpectRejectedOnImage({"frobnicate=1"}, "frobnicate", {});

@@ -371,6 +371,46 @@ TEST(CrashHarness, CompactionMovesKeepEveryWrite) {
   EXPECT_GE(r.verified, 1000u);
 }
 
+// Repacks (VldDisk::repack): a disk filled block by block, back to back, runs
+// out of free runs that hold a block with space still free in short gaps; a
+// repack moves a fragmented track's blocks onto the empty reserve track as
+// one group, and a log record then frees the old copies. Every crash point
+// from the first repack on, with flushes and a FUA write among the writes
+// that set repacks off: a crash keeps either copy of every moved block.
+TEST(CrashHarness, RepacksKeepEveryWrite) {
+  auto t0 = std::chrono::steady_clock::now();
+  RigConfig c;
+  c.export_bytes = 512 * 1024;  // 128 blocks
+  c.spare_percent = 5;          // on 20 tracks of 64 sectors: gaps of 1-2 sectors strand space
+  // 7 blocks fit a track beside a map sector: 18 tracks (less the system
+  // and reserve tracks) hold 126, so 120 are written (vld_fillable()).
+  constexpr uint64_t kWritten = 120;
+  c.vld.window_cylinders = 2;
+  c.vld.retired_limit = 4096;
+  Rig rig(c, 31);
+  const uint64_t B = kBlock;
+  size_t from = 0;
+  for (uint64_t b = 0; b < kWritten; ++b) {
+    const size_t e0 = rig.rec().events();
+    rig.write(b * B, B, /*fua=*/b % 41 == 40);
+    if (!from && rig.disk().vld_stats().repacks) from = e0;
+    if (b % 24 == 23) rig.flush();
+  }
+  for (uint64_t b : {3, 77, 119}) rig.write(b * B, B, false);
+  rig.flush();
+  ASSERT_EQ(rig.check_live(), "");
+  const VldStats& st = rig.disk().vld_stats();
+  std::cout << "[ crash    ] repacks: " << st.repacks << ", " << st.repack_blocks_moved
+            << " blocks moved; crash points from event " << from << " of "
+            << rig.rec().events() << std::endl;
+  ASSERT_GE(st.repacks, 2u) << "precondition: the fill must run out of block-sized runs";
+  RunResult r = run_jobs(rig, point_jobs(rig, from, 5, 8, 31), harness_threads(),
+                         /*nested_every=*/5, 31);
+  report("repacks", r, seconds_since(t0));
+  EXPECT_EQ(r.failures, 0u);
+  EXPECT_GE(r.verified, 1000u);
+}
+
 // ---- randomized, larger ------------------------------------------------------------
 
 void random_workload(Rig& rig, std::mt19937_64& rng, size_t requests) {
