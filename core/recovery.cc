@@ -281,17 +281,16 @@ RecoveredState recover(BackingStore& store, const Superblock& sb, bool track_buf
     // resort) and take the newest root whose tree is whole. A record that
     // survives still vouches for its durable seq.
     rep.method = "full-scan";
+    rep.damage = bad_slots.size() == 2
+                     ? "both log record slots (physical sectors 0 and 1) fail their MAC check"
+                     : fmt::format("log record slot {0} (physical sector {0}) fails its MAC check",
+                                   bad_slots[0]);
     Salvage salvage(reader, sb, L, st);
     salvage.scan();
     if (rec) salvage.vouch(rec->durable_seq);
     rep.candidates = salvage.found();
     if (auto bad = salvage.choose()) {
-      std::string slots = bad_slots.size() == 2 ? "both log record slots (physical sectors 0 and 1) fail"
-                                                : "log record slot " + std::to_string(bad_slots[0]) +
-                                                      " (physical sector " +
-                                                      std::to_string(bad_slots[0]) + ") fails";
-      throw Error("image damaged: " + slots +
-                      " their MAC check, and a scan of the whole disk found no whole map "
+      throw Error("image damaged: " + rep.damage + ", and a scan of the whole disk found no whole map "
                       "holding every write flushed up to seq " +
                       std::to_string(salvage.vouched()) + ": " + bad->what +
                       "; the image is not served",

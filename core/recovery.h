@@ -71,6 +71,7 @@ struct RecoveryReport {
   uint64_t groups_accepted = 0;  // full scan: the root taken (1)
   uint64_t groups_rejected = 0;  // full scan: newer roots whose tree was not whole
   uint64_t data_blocks_checked = 0;
+  std::string damage;          // what made recovery scan the whole disk ("" if nothing)
 };
 
 struct RecoveredState {

@@ -1045,7 +1045,8 @@ nlohmann::json VldDisk::extra_stats() const {
                    {"candidates", r.candidates},
                    {"groups_accepted", r.groups_accepted},
                    {"groups_rejected", r.groups_rejected},
-                   {"data_blocks_checked", r.data_blocks_checked}};
+                   {"data_blocks_checked", r.data_blocks_checked},
+                   {"damage", r.damage}};
   return j;
 }
 

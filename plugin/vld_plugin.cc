@@ -225,6 +225,16 @@ int vld_get_ready() {
     }
     g_controller =
         std::make_unique<DiskController>(make_disk(std::move(store), sb, g_options.disk));
+    // Damage recovery worked around is news for the operator, -v or not.
+    const nlohmann::json x = g_controller->extra_stats();
+    if (x.contains("recovery") && !x["recovery"]["damage"].get<std::string>().empty())
+      nbdkit_error("vld: %s: image damaged: %s; recovered by scanning the whole disk (%llu "
+                   "tracks, %.1f s here, %.0f ms simulated) and rewrote both log record "
+                   "slots; check it with vld-inspect --check when it is not being served",
+                   path.c_str(), x["recovery"]["damage"].get<std::string>().c_str(),
+                   static_cast<unsigned long long>(x["recovery"]["tracks_scanned"].get<uint64_t>()),
+                   x["recovery"]["wall_ms"].get<double>() / 1e3,
+                   x["recovery"]["simulated_ms"].get<double>());
   });
 }
 

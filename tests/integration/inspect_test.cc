@@ -332,6 +332,11 @@ TEST(Inspect, CheckNamesADamagedRecordSlotThatServingRepairs) {
       EXPECT_EQ(read_bytes(h.get(), b * kBlk, kBlk), pattern_bytes(b * kBlk, kBlk, 7)) << "block " << b;
     nbd_shutdown(h.get(), 0);
     ASSERT_EQ(server.stop(), 0) << server.stderr_text();
+    EXPECT_NE(server.stderr_text().find("image damaged: log record slot " + std::to_string(slot) +
+                                        " (physical sector " + std::to_string(slot) +
+                                        ") fails its MAC check; recovered by scanning the whole disk"),
+              std::string::npos)
+        << server.stderr_text();
   }
   InspectRun after = inspect_unchanged(dir, image, {"--check", image});
   EXPECT_EQ(after.exit_code, 0) << after.out << after.err;
