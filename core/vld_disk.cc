@@ -502,6 +502,20 @@ void VldDisk::live_on(uint32_t track, std::vector<uint64_t>* blocks,
 
 // ---- running out of room for whole blocks ------------------------------------
 
+bool VldDisk::block_runs_scarce() const {
+  // Fewer tracks with a free run that holds a block than a track holds
+  // blocks (an empty track counts for all it holds), the reserve aside. The
+  // longest run is cached per track, so this costs one look per track.
+  const uint32_t enough = layout_.spt / layout_.block_sectors;
+  uint32_t runs = 0;
+  for (uint32_t t = 1; t < layout_.tracks && runs < enough; ++t) {
+    if (!alloc_.usable(t)) continue;
+    if (free_.is_empty(t)) runs += enough;
+    else if (free_.longest_free_run(t) >= layout_.block_sectors) ++runs;
+  }
+  return runs < enough;
+}
+
 void VldDisk::choose_reserve() {
   // The last empty track: far from where a new image's writes begin, so the
   // reserve changes nothing until the disk fills.
@@ -862,12 +876,23 @@ std::optional<Completion> VldDisk::idle_step(SimTime start) {
     write_record(false, cmd, std::nullopt, "repack: the last victim freed");
     return finish(cmd);
   }
+  // The drive's own work: no host command, so no controller overhead.
+  Command cmd{start, {}, true, 0, 0};
+  if (!victim_ && block_runs_scarce()) {
+    // Few free runs hold a block, and hole-plugging needs them: repack now,
+    // so that the next writes need not (each repack is one step).
+    if (repack(cmd)) {
+      ++stats_.idle_repacks;
+      ++compactor_.stats().steps;
+      compactor_.stats().busy += cmd.t - start;
+      return finish(cmd);
+    }
+    if (cmd.t > start) return finish(cmd);  // it wrote a record, found nothing to move
+  }
   if (!victim_ && !choose_victim(start)) {
     compaction_settled_ = true;
     return std::nullopt;
   }
-  // The drive's own work: no host command, so no controller overhead.
-  Command cmd{start, {}, true, 0, 0};
   if (!move_next(cmd)) end_victim(cmd, /*emptied=*/true);
   ++compactor_.stats().steps;
   compactor_.stats().busy += cmd.t - start;
@@ -1010,6 +1035,7 @@ nlohmann::json VldDisk::extra_stats() const {
       {"reserve_track", alloc_.reserved_track() ? nlohmann::json(*alloc_.reserved_track())
                                                 : nlohmann::json(nullptr)},
       {"repacks", stats_.repacks},
+      {"idle_repacks", stats_.idle_repacks},
       {"repack_blocks_moved", stats_.repack_blocks_moved},
       {"repack_ms", to_ms(stats_.repack_time)},
   };

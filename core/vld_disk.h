@@ -25,6 +25,10 @@
 // or too many replaced map sectors wait, and at open and clean close. Each
 // costs the drive a trip to the system track.
 //
+// Running out of room for whole blocks: repack() (below) packs a
+// fragmented track onto an empty reserve track when no free run holds a
+// block; idle_step() does it ahead of need once such runs are scarce.
+//
 // Compaction (paper 001, sections 2.3 and 4.2): in idle time, idle_step()
 // empties one track at a time, chosen by the Compactor inside the cylinder
 // window (where the next writes go, and where recovery looks for new map
@@ -93,7 +97,8 @@ struct VldStats {
   SimDuration record_time{};       // time spent writing log records
   uint64_t map_updates = 0;        // requests that wrote map sectors
   uint64_t client_blocks_written = 0;  // data blocks written for clients (not moves)
-  uint64_t repacks = 0;            // tracks repacked onto the reserve track
+  uint64_t repacks = 0;            // tracks repacked onto the reserve track (idle ones too)
+  uint64_t idle_repacks = 0;       // of those, repacks done in idle time
   uint64_t repack_blocks_moved = 0;
   SimDuration repack_time{};
 };
@@ -189,6 +194,8 @@ class VldDisk final : public Disk {
   // The data blocks and the live map sectors (their pieces) on a track.
   void live_on(uint32_t track, std::vector<uint64_t>* blocks, std::vector<uint32_t>* pieces) const;
   void choose_reserve();
+  // Whether so few free runs hold a block that idle time should repack.
+  bool block_runs_scarce() const;
   // Whether some usable track has a free run for the largest piece.
   bool could_fit_anywhere(std::span<const uint32_t> sizes) const;
   // why: what called for the record, for the log trace.

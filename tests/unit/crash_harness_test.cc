@@ -395,15 +395,22 @@ TEST(CrashHarness, RepacksKeepEveryWrite) {
     rig.write(b * B, B, /*fua=*/b % 41 == 40);
     if (!from && rig.disk().vld_stats().repacks) from = e0;
     if (b % 24 == 23) rig.flush();
+    if (b % 40 == 39) {  // idle-time repacks too, once runs are scarce
+      const size_t e1 = rig.rec().events();
+      rig.idle(4);
+      if (!from && rig.disk().vld_stats().repacks) from = e1;
+    }
   }
   for (uint64_t b : {3, 77, 119}) rig.write(b * B, B, false);
   rig.flush();
   ASSERT_EQ(rig.check_live(), "");
   const VldStats& st = rig.disk().vld_stats();
-  std::cout << "[ crash    ] repacks: " << st.repacks << ", " << st.repack_blocks_moved
+  std::cout << "[ crash    ] repacks: " << st.repacks << " (" << st.idle_repacks
+            << " in idle time), " << st.repack_blocks_moved
             << " blocks moved; crash points from event " << from << " of "
             << rig.rec().events() << std::endl;
   ASSERT_GE(st.repacks, 2u) << "precondition: the fill must run out of block-sized runs";
+  ASSERT_GE(st.idle_repacks, 1u) << "precondition: idle time must repack too";
   RunResult r = run_jobs(rig, point_jobs(rig, from, 5, 8, 31), harness_threads(),
                          /*nested_every=*/5, 31);
   report("repacks", r, seconds_since(t0));

@@ -150,6 +150,63 @@ TEST_P(BackToBackFill, EveryBlockOfTheExportCanBeWritten) {
 // The three presets' gaps differ: st19101's 100 us overhead is 4.3 sectors,
 // hp97560's 2.3 ms is 5 of its 72, savvio10k4 (none needed at 8 MiB) is the
 // control that repacking changes nothing when no gap strands space.
+// Idle time repacks once few free runs hold a block, so that writes
+// arriving after it need not: the same back-to-back fill in bursts of 32
+// writes, with and without 100 ms of idle time after each burst.
+struct BurstFill {
+  uint64_t repacks = 0, idle_repacks = 0;
+  SimDuration write_time{};
+};
+BurstFill fill_in_bursts(bool idle) {
+  FormatOptions o;
+  o.mode = DiskMode::kVld;
+  o.export_bytes = 8ull << 20;
+  o.geometry = *find_preset("st19101");
+  const Superblock sb = plan_image(o);
+  MemoryBackingStore mem(sb.image_bytes());
+  format_store(mem, sb);
+  VldDisk disk(std::make_unique<ProxyStore>(mem), sb);
+  const uint64_t blocks = sb.export_bytes / kBlock;
+  BurstFill out;
+  SimTime now = kSimEpoch;
+  for (uint64_t b = 0; b < blocks; ++b) {
+    const Completion c = disk.write(b * kBlock, contents(b, 1), false, now);
+    out.write_time += c.end - now;
+    now = c.end;
+    if (b % 32 != 31 || !idle) continue;
+    const SimTime until = now + sim_ms(100);
+    while (now < until) {
+      std::optional<Completion> step = disk.idle_step(now);
+      if (!step) break;
+      now = step->end;
+    }
+  }
+  std::vector<std::byte> got(kBlock);
+  for (uint64_t b = 0; b < blocks; ++b) {
+    disk.read(b * kBlock, got, kSimEpoch);
+    EXPECT_EQ(got, contents(b, 1)) << "block " << b;
+  }
+  EXPECT_EQ(disk.check_consistency(), "");
+  out.repacks = disk.vld_stats().repacks;
+  out.idle_repacks = disk.vld_stats().idle_repacks;
+  return out;
+}
+
+TEST(IdleRepack, TakesRepacksOffTheWrites) {
+  const BurstFill busy = fill_in_bursts(false), idle = fill_in_bursts(true);
+  const uint64_t busy_fg = busy.repacks - busy.idle_repacks, idle_fg = idle.repacks - idle.idle_repacks;
+  std::printf("  repacks during writes: %llu without idle time, %llu with (and %llu in idle time); "
+              "mean write %.0f us against %.0f us\n",
+              static_cast<unsigned long long>(busy_fg), static_cast<unsigned long long>(idle_fg),
+              static_cast<unsigned long long>(idle.idle_repacks),
+              to_us(busy.write_time) / 2048, to_us(idle.write_time) / 2048);
+  EXPECT_EQ(busy.idle_repacks, 0u);
+  EXPECT_GT(busy_fg, 0u);
+  EXPECT_GT(idle.idle_repacks, 0u);
+  EXPECT_LT(idle_fg * 2, busy_fg) << "idle time should take most repacks off the writes";
+  EXPECT_LT(idle.write_time, busy.write_time);
+}
+
 // The capacity check: what it refuses, what it names, and that the least
 // spare it accepts suffices (above: the _least_spare cases fill every block).
 TEST(VldFillable, NamesTheLeastSpareOrTheLargestBlock) {
