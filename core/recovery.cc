@@ -114,9 +114,10 @@ class Salvage {
       : reader_(reader), sb_(sb), L_(L), st_(st), met_(L.pieces, 0) {}
 
   // Every track but the system track, keeping every authentic map sector.
-  void scan() {
+  void scan(const ScanProgress& progress) {
     for (uint32_t t = 1; t < L_.tracks; ++t) {
       std::vector<unsigned char> bytes = reader_.track(t);
+      if (progress) progress(t, L_.tracks - 1);
       for (uint32_t s = 0; s < L_.spt; ++s) {
         auto m = decode_map_sector(bytes.data() + size_t{s} * kSectorBytes, sb_.secret);
         if (m && m->piece < L_.pieces) found_.push_back(Found{t * L_.spt + s, *m});
@@ -248,7 +249,8 @@ class Salvage {
 
 }  // namespace
 
-RecoveredState recover(BackingStore& store, const Superblock& sb, bool track_buffer) {
+RecoveredState recover(BackingStore& store, const Superblock& sb, bool track_buffer,
+                       const ScanProgress& progress) {
   auto wall_start = std::chrono::steady_clock::now();
   const VldLayout L(sb);
   RecoveredState st;
@@ -286,7 +288,7 @@ RecoveredState recover(BackingStore& store, const Superblock& sb, bool track_buf
                      : fmt::format("log record slot {0} (physical sector {0}) fails its MAC check",
                                    bad_slots[0]);
     Salvage salvage(reader, sb, L, st);
-    salvage.scan();
+    salvage.scan(progress);
     if (rec) salvage.vouch(rec->durable_seq);
     rep.candidates = salvage.found();
     if (auto bad = salvage.choose()) {
@@ -378,6 +380,7 @@ RecoveredState recover(BackingStore& store, const Superblock& sb, bool track_buf
         uint32_t t = c * L.heads + h;
         if (t == 0) continue;  // the system track holds records, not map sectors
         std::vector<unsigned char> bytes = reader.track(t);
+        if (progress) progress(uint64_t{k} * L.heads + h + 1, uint64_t{count} * L.heads);
         for (uint32_t s = 0; s < L.spt; ++s) {
           auto m = decode_map_sector(bytes.data() + size_t{s} * kSectorBytes, sb.secret);
           if (!m || m->seq <= durable || m->piece >= L.pieces) continue;

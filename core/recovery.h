@@ -48,6 +48,7 @@
 #define VLD_CORE_RECOVERY_H_
 
 #include <cstdint>
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
@@ -101,10 +102,15 @@ struct VldLayout {
   uint64_t byte_offset(uint64_t psn) const { return platter_offset + psn * kSectorBytes; }
 };
 
+// Called after each whole track a scan reads (tracks read, tracks to read):
+// a full scan of a large image takes a while.
+using ScanProgress = std::function<void(uint64_t done, uint64_t total)>;
+
 // track_buffer: the drive reads through its track buffer (DriveModel), as
 // it does when serving; sectors read from a track the walk just visited cost
 // no media time.
-RecoveredState recover(BackingStore& store, const Superblock& sb, bool track_buffer = true);
+RecoveredState recover(BackingStore& store, const Superblock& sb, bool track_buffer = true,
+                       const ScanProgress& progress = {});
 
 }  // namespace vld
 

@@ -410,6 +410,34 @@ uint64_t block_holes(const Inspection& in, uint32_t t) {
   return holes;
 }
 
+// Percent done of long work (blocks checked, tracks scanned) on stderr, only on a terminal and only when
+// there is enough to check for it to matter.
+class Progress {
+ public:
+  static constexpr uint64_t kMinBytes = uint64_t{256} << 20;
+  Progress(std::string what, uint64_t total, uint64_t bytes)
+      : what_(std::move(what)), total_(total), on_(isatty(STDERR_FILENO) && bytes >= kMinBytes) {}
+  ~Progress() {
+    if (on_ && shown_ >= 0) std::fprintf(stderr, "\r%*s\r", 72, "");
+  }
+  void advance(uint64_t n) {
+    done_ += n;
+    if (!on_ || total_ == 0) return;
+    const int pct = static_cast<int>(100 * done_ / total_);
+    if (pct == shown_) return;
+    shown_ = pct;
+    std::fprintf(stderr, "\rvld-inspect: %s %3d%% (%llu/%llu)", what_.c_str(), pct,
+                 static_cast<unsigned long long>(done_), static_cast<unsigned long long>(total_));
+    std::fflush(stderr);
+  }
+
+ private:
+  std::string what_;
+  uint64_t total_, done_ = 0;
+  bool on_;
+  int shown_ = -1;
+};
+
 void inspect_vld(Inspection& in) {
   BackingStore& store = *in.img->store;
   const Superblock& sb = in.img->sb;
@@ -432,7 +460,14 @@ void inspect_vld(Inspection& in) {
   const LogRecord newest = in.newest_slot ? *in.slots[*in.newest_slot].record : LogRecord{};
   in.walk = walk_tree(store, sb, newest);
   try {
-    in.state = recover(store, sb, /*track_buffer=*/true);
+    std::unique_ptr<Progress> scanning;  // a full scan after damage reads every track
+    in.state = recover(store, sb, /*track_buffer=*/true, [&](uint64_t done, uint64_t total) {
+      if (!scanning)
+        scanning = std::make_unique<Progress>("recovery: reading tracks", total,
+                                              total * L.spt * kSectorBytes);
+      scanning->advance(1);
+      (void)done;
+    });
   } catch (const Error& e) {
     // A damaged image recovery refuses (a server would not open it): go on
     // with what the walk could read.
@@ -695,34 +730,6 @@ struct Findings {
     extra["message"] = message;
     errors.push_back(extra);
   }
-};
-
-// Percent of blocks checked on stderr, only on a terminal and only when
-// there is enough to check for it to matter.
-class Progress {
- public:
-  static constexpr uint64_t kMinBytes = uint64_t{256} << 20;
-  Progress(std::string what, uint64_t total, uint64_t bytes)
-      : what_(std::move(what)), total_(total), on_(isatty(STDERR_FILENO) && bytes >= kMinBytes) {}
-  ~Progress() {
-    if (on_ && shown_ >= 0) std::fprintf(stderr, "\r%*s\r", 72, "");
-  }
-  void advance(uint64_t n) {
-    done_ += n;
-    if (!on_ || total_ == 0) return;
-    const int pct = static_cast<int>(100 * done_ / total_);
-    if (pct == shown_) return;
-    shown_ = pct;
-    std::fprintf(stderr, "\rvld-inspect: %s %3d%% (%llu/%llu)", what_.c_str(), pct,
-                 static_cast<unsigned long long>(done_), static_cast<unsigned long long>(total_));
-    std::fflush(stderr);
-  }
-
- private:
-  std::string what_;
-  uint64_t total_, done_ = 0;
-  bool on_;
-  int shown_ = -1;
 };
 
 std::string where(const Inspection& in, uint64_t psn) {
