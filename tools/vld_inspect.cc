@@ -63,6 +63,7 @@
 #include <vector>
 
 #include "core/backing_store.h"
+#include "core/image.h"
 #include "core/eager_allocator.h"
 #include "core/image_format.h"
 #include "core/map_sector.h"
@@ -565,6 +566,12 @@ json report_json(const Inspection& in) {
   j["spare_percent"] = sb.spare_percent;
   j["logical_blocks"] = in.layout.blocks;
   j["physical_blocks"] = sb.physical_blocks();
+  if (in.vld()) {
+    // Whether every block can be written however the tracks fragment
+    // (core/image.h); images made before vld checked this at creation may not.
+    j["block_capacity"] = vld_block_capacity(sb);
+    j["every_block_writable"] = vld_block_capacity(sb) >= in.layout.blocks;
+  }
   j["live_blocks"] = in.live_blocks;
   j["utilization"] = in.utilization();
   j["tracks"] = in.layout.tracks;
@@ -642,6 +649,10 @@ void print_report(const Inspection& in, std::ostream& out) {
       << sb.block_bytes << "), platters " << sb.platter_bytes() << " bytes ("
       << sb.physical_blocks() << " physical blocks, spare " << sb.spare_percent
       << "%), image file " << in.img->file_bytes << " bytes\n";
+  if (in.vld() && vld_block_capacity(sb) < L.blocks)
+    out << "  capacity     only " << vld_block_capacity(sb) << " of the " << L.blocks
+        << " blocks are sure to fit once writes fragment the tracks: spare=" << sb.spare_percent
+        << " is too small (made before vld refused it); writes may fail with ENOSPC near full\n";
   out << "  utilization  " << percent(in.utilization()) << ": " << in.live_blocks
       << " live blocks of " << sb.physical_blocks() << " physical"
       << (in.vld() ? "" : " (blocks holding data in the backing file)") << "\n";
@@ -748,6 +759,16 @@ bool never_written_slot(const Inspection& in, uint32_t s) {
 
 // The log records: both valid (format writes both, a crash never tears
 // one), and the newest's fields in range.
+void check_capacity(const Inspection& in, Findings& f) {
+  const uint64_t cap = vld_block_capacity(in.img->sb);
+  if (cap < in.layout.blocks)
+    f.notes.push_back("only " + std::to_string(cap) + " of the " + std::to_string(in.layout.blocks) +
+                      " blocks are sure to fit once writes fragment the tracks (spare=" +
+                      std::to_string(in.img->sb.spare_percent) +
+                      " is too small; vld now refuses it for new images): writes may fail with "
+                      "ENOSPC near full; copy the data to an image with a larger spare=");
+}
+
 void check_records(const Inspection& in, Findings& f) {
   for (uint32_t s = 0; s < VldLayout::kRecordSlots; ++s)
     if (in.slots[s].state != RecordSlot::State::kValid && in.newest_slot &&
@@ -999,6 +1020,7 @@ Findings check(const Inspection& in) {
     return f;
   }
   check_records(in, f);
+  check_capacity(in, f);
   check_tree(in, f);
   check_live_map_sectors(in, f);
   check_claims(in, f);

@@ -26,7 +26,9 @@
 #include <string>
 #include <vector>
 
+#include "core/image.h"
 #include "core/util/checksum.h"
+#include "geometry/presets.h"
 #include "tests/integration/nbdkit_harness.h"
 
 extern char** environ;
@@ -340,6 +342,31 @@ TEST(Inspect, CheckNamesADamagedRecordSlotThatServingRepairs) {
   }
   InspectRun after = inspect_unchanged(dir, image, {"--check", image});
   EXPECT_EQ(after.exit_code, 0) << after.out << after.err;
+}
+
+// An image made before vld refused spares too small for every block to be
+// written (here made through core/, as the plugin no longer would): the
+// report and --check say so, and --check still passes (nothing is damaged).
+TEST(Inspect, SaysWhenNotEveryBlockIsSureToBeWritable) {
+  TempDir dir;
+  const std::string image = dir.file("tight.img");
+  FormatOptions o;
+  o.mode = DiskMode::kVld;
+  o.export_bytes = 64ull << 20;
+  o.geometry = *find_preset("hp97560");
+  o.spare_percent = 5;
+  create_image(image, plan_image(o));
+  json j = inspect_json(dir, {image});
+  EXPECT_EQ(j["every_block_writable"], false);
+  EXPECT_LT(j["block_capacity"].get<uint64_t>(), j["logical_blocks"].get<uint64_t>());
+  InspectRun r = inspect_unchanged(dir, image, {"--check", image});
+  EXPECT_EQ(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("spare=5 is too small"), std::string::npos) << r.out;
+
+  const std::string roomy = dir.file("roomy.img");
+  o.spare_percent = 25;
+  create_image(roomy, plan_image(o));
+  EXPECT_EQ(inspect_json(dir, {roomy})["every_block_writable"], true);
 }
 
 TEST(Inspect, RefusesWhatIsNotAnImage) {
