@@ -3,13 +3,12 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
-#include <queue>
 #include <string>
 #include <tuple>
 #include <unordered_map>
-#include <unordered_set>
 
 #include "core/eager_allocator.h"
+#include "core/log_walk.h"
 #include "core/util/error.h"
 #include "core/util/trace.h"
 #include "geometry/drive_model.h"
@@ -111,7 +110,7 @@ struct Inconsistency {
 class Salvage {
  public:
   Salvage(Reader& reader, const Superblock& sb, const VldLayout& L, RecoveredState& st)
-      : reader_(reader), sb_(sb), L_(L), st_(st), met_(L.pieces, 0) {}
+      : reader_(reader), sb_(sb), L_(L), st_(st) {}
 
   // Every track but the system track, keeping every authentic map sector.
   void scan(const ScanProgress& progress) {
@@ -171,31 +170,23 @@ class Salvage {
   static constexpr size_t kMaxRoots = 4096;
 
   std::optional<Inconsistency> try_root(const Found& root) {
-    ++attempt_;
     std::vector<const Found*> versions;
-    struct Next {
-      uint64_t seq;
-      uint32_t psn, piece;
-      bool operator<(const Next& o) const { return seq < o.seq; }
-    };
-    std::priority_queue<Next> frontier;
-    frontier.push({root.m.seq, root.psn, root.m.piece});
-    while (!frontier.empty()) {
-      const auto [seq, psn, piece] = frontier.top();
-      frontier.pop();
-      if (piece >= L_.pieces) return Inconsistency{"a pointer names piece " + std::to_string(piece), seq};
-      if (met_[piece] == attempt_) continue;  // an older version of a piece met
-      auto it = by_seq_.find(seq);
-      if (it == by_seq_.end() || found_[it->second].psn != psn ||
-          found_[it->second].m.piece != piece)
-        return Inconsistency{piece_at(L_, piece, seq, psn) + " is missing or fails its MAC check",
-                             seq};
-      met_[piece] = attempt_;
-      const Found& f = found_[it->second];
-      versions.push_back(&f);
-      for (uint16_t i = 0; i < f.m.pointer_count; ++i)
-        frontier.push({f.m.pointers[i].seq, f.m.pointers[i].psn, f.m.pointers[i].piece});
-    }
+    std::optional<Inconsistency> bad;
+    walk_log_tree(LogPointer{root.psn, root.m.seq, root.m.piece}, static_cast<uint32_t>(L_.pieces),
+                  [&](const LogWalkStep& at) {
+                    auto it = by_seq_.find(at.seq);
+                    if (at.piece >= L_.pieces)
+                      bad = Inconsistency{"a pointer names piece " + std::to_string(at.piece), at.seq};
+                    else if (it == by_seq_.end() || found_[it->second].psn != at.psn ||
+                             found_[it->second].m.piece != at.piece)
+                      bad = Inconsistency{piece_at(L_, at.piece, at.seq, at.psn) +
+                                              " is missing or fails its MAC check",
+                                          at.seq};
+                    if (bad) return LogWalkVisit{nullptr, /*stop=*/true};
+                    versions.push_back(&found_[it->second]);
+                    return LogWalkVisit{&found_[it->second].m};
+                  });
+    if (bad) return bad;
     // Data mapped by versions nothing vouches for may be a crash's lost
     // writes: all of it must be there. Vouched data was durable; damage to
     // it is an I/O error when read, as on any image.
@@ -242,8 +233,6 @@ class Salvage {
   std::vector<Found> found_;
   std::unordered_map<uint64_t, size_t> by_seq_;
   std::map<std::tuple<uint64_t, uint64_t, uint32_t>, bool> checked_;  // (block, psn, checksum)
-  std::vector<uint32_t> met_;  // attempt_ when the piece was met
-  uint32_t attempt_ = 0;
   uint64_t vouched_ = 0, max_seq_ = 0;
 };
 
@@ -313,53 +302,39 @@ RecoveredState recover(BackingStore& store, const Superblock& sb, bool track_buf
   std::vector<uint64_t> cur_seq(L.pieces, 0);
   std::unordered_map<uint64_t, std::vector<LogPointer>> pointers_of;  // seq -> pointers
   if (rec->has_root) {
-    struct Next {
-      uint64_t seq;
-      uint32_t psn, piece;
-      bool operator<(const Next& o) const { return seq < o.seq; }
-    };
-    std::priority_queue<Next> frontier;
-    std::unordered_set<uint64_t> visited;
-    frontier.push({rec->root.seq, rec->root.psn, rec->root.piece});
-    while (!frontier.empty()) {
-      auto [seq, psn, piece] = frontier.top();
-      frontier.pop();
-      if (piece >= L.pieces || cur_seq[piece] != 0) continue;
-      if (!visited.insert(seq).second) continue;
+    std::optional<MapSector> m;  // the sector the walk is at
+    walk_log_tree(rec->root, static_cast<uint32_t>(L.pieces), [&](const LogWalkStep& at) {
+      if (at.piece >= L.pieces) return LogWalkVisit{};
       // Newest first: no newer version of this piece is reachable, so this
       // is its live version, which the record vouches for (nothing the
       // record's tree reaches is recycled before the next record). If it is
       // not there, the image is damaged: refuse, naming it, rather than
       // serve the piece's blocks (and every piece below it) as zeros.
-      auto damaged = [&L, seq = seq, psn = psn, piece = piece](const std::string& what) {
-        return Error("image damaged: " + piece_at(L, piece, seq, psn) + " " + what +
+      auto damaged = [&](const std::string& what) {
+        return Error("image damaged: " + piece_at(L, at.piece, at.seq, at.psn) + " " + what +
                          "; its blocks cannot be located, so the image is not served",
                      EIO);
       };
-      if (psn < VldLayout::kRecordSlots || psn >= uint64_t{L.tracks} * L.spt)
+      if (at.psn < VldLayout::kRecordSlots || at.psn >= uint64_t{L.tracks} * L.spt)
         throw damaged("is outside the platters");
-      SectorBytes b = reader.sector(psn);
+      SectorBytes b = reader.sector(at.psn);
       ++rep.map_sectors_walked;
-      auto m = decode_map_sector(b.data(), sb.secret);
+      m = decode_map_sector(b.data(), sb.secret);
       if (!m) throw damaged("fails its MAC check");
-      if (m->seq != seq || m->piece != piece)
+      if (m->seq != at.seq || m->piece != at.piece)
         throw damaged("holds another map sector (piece " + std::to_string(m->piece) + ", seq " +
                       std::to_string(m->seq) + ")");
-      st.protected_psns.push_back(psn);
-      if (cur_seq[m->piece] != 0) continue;  // an older version: its children were adopted
+      st.protected_psns.push_back(at.psn);
       cur_seq[m->piece] = m->seq;
-      st.nodes[m->piece].psn = psn;
+      st.nodes[m->piece].psn = at.psn;
       st.nodes[m->piece].seq = m->seq;
       for (uint32_t i = 0; i < kEntriesPerPiece; ++i) {
         uint64_t block = uint64_t{m->piece} * kEntriesPerPiece + i;
         if (block < L.blocks) st.map[block] = m->entries[i];
       }
-      auto& ptrs = pointers_of[m->seq];
-      for (uint16_t i = 0; i < m->pointer_count; ++i) {
-        ptrs.push_back(m->pointers[i]);
-        frontier.push({m->pointers[i].seq, m->pointers[i].psn, m->pointers[i].piece});
-      }
-    }
+      pointers_of[m->seq].assign(m->pointers.begin(), m->pointers.begin() + m->pointer_count);
+      return LogWalkVisit{&*m};
+    });
   }
   st.record = *rec;
   st.next_seq = std::max<uint64_t>(st.record.next_seq, 1);

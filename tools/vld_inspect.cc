@@ -56,16 +56,15 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <optional>
-#include <queue>
 #include <string>
 #include <unordered_map>
-#include <unordered_set>
 #include <vector>
 
 #include "core/backing_store.h"
 #include "core/image.h"
 #include "core/eager_allocator.h"
 #include "core/image_format.h"
+#include "core/log_walk.h"
 #include "core/map_sector.h"
 #include "core/recovery.h"
 #include "core/util/error.h"
@@ -272,32 +271,20 @@ TreeWalk walk_tree(BackingStore& store, const Superblock& sb, const LogRecord& r
   w.map.assign(L.blocks, MapEntry{});
   w.nodes.assign(L.pieces, LogNode{});
   if (!r.has_root) return w;
-  struct Next {
-    uint64_t seq;
-    uint32_t psn, piece;
-    uint64_t parent_psn;  // UINT64_MAX: the record
-    bool operator<(const Next& o) const { return seq < o.seq; }
-  };
-  std::priority_queue<Next> frontier;
-  std::unordered_set<uint64_t> visited;
-  frontier.push({r.root.seq, r.root.psn, r.root.piece, UINT64_MAX});
-  auto problem = [&](const char* kind, const std::string& message, const Next& n) {
+  auto problem = [&](const char* kind, const std::string& message, const LogWalkStep& n) {
     w.problems.push_back(
         {{"kind", kind}, {"message", message}, {"psn", n.psn}, {"piece", n.piece}, {"seq", n.seq}});
   };
-  while (!frontier.empty()) {
-    const Next n = frontier.top();
-    frontier.pop();
-    const std::string from = n.parent_psn == UINT64_MAX
+  std::optional<MapSector> m;  // the sector the walk is at
+  walk_log_tree(r.root, static_cast<uint32_t>(L.pieces), [&](const LogWalkStep& n) {
+    const std::string from = !n.parent_psn
                                  ? std::string("the log record (it is the log tail)")
-                                 : "the map sector at psn " + std::to_string(n.parent_psn);
+                                 : "the map sector at psn " + std::to_string(*n.parent_psn);
     if (n.piece >= L.pieces) {
       problem("map_tree", "a pointer in " + from + " names piece " + std::to_string(n.piece) +
                               ", beyond the map's " + std::to_string(L.pieces) + " pieces", n);
-      continue;
+      return LogWalkVisit{};
     }
-    if (w.nodes[n.piece].seq != 0) continue;  // an older version: its children were adopted
-    if (!visited.insert(n.seq).second) continue;
     const uint64_t first = uint64_t{n.piece} * kEntriesPerPiece;
     const std::string what =
         "the map sector of piece " + std::to_string(n.piece) + " (blocks " +
@@ -307,33 +294,32 @@ TreeWalk walk_tree(BackingStore& store, const Superblock& sb, const LogRecord& r
     const std::string lost = ": recovery cannot locate its blocks nor any piece only it leads to";
     if (n.psn < L.spt || n.psn >= sectors) {
       problem("map_tree", what + ", lies off the platters' map area" + lost, n);
-      continue;
+      return LogWalkVisit{};
     }
     SectorBytes b;
     store.read(L.byte_offset(n.psn), std::as_writable_bytes(std::span(b)));
     ++w.walked;
-    auto m = decode_map_sector(b.data(), sb.secret);
+    m = decode_map_sector(b.data(), sb.secret);
     if (!m) {
       const bool magic = std::memcmp(b.data(), "VLMS", 4) == 0;
       problem("map_sector",
               what + (magic ? ", fails its MAC (damaged)" : ", is not a map sector (overwritten or damaged)") + lost,
               n);
-      continue;
+      return LogWalkVisit{};
     }
     if (m->seq != n.seq || m->piece != n.piece) {
       problem("map_sector",
               what + ", holds piece " + std::to_string(m->piece) + " seq " +
                   std::to_string(m->seq) + " instead (recycled while still reachable)" + lost,
               n);
-      continue;
+      return LogWalkVisit{};
     }
     w.nodes[n.piece].psn = n.psn;
     w.nodes[n.piece].seq = n.seq;
     for (uint32_t i = 0; i < kEntriesPerPiece; ++i)
       if (first + i < L.blocks) w.map[first + i] = m->entries[i];
-    for (uint16_t i = 0; i < m->pointer_count; ++i)
-      frontier.push({m->pointers[i].seq, m->pointers[i].psn, m->pointers[i].piece, n.psn});
-  }
+    return LogWalkVisit{&*m};
+  });
   return w;
 }
 
