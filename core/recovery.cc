@@ -89,6 +89,16 @@ struct Found {
   MapSector m;
 };
 
+// The authentic map sectors (valid MAC, piece in range) newer than
+// after_seq on a track just read.
+void map_sectors_on(const std::vector<unsigned char>& track, uint32_t t, const VldLayout& L,
+                    const Secret& secret, uint64_t after_seq, std::vector<Found>* out) {
+  for (uint32_t s = 0; s < L.spt; ++s) {
+    auto m = decode_map_sector(track.data() + size_t{s} * kSectorBytes, secret);
+    if (m && m->seq > after_seq && m->piece < L.pieces) out->push_back(Found{t * L.spt + s, *m});
+  }
+}
+
 // "piece P (blocks a..b, seq S) at physical sector N": what a damaged map
 // sector is called in every message.
 std::string piece_at(const VldLayout& L, uint32_t piece, uint64_t seq, uint64_t psn) {
@@ -115,12 +125,8 @@ class Salvage {
   // Every track but the system track, keeping every authentic map sector.
   void scan(const ScanProgress& progress) {
     for (uint32_t t = 1; t < L_.tracks; ++t) {
-      std::vector<unsigned char> bytes = reader_.track(t);
+      map_sectors_on(reader_.track(t), t, L_, sb_.secret, /*after_seq=*/0, &found_);
       if (progress) progress(t, L_.tracks - 1);
-      for (uint32_t s = 0; s < L_.spt; ++s) {
-        auto m = decode_map_sector(bytes.data() + size_t{s} * kSectorBytes, sb_.secret);
-        if (m && m->piece < L_.pieces) found_.push_back(Found{t * L_.spt + s, *m});
-      }
     }
     for (size_t i = 0; i < found_.size(); ++i) {
       by_seq_.emplace(found_[i].m.seq, i);  // one sector per seq: a second is a copy
@@ -354,13 +360,8 @@ RecoveredState recover(BackingStore& store, const Superblock& sb, bool track_buf
       for (uint32_t h = 0; h < L.heads; ++h) {
         uint32_t t = c * L.heads + h;
         if (t == 0) continue;  // the system track holds records, not map sectors
-        std::vector<unsigned char> bytes = reader.track(t);
+        map_sectors_on(reader.track(t), t, L, sb.secret, durable, &cands);
         if (progress) progress(uint64_t{k} * L.heads + h + 1, uint64_t{count} * L.heads);
-        for (uint32_t s = 0; s < L.spt; ++s) {
-          auto m = decode_map_sector(bytes.data() + size_t{s} * kSectorBytes, sb.secret);
-          if (!m || m->seq <= durable || m->piece >= L.pieces) continue;
-          cands.push_back(Found{t * L.spt + s, *m});
-        }
       }
     }
     rep.candidates = cands.size();
