@@ -303,6 +303,17 @@ void VldDisk::charge(std::span<const Extent> extents, Command& cmd) {
   cmd.b += a.breakdown;
 }
 
+void VldDisk::charge_read(std::span<const SectorRun> runs, Command& cmd) {
+  Access a = drive_.read(runs, cmd.t, /*charge_overhead=*/false);
+  cmd.t = a.end;
+  cmd.b += a.breakdown;
+}
+
+void VldDisk::read_track(uint32_t track, Command& cmd) {
+  const SectorRun whole{uint64_t{track} * layout_.spt, layout_.spt};
+  charge_read(std::span(&whole, 1), cmd);
+}
+
 Completion VldDisk::finish(Command& cmd) const {
   Completion c;
   c.end = cmd.t;
@@ -316,10 +327,7 @@ void VldDisk::read_block(uint64_t block, std::byte* out, Command& cmd) {
   const MapEntry& e = map_[block];
   Extent ext = extent_of(e);
   store_read(ext, out);
-  std::vector<SectorRun> runs = alloc_.runs(std::span(&ext, 1));
-  Access a = drive_.read(runs, cmd.t, /*charge_overhead=*/false);
-  cmd.t = a.end;
-  cmd.b += a.breakdown;
+  charge_read(alloc_.runs(std::span(&ext, 1)), cmd);
   if (data_checksum(out, sb_.block_bytes, block) != e.checksum) {
     ++stats_.checksum_failures;
     throw Error("data block " + std::to_string(block) + " (offset " +
@@ -566,10 +574,7 @@ bool VldDisk::repack(Command& cmd) {
     // checksum is not moved (a new checksum would hide the damage): try
     // the next track.
     const SimTime started = cmd.t;
-    const SectorRun whole{uint64_t{track} * layout_.spt, layout_.spt};
-    Access a = drive_.read(std::span(&whole, 1), cmd.t, /*charge_overhead=*/false);
-    cmd.t = a.end;
-    cmd.b += a.breakdown;
+    read_track(track, cmd);
     std::vector<std::vector<std::byte>> data(blocks.size(), std::vector<std::byte>(sb_.block_bytes));
     bool damaged = false;
     for (size_t i = 0; i < blocks.size() && !damaged; ++i) {
@@ -809,10 +814,7 @@ bool VldDisk::move_next(Command& cmd) {
     if (!v.read) {
       // The paper's compactor "reads the current track": one revolution
       // puts all of it in the track buffer, so each move reads for free.
-      const SectorRun whole{uint64_t{v.track} * layout_.spt, layout_.spt};
-      Access a = drive_.read(std::span(&whole, 1), cmd.t, /*charge_overhead=*/false);
-      cmd.t = a.end;
-      cmd.b += a.breakdown;
+      read_track(v.track, cmd);
       v.read = true;
     }
     std::vector<std::byte> data(sb_.block_bytes);

@@ -218,6 +218,10 @@ class VldDisk final : public Disk {
                                            std::vector<std::vector<std::byte>>& buffers,
                                            Command& cmd);
   void charge(std::span<const Extent> extents, Command& cmd);
+  // What reading costs the drive, through its track buffer.
+  void charge_read(std::span<const SectorRun> runs, Command& cmd);
+  // One revolution puts a whole track in the track buffer.
+  void read_track(uint32_t track, Command& cmd);
   Extent extent_of(const MapEntry& e) const;
   void store_write(const Extent& e, const void* bytes);
   void store_read(const Extent& e, void* bytes);
