@@ -365,7 +365,15 @@ RecoveredState recover(BackingStore& store, const Superblock& sb, bool track_buf
       }
     }
     rep.candidates = cands.size();
-    for (const Found& f : cands) st.protected_psns.push_back(f.psn);
+    for (const Found& f : cands) {
+      st.protected_psns.push_back(f.psn);
+      for (uint32_t e = 0; e < kEntriesPerPiece; ++e) {
+        const MapEntry& me = f.m.entries[e];
+        if ((f.m.changed >> e & 1) && me.mapped() && me.psn() >= L.spt &&
+            me.psn() < uint64_t{L.tracks} * L.spt)
+          st.protected_data_psns.push_back(static_cast<uint32_t>(me.psn()));
+      }
+    }
 
     // 3. Groups in seq order; what became of each (empty: accepted).
     std::map<uint64_t, std::vector<const Found*>> groups;

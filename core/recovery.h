@@ -82,9 +82,15 @@ struct RecoveredState {
   uint64_t next_seq = 1;
   LogRecord record;            // the record recovery started from
   bool needs_checkpoint = false;
-  // Map sector locations that the record's recovery path still reads: keep
-  // them until a new record replaces it.
+  // What recovery from the record read to reach this state: the map
+  // sectors it walked or scanned, and the first sector of every data block
+  // a request since the record wrote (recovery checks their checksums, of
+  // superseded and rolled-back requests too). A crash before a new record
+  // replaces this one recovers from it again, reading all of these again,
+  // so nothing may be written over them until then (crash contract clause
+  // 4; see VldDisk::write_checkpoint).
   std::vector<uint32_t> protected_psns;
+  std::vector<uint32_t> protected_data_psns;
   RecoveryReport report;
 };
 

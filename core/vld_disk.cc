@@ -117,16 +117,22 @@ void VldDisk::install(RecoveredState& st) {
 }
 
 void VldDisk::write_checkpoint(RecoveredState& st) {
-  // Keep every map sector that recovery from the current record reads until
-  // the new record is durable: a crash in between recovers the same way.
+  // Keep every sector that recovery from the current record reads (map
+  // sectors, and the data of every request since the record) until the new
+  // record is durable: a crash in between recovers the same way, however
+  // often it happens (crash contract clause 4).
   std::vector<uint32_t> kept;
-  for (uint32_t psn : st.protected_psns) {
-    uint32_t t = psn / layout_.spt, s = psn % layout_.spt;
+  auto keep = [&](uint64_t psn) {
+    const uint32_t t = static_cast<uint32_t>(psn / layout_.spt), s = psn % layout_.spt;
     if (free_.is_free(t, s)) {
       free_.allocate(t, s, 1);
-      kept.push_back(psn);
+      kept.push_back(static_cast<uint32_t>(psn));
     }
-  }
+  };
+  for (uint32_t psn : st.protected_psns) keep(psn);
+  for (uint32_t psn : st.protected_data_psns)
+    for (const SectorRun& r : extent_runs(extent_at(psn, layout_.block_sectors, layout_.spt), layout_.spt))
+      for (uint32_t i = 0; i < r.count; ++i) keep(r.first_psn + i);
   for (uint32_t p = 0; p < layout_.pieces; ++p)
     if (st.nodes[p].seq) log_.set_node(p, st.nodes[p].psn, st.nodes[p].seq, {});
   log_.set_next_seq(st.next_seq);

@@ -120,7 +120,9 @@ class VectorStore final : public BackingStore {
 
 struct RigConfig {
   uint64_t export_bytes = 256 * 1024;
-  uint32_t sectors_per_track = 64;   // a small custom geometry keeps images tiny
+  std::string preset = "st19101";
+  // A small custom geometry keeps images tiny; 0: the preset's own.
+  uint32_t sectors_per_track = 64;
   uint32_t tracks_per_cylinder = 4;
   uint32_t spare_percent = 25;
   // Where the platters start in the image. The format allows any multiple of
@@ -137,9 +139,9 @@ inline Superblock make_superblock(const RigConfig& c) {
   o.export_bytes = c.export_bytes;
   o.block_bytes = kBlock;
   o.spare_percent = c.spare_percent;
-  DriveGeometry g = *find_preset("st19101");
-  g.sectors_per_track = c.sectors_per_track;
-  g.tracks_per_cylinder = c.tracks_per_cylinder;
+  DriveGeometry g = *find_preset(c.preset);
+  if (c.sectors_per_track) g.sectors_per_track = c.sectors_per_track;
+  if (c.tracks_per_cylinder) g.tracks_per_cylinder = c.tracks_per_cylinder;
   g.derive_skews();
   o.geometry = g;
   Superblock sb = plan_image(o);
@@ -580,11 +582,72 @@ inline std::string first_block_diff(const Bytes& a, const Bytes& b) {
 
 struct StateStats {
   std::atomic<uint64_t> verified{0};
-  std::atomic<uint64_t> nested{0};
+  std::atomic<uint64_t> nested{0};         // crash states whose recovery was cut
+  std::atomic<uint64_t> recovery_cuts{0};  // images a cut recovery left, each reopened
 };
 
+// The crash points that cut a recorded run at each of its barriers: right
+// before each sync completes (every write since the previous sync pending,
+// so the subsets cover every point between), and after the last event.
+inline std::vector<size_t> barrier_points(const RecordingStore& r) {
+  std::vector<size_t> points;
+  for (size_t e = 0; e < r.events(); ++e)
+    if (r.event(e).kind == RecordingStore::Event::Kind::kSync) points.push_back(e);
+  points.push_back(r.events());
+  return points;
+}
+
+// Recovery cut by a crash, and the recovery after it cut again (crash
+// contract clause 4: "a crash during recovery recovers to the same
+// contents", any number of times in a row). `rs` recorded the writes and
+// syncs of one recovery of a crash image that reads `want`. At each of its
+// barriers, `subsets` random subsets of the pending units survive, whole or
+// torn; the image each leaves must open and read `want`. That second
+// recovery is recorded too and cut once more at one of its barriers, and
+// that image must open and read `want` as well. "" or the first problem.
+inline std::string check_recovery_cuts(const Rig& rig, const RecordingStore& rs, const Bytes& want,
+                                       uint64_t seed, StateStats& stats, unsigned subsets = 2) {
+  std::mt19937_64 rng(seed);
+  auto cut = [&](const RecordingStore& r, size_t q) {
+    const G g = (rng() & 1) ? G::k4K : G::k512;
+    std::vector<bool> s(r.pending_unit_count(q, g));
+    const unsigned density = rng() % 3;  // mostly lost, coin flips, mostly kept
+    for (size_t i = 0; i < s.size(); ++i)
+      s[i] = density == 0 ? rng() % 8 == 0 : density == 1 ? (rng() & 1) : rng() % 8 != 0;
+    return std::pair{r.materialize(q, s, g), g};
+  };
+  for (size_t q : barrier_points(rs)) {
+    for (unsigned k = 0; k < subsets; ++k) {
+      auto [img, g] = cut(rs, q);
+      const std::string where = "recovery cut after its event " + std::to_string(q) + " of " +
+                                std::to_string(rs.events()) + " (" + gran_name(g) + ")";
+      RecordingStore rs2(std::move(img));
+      Reading second = open_and_read(std::make_unique<ProxyStore>(rs2), rig,
+                                     ("the image a " + where + " left").c_str());
+      if (second.data != want)
+        return "(4) the image a " + where + " left reads differently at " +
+               first_block_diff(want, second.data);
+      stats.recovery_cuts.fetch_add(1, std::memory_order_relaxed);
+      const std::vector<size_t> points2 = barrier_points(rs2);
+      const size_t q2 = points2[rng() % points2.size()];
+      auto [img2, g2] = cut(rs2, q2);
+      Reading third = open_and_read(std::make_unique<VectorStore>(std::move(img2)), rig,
+                                    ("the image left when the recovery after a " + where +
+                                     " was cut too").c_str());
+      if (third.data != want)
+        return "(4) " + where + ", then the next recovery cut after its event " +
+               std::to_string(q2) + " of " + std::to_string(rs2.events()) + " (" +
+               gran_name(g2) + "): reads differently at " + first_block_diff(want, third.data);
+      stats.recovery_cuts.fetch_add(1, std::memory_order_relaxed);
+    }
+  }
+  stats.nested.fetch_add(1, std::memory_order_relaxed);
+  return "";
+}
+
 // Checks clauses (1)-(5) on the image a crash at p leaves with the given
-// surviving units. Returns "" or the problem.
+// surviving units. Returns "" or the problem. nested_seed != 0: recovery is
+// cut too (check_recovery_cuts).
 inline std::string check_state(const Rig& rig, size_t p, const std::vector<bool>& survives, G g,
                                uint64_t nested_seed, StateStats& stats) {
   Bytes img = rig.rec().materialize(p, survives, g);
@@ -614,21 +677,11 @@ inline std::string check_state(const Rig& rig, size_t p, const std::vector<bool>
     if (third.data != first.data)
       return "(4) reopening after recovery reads differently at " +
              first_block_diff(first.data, third.data);
-    // (4) a crash in the middle of recovery's own writes.
-    if (nested_seed != 0 && rs.events() > 0) {
-      std::mt19937_64 rng(nested_seed);
-      const size_t q = rng() % (rs.events() + 1);
-      const G g2 = (rng() & 1) ? G::k4K : G::k512;
-      std::vector<bool> s2(rs.pending_unit_count(q, g2));
-      for (size_t i = 0; i < s2.size(); ++i) s2[i] = rng() & 1;
-      Reading fourth = open_and_read(std::make_unique<VectorStore>(rs.materialize(q, s2, g2)),
-                                     rig, "a crash during recovery");
-      if (fourth.data != first.data)
-        return "(4) a crash during recovery (after its event " + std::to_string(q) + " of " +
-               std::to_string(rs.events()) + ", " + gran_name(g2) + ") reads differently at " +
-               first_block_diff(first.data, fourth.data);
-      stats.nested.fetch_add(1, std::memory_order_relaxed);
-    }
+    // (4) crashes in the middle of recovery's own writes, twice in a row.
+    if (nested_seed != 0)
+      if (std::string why = check_recovery_cuts(rig, rs, first.data, nested_seed, stats);
+          !why.empty())
+        return why;
   } catch (const std::exception& e) {
     return e.what();
   }
@@ -689,7 +742,7 @@ inline std::string describe_job(const Rig& rig, const Job& j, const std::vector<
 }
 
 struct RunResult {
-  uint64_t verified = 0, nested = 0, failures = 0;
+  uint64_t verified = 0, nested = 0, recovery_cuts = 0, failures = 0;
   std::vector<std::string> messages;  // the first few failures
 };
 
@@ -721,7 +774,8 @@ inline RunResult run_jobs(const Rig& rig, const std::vector<Job>& jobs, unsigned
   for (unsigned t = 1; t < threads; ++t) pool.emplace_back(worker);
   worker();
   for (auto& t : pool) t.join();
-  return RunResult{stats.verified.load(), stats.nested.load(), failures.load(), messages};
+  return RunResult{stats.verified.load(), stats.nested.load(), stats.recovery_cuts.load(),
+                   failures.load(), messages};
 }
 
 inline unsigned harness_threads() {
