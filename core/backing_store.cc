@@ -6,6 +6,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 
 #include "core/util/error.h"
@@ -128,6 +129,29 @@ void FileBackingStore::for_each_data_range(
     fn(static_cast<uint64_t>(data), hole_at - static_cast<uint64_t>(data));
     pos = hole_at;
   }
+}
+
+void FailStopStore::sync() {
+  check();
+  try {
+    s_->sync();
+  } catch (const Error& e) {
+    stop(std::string("a sync of the image failed (") + e.what() +
+         "), and writes it covered may have been dropped");
+    throw;
+  }
+}
+
+void FailStopStore::stop(const std::string& why) {
+  assert(!why.empty());
+  if (stopped_why_.empty()) stopped_why_ = why;
+}
+
+void FailStopStore::check() const {
+  if (!stopped_why_.empty())
+    throw Error("the disk takes no more writes or flushes: " + stopped_why_ +
+                    "; restart nbdkit to recover the image from what is on stable storage",
+                EIO);
 }
 
 void MemoryBackingStore::check_range(uint64_t offset, uint64_t len) const {

@@ -94,6 +94,52 @@ class ProxyStore final : public BackingStore {
   BackingStore& s_;
 };
 
+// The disks' view of their store: it stops the disk after a failed sync.
+//
+// After fdatasync fails, the kernel may have dropped the dirty pages it
+// could not write and marked them clean; a later fdatasync that succeeds
+// says nothing about them. So once a sync has failed, no later flush may
+// report success for the writes before it (crash contract, docs/crash-
+// contract.md, "When the backing file fails"): every later write, discard
+// and sync fails with EIO, naming the first failure, until the image is
+// opened again, when recovery rebuilds it from what is on stable storage.
+// Reads go on. A disk may also stop itself (stop()) when it cannot leave
+// the image in a state recovery reads the way the disk's memory does.
+//
+// Thread-safety: as the store it wraps (the disk controller serialises).
+class FailStopStore final : public BackingStore {
+ public:
+  explicit FailStopStore(std::unique_ptr<BackingStore> s) : s_(std::move(s)) {}
+  uint64_t size_bytes() const override { return s_->size_bytes(); }
+  void read(uint64_t offset, std::span<std::byte> out) override { s_->read(offset, out); }
+  void write(uint64_t offset, std::span<const std::byte> data) override {
+    check();
+    s_->write(offset, data);
+  }
+  void discard(uint64_t offset, uint64_t len) override {
+    check();
+    s_->discard(offset, len);
+  }
+  void sync() override;
+  void for_each_data_range(uint64_t offset, uint64_t len,
+                           const std::function<void(uint64_t, uint64_t)>& fn) override {
+    s_->for_each_data_range(offset, len, fn);
+  }
+  // REQUIRES: why says what failed. Later writes, discards and syncs fail.
+  void stop(const std::string& why);
+  // Throws the stopped disk's Error (EIO): the disks call it first in every
+  // request that changes contents or makes them durable, so that one that
+  // would write nothing fails too.
+  void check() const;
+  bool stopped() const { return !stopped_why_.empty(); }
+  const std::string& stopped_why() const { return stopped_why_; }
+  BackingStore& inner() { return *s_; }
+
+ private:
+  std::unique_ptr<BackingStore> s_;
+  std::string stopped_why_;  // "" while the disk takes writes
+};
+
 class MemoryBackingStore final : public BackingStore {
  public:
   explicit MemoryBackingStore(uint64_t size_bytes) : bytes_(size_bytes) {}

@@ -8,7 +8,7 @@
 namespace vld {
 
 InplaceDisk::InplaceDisk(std::unique_ptr<BackingStore> store, const Superblock& sb)
-    : store_(std::move(store)),
+    : store_(std::make_unique<FailStopStore>(std::move(store))),
       sb_(sb),
       drive_(sb.geometry, sb.simulated_cylinders),
       live_((sb.export_bytes / sb.block_bytes + 63) / 64, 0) {
@@ -60,25 +60,30 @@ Completion InplaceDisk::read(uint64_t offset, std::span<std::byte> out, SimTime 
 
 Completion InplaceDisk::write(uint64_t offset, std::span<const std::byte> data, bool fua,
                               SimTime start) {
+  store_->check();
   // Bytes map one to one, so a write that is not sector-aligned needs no
   // read-modify-write in the backing file; the drive still pays for whole
   // sectors.
-  store_->write(sb_.platter_offset + offset, data);
-  if (fua) store_->sync();
+  // Live first: a write that fails part way may have changed the blocks,
+  // and extents() must never call data a hole.
   const uint64_t bs = sb_.block_bytes;
   set_live(offset / bs, (offset + data.size() + bs - 1) / bs, true);
+  store_->write(sb_.platter_offset + offset, data);
+  if (fua) store_->sync();
   SectorRun run = covering_run(offset, data.size());
   Access a = drive_.access(std::span(&run, 1), start);
   return Completion{a.end, a.breakdown, blocks_covering(offset, data.size()), 0, fua ? 1u : 0u};
 }
 
 Completion InplaceDisk::flush(SimTime start) {
+  store_->check();
   store_->sync();
   Access a = drive_.command_only(start);
   return Completion{a.end, a.breakdown, 0, 0, 1};
 }
 
 Completion InplaceDisk::trim(uint64_t offset, uint64_t len, bool fua, SimTime start) {
+  store_->check();
   uint64_t first, end;
   whole_blocks(offset, len, &first, &end);
   if (end > first) {
@@ -102,6 +107,7 @@ void InplaceDisk::write_zeros(uint64_t offset, uint64_t len) {
 }
 
 Completion InplaceDisk::zero(uint64_t offset, uint64_t len, ZeroFlags flags, SimTime start) {
+  store_->check();
   const uint64_t bs = sb_.block_bytes;
   uint64_t first, end;
   whole_blocks(offset, len, &first, &end);
@@ -111,9 +117,9 @@ Completion InplaceDisk::zero(uint64_t offset, uint64_t len, ZeroFlags flags, Sim
 
   if (!flags.may_trim) {
     // The client wants allocated zeros: an ordinary write of zeros.
+    set_live(offset / bs, (offset + len + bs - 1) / bs, true);
     write_zeros(offset, len);
     if (flags.fua) store_->sync();
-    set_live(offset / bs, (offset + len + bs - 1) / bs, true);
     SectorRun run = covering_run(offset, len);
     Access a = drive_.access(std::span(&run, 1), start);
     return Completion{a.end, a.breakdown, blocks_covering(offset, len), 0, flags.fua ? 1u : 0u};

@@ -56,7 +56,7 @@ class InplaceDisk final : public Disk {
   void rebuild_live_map();
   void write_zeros(uint64_t offset, uint64_t len);
 
-  std::unique_ptr<BackingStore> store_;
+  std::unique_ptr<FailStopStore> store_;  // stops the disk after a failed sync
   Superblock sb_;
   DriveModel drive_;
   std::vector<uint64_t> live_;  // one bit per export block

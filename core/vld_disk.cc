@@ -18,7 +18,7 @@ const std::byte* zero_block() {
 
 VldDisk::VldDisk(std::unique_ptr<BackingStore> store, const Superblock& sb, VldOptions options,
                  bool track_buffer)
-    : store_(std::move(store)),
+    : store_(std::make_unique<FailStopStore>(std::move(store))),
       sb_(sb),
       layout_(sb),
       options_(options),
@@ -361,80 +361,150 @@ void VldDisk::release_data(const MapEntry& e) {
 bool VldDisk::apply(std::vector<Update>& updates, std::span<const uint32_t> rewrite_pieces,
                     bool fua, Command& cmd, PlaceMode mode) {
   const bool move = mode != PlaceMode::kEager;  // a compaction move or a repack
+  std::optional<Placement> placed = place_group(updates, rewrite_pieces, cmd, mode);
+  if (!placed) return false;  // only a move gives up
+  const std::vector<PlannedNode>& group = placed->group;
+  const std::vector<Extent>& ext = placed->extents;
+  const size_t data_pieces = placed->data_pieces;
+
+  // Write everything before changing any state: a write that fails leaves
+  // the disk as if the request had not been made (crash contract clause 7).
+  std::vector<std::pair<uint64_t, MapEntry>> replaced;  // (block, entry before)
+  std::vector<uint32_t> member_psns(group.size());
+  for (size_t i = 0; i < group.size(); ++i)
+    member_psns[i] = static_cast<uint32_t>(alloc_.psn(ext[data_pieces + i]));
+  size_t map_sectors_written = 0;
+  try {
+    write_data(updates, ext, replaced);
+    write_map_sectors(updates, group, ext, data_pieces, member_psns, &map_sectors_written);
+  } catch (const Error&) {
+    for (auto it = replaced.rbegin(); it != replaced.rend(); ++it) map_[it->first] = it->second;
+    abandon_group(*placed, map_sectors_written, cmd);
+    throw;
+  }
+  for (const auto& [block, before] : replaced) {
+    release_data(before);
+    if (before.mapped()) --live_blocks_;
+    if (map_[block].mapped()) ++live_blocks_;
+  }
+  for (size_t i = 0; i < group.size(); ++i)
+    if (group[i].relay) ++stats_.relays;
+
+  // The drive: one pass over data and map sectors, in the order the head
+  // meets them; what the map sectors added to the data alone.
+  SimTime data_only_end = cmd.t;
+  if (data_pieces > 0) {
+    std::vector<SectorRun> data_runs = alloc_.runs(std::span(ext.data(), data_pieces));
+    data_only_end = drive_.estimate(data_runs, cmd.t, false).end;
+  }
+  std::vector<Extent> in_time;
+  for (size_t i : placed->order) in_time.push_back(ext[i]);
+  if (!move)
+    for (size_t k = 0; k < data_pieces; ++k) track_written_[ext[k].track] = cmd.t;
+  const ServiceBreakdown before = cmd.b;
+  charge(in_time, cmd);
+  if (trace::enabled(trace::Channel::kAllocator))
+    trace_placement(updates, group, ext, data_pieces, move, before, cmd, placed->alloc_before);
+  if (trace::enabled(trace::Channel::kLog, 2)) trace_group(group, member_psns);
+  if (cmd.t > data_only_end) stats_.map_time += cmd.t - data_only_end;
+  ++stats_.map_updates;
+  stats_.map_sectors_written += group.size();
+  stats_.data_blocks_written += data_pieces;
+  if (!move) stats_.client_blocks_written += data_pieces;
+  cmd.written += data_pieces;
+
+  for (uint32_t psn : log_.commit(group, member_psns)) retired_map_.push_back(psn);
+  if (fua) sync(cmd);
+  // A compaction move leaves records to the end of its track (end_victim).
+  if (!move) {
+    compaction_settled_ = false;
+    maybe_write_record(cmd);
+  }
+  return true;
+}
+
+std::optional<VldDisk::Placement> VldDisk::place_group(std::span<const Update> updates,
+                                                        std::span<const uint32_t> rewrite_pieces,
+                                                        Command& cmd, PlaceMode mode) {
+  const bool move = mode != PlaceMode::kEager;
   std::vector<uint32_t> pieces(rewrite_pieces.begin(), rewrite_pieces.end());
   for (const Update& u : updates) pieces.push_back(static_cast<uint32_t>(u.block / kEntriesPerPiece));
   std::sort(pieces.begin(), pieces.end());
   pieces.erase(std::unique(pieces.begin(), pieces.end()), pieces.end());
 
+  Placement p;
   std::vector<uint32_t> sizes;
   for (const Update& u : updates)
     if (u.data) sizes.push_back(layout_.block_sectors);
-  const size_t data_pieces = sizes.size();
-  std::vector<PlannedNode> group;
+  p.data_pieces = sizes.size();
   // The group depends on the log's state, which a repack changes.
   auto plan_group = [&] {
-    group = log_.plan(pieces);
-    sizes.resize(data_pieces);
-    sizes.insert(sizes.end(), group.size(), 1);
+    p.group = log_.plan(pieces);
+    sizes.resize(p.data_pieces);
+    sizes.insert(sizes.end(), p.group.size(), 1);
   };
   plan_group();
 
-  std::vector<size_t> order;
-  const AllocatorStats alloc_before = alloc_.stats();
+  p.alloc_before = alloc_.stats();
   std::optional<std::vector<Extent>> ext =
-      alloc_.place(sizes, drive_.head(), cmd.t, window_, &order, mode);
-  if (!ext && move) return false;
+      alloc_.place(sizes, drive_.head(), cmd.t, window_, &p.order, mode);
+  if (!ext && move) return std::nullopt;
   // (Freed map sectors alone rarely make a run that holds a block.)
   const bool fits_somewhere = could_fit_anywhere(sizes);
-  if (!ext && (fits_somewhere || !pending_data_.empty() || data_pieces == 0)) {
+  if (!ext && (fits_somewhere || !pending_data_.empty() || p.data_pieces == 0)) {
     // The window is full: move it to the head (freeing what waited for a
     // record) and try again.
     write_record(false, cmd, window_at(drive_.head().cylinder), "window full");
-    ext = alloc_.place(sizes, drive_.head(), cmd.t, window_, &order);
+    ext = alloc_.place(sizes, drive_.head(), cmd.t, window_, &p.order);
   }
   if (!ext && could_fit_anywhere(sizes)) {  // anywhere at all
     write_record(false, cmd, CylinderWindow{drive_.head().cylinder, layout_.cylinders},
                  "window full: the whole disk");
-    ext = alloc_.place(sizes, drive_.head(), cmd.t, window_, &order);
+    ext = alloc_.place(sizes, drive_.head(), cmd.t, window_, &p.order);
   }
   // Free space left only in runs too short for a block: make some longer.
   // Each repack leaves a run that holds a block; bounded all the same.
-  for (uint32_t repacks = 0; !ext && data_pieces > 0 && repacks < layout_.tracks && repack(cmd);
+  for (uint32_t repacks = 0; !ext && p.data_pieces > 0 && repacks < layout_.tracks && repack(cmd);
        ++repacks) {
     plan_group();
-    ext = alloc_.place(sizes, drive_.head(), cmd.t, window_, &order);
+    ext = alloc_.place(sizes, drive_.head(), cmd.t, window_, &p.order);
   }
   if (!ext)
     throw Error(fmt::format("no free space left on the simulated platters for a {}-block "
                             "write ({} of {} physical blocks hold live data)",
-                            data_pieces, live_blocks_, sb_.physical_blocks()),
+                            p.data_pieces, live_blocks_, sb_.physical_blocks()),
                 ENOSPC);
+  p.extents = std::move(*ext);
+  return p;
+}
 
-  // Data, then the map entries that point to it.
+void VldDisk::write_data(std::span<const Update> updates, std::span<const Extent> ext,
+                         std::vector<std::pair<uint64_t, MapEntry>>& replaced) {
   size_t k = 0;
-  std::vector<uint64_t> changed(group.size(), 0);
   for (const Update& u : updates) {
-    MapEntry& e = map_[u.block];
-    release_data(e);
-    if (e.mapped()) --live_blocks_;
+    MapEntry e{};
     if (u.data) {
-      const Extent& x = (*ext)[k++];
+      const Extent& x = ext[k++];
       store_write(x, u.data);
-      if (!move) track_written_[x.track] = cmd.t;
       e = MapEntry{static_cast<uint32_t>(alloc_.psn(x) + 1),
                    data_checksum(u.data, sb_.block_bytes, u.block)};
-      ++live_blocks_;
-    } else {
-      e = MapEntry{};
     }
-    uint32_t piece = static_cast<uint32_t>(u.block / kEntriesPerPiece);
+    replaced.emplace_back(u.block, map_[u.block]);
+    map_[u.block] = e;
+  }
+}
+
+void VldDisk::write_map_sectors(std::span<const Update> updates,
+                                std::span<const PlannedNode> group, std::span<const Extent> ext,
+                                size_t data_pieces, std::span<const uint32_t> member_psns,
+                                size_t* written) {
+  std::vector<uint64_t> changed(group.size(), 0);
+  for (const Update& u : updates) {
+    const uint32_t piece = static_cast<uint32_t>(u.block / kEntriesPerPiece);
     for (size_t i = 0; i < group.size(); ++i)
       if (!group[i].relay && group[i].piece == piece)
         changed[i] |= uint64_t{1} << (u.block % kEntriesPerPiece);
   }
-  std::vector<uint32_t> member_psns(group.size());
-  for (size_t i = 0; i < group.size(); ++i)
-    member_psns[i] = static_cast<uint32_t>(alloc_.psn((*ext)[data_pieces + i]));
   for (size_t i = 0; i < group.size(); ++i) {
     MapSector m;
     m.piece = group[i].piece;
@@ -452,47 +522,43 @@ bool VldDisk::apply(std::vector<Update>& updates, std::span<const uint32_t> rewr
     m.pointer_count = static_cast<uint16_t>(ptrs.size());
     std::copy(ptrs.begin(), ptrs.end(), m.pointers.begin());
     SectorBytes bytes = encode_map_sector(m, sb_.secret);
-    store_write((*ext)[data_pieces + i], bytes.data());
-    if (group[i].relay) ++stats_.relays;
+    ++*written;  // counted first: a failed write may still have landed
+    store_write(ext[data_pieces + i], bytes.data());
   }
+}
 
-  // The drive: one pass over data and map sectors, in the order the head
-  // meets them; what the map sectors added to the data alone.
-  SimTime data_only_end = cmd.t;
-  if (data_pieces > 0) {
-    std::vector<SectorRun> data_runs = alloc_.runs(std::span(ext->data(), data_pieces));
-    data_only_end = drive_.estimate(data_runs, cmd.t, false).end;
+void VldDisk::abandon_group(const Placement& placed, size_t map_sectors_written, Command& cmd) {
+  if (map_sectors_written > 0) {
+    // Some of its map sectors may be on the platter, perhaps all of them:
+    // recovery would take the request, and then reject every later one
+    // that replaces the same pieces. Its seqs are never used again, and a
+    // record whose durable seq covers them puts the group behind
+    // recovery's horizon (it scans only newer seqs). If that fails too,
+    // nothing more may be written: stop the disk. (With no map sector
+    // written, the seqs are simply used by the next request: a gap in the
+    // seqs would read as a lost flushed write to recovery.)
+    log_.set_next_seq(placed.group.back().seq + 1);
+    try {
+      write_record(false, cmd, std::nullopt, "a failed request's map sectors voided");
+    } catch (const Error& e) {
+      // Nothing more is written: the sectors are freed in memory only.
+      store_->stop(std::string("a log record voiding a failed request could not be written (") +
+                   e.what() + ")");
+    }
   }
-  std::vector<Extent> in_time;
-  for (size_t i : order) in_time.push_back((*ext)[i]);
-  const ServiceBreakdown before = cmd.b;
-  charge(in_time, cmd);
-  if (trace::enabled(trace::Channel::kAllocator))
-    trace_placement(updates, group, *ext, data_pieces, move, before, cmd, alloc_before);
-  if (trace::enabled(trace::Channel::kLog, 2) && !group.empty()) {
-    std::string members;
-    for (size_t i = 0; i < group.size(); ++i)
-      members += fmt::format("{}piece {}{} (replaces seq {}) at psn {}", i ? ", " : "",
-                             group[i].piece, group[i].relay ? " relay" : "", group[i].prev_seq,
-                             member_psns[i]);
-    trace::emit(trace::Channel::kLog, "group seq {}-{}: {}", group.front().seq,
-                group.front().seq + group.size() - 1, members);
-  }
-  if (cmd.t > data_only_end) stats_.map_time += cmd.t - data_only_end;
-  ++stats_.map_updates;
-  stats_.map_sectors_written += group.size();
-  stats_.data_blocks_written += data_pieces;
-  if (!move) stats_.client_blocks_written += data_pieces;
-  cmd.written += data_pieces;
+  for (const Extent& e : placed.extents) free_.release(e.track, e.sector, e.sectors);
+}
 
-  for (uint32_t psn : log_.commit(group, member_psns)) retired_map_.push_back(psn);
-  if (fua) sync(cmd);
-  // A compaction move leaves records to the end of its track (end_victim).
-  if (!move) {
-    compaction_settled_ = false;
-    maybe_write_record(cmd);
-  }
-  return true;
+void VldDisk::trace_group(std::span<const PlannedNode> group,
+                          std::span<const uint32_t> member_psns) const {
+  if (group.empty()) return;
+  std::string members;
+  for (size_t i = 0; i < group.size(); ++i)
+    members += fmt::format("{}piece {}{} (replaces seq {}) at psn {}", i ? ", " : "",
+                           group[i].piece, group[i].relay ? " relay" : "", group[i].prev_seq,
+                           member_psns[i]);
+  trace::emit(trace::Channel::kLog, "group seq {}-{}: {}", group.front().seq,
+              group.front().seq + group.size() - 1, members);
 }
 
 bool VldDisk::could_fit_anywhere(std::span<const uint32_t> sizes) const {
@@ -594,7 +660,14 @@ bool VldDisk::repack(Command& cmd) {
     std::vector<Update> updates;
     for (size_t i = 0; i < blocks.size(); ++i) updates.push_back(Update{blocks[i], data[i].data()});
     alloc_.set_excluded_track(track);
-    if (!apply(updates, pieces, /*fua=*/false, cmd, PlaceMode::kRepack)) {
+    bool moved = false;
+    try {
+      moved = apply(updates, pieces, /*fua=*/false, cmd, PlaceMode::kRepack);
+    } catch (const Error&) {
+      alloc_.set_excluded_track(std::nullopt);  // as before the repack
+      throw;
+    }
+    if (!moved) {
       alloc_.set_excluded_track(std::nullopt);
       return false;
     }
@@ -655,6 +728,7 @@ Completion VldDisk::read(uint64_t offset, std::span<std::byte> out, SimTime star
 
 Completion VldDisk::write(uint64_t offset, std::span<const std::byte> data, bool fua,
                           SimTime start) {
+  store_->check();
   const uint64_t bs = sb_.block_bytes;
   Command cmd = begin(start);
   if (data.empty()) return finish(cmd);
@@ -677,12 +751,14 @@ Completion VldDisk::write(uint64_t offset, std::span<const std::byte> data, bool
 }
 
 Completion VldDisk::flush(SimTime start) {
+  store_->check();
   Command cmd = begin(start);
   sync(cmd);
   return finish(cmd);
 }
 
 Completion VldDisk::trim(uint64_t offset, uint64_t len, bool fua, SimTime start) {
+  store_->check();
   const uint64_t bs = sb_.block_bytes;
   Command cmd = begin(start);
   std::vector<Update> updates;
@@ -705,6 +781,7 @@ Completion VldDisk::trim(uint64_t offset, uint64_t len, bool fua, SimTime start)
 }
 
 Completion VldDisk::zero(uint64_t offset, uint64_t len, ZeroFlags flags, SimTime start) {
+  store_->check();
   const uint64_t bs = sb_.block_bytes;
   Command cmd = begin(start);
   if (len == 0) return finish(cmd);

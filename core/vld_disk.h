@@ -135,6 +135,7 @@ class VldDisk final : public Disk {
   const EagerAllocator& allocator() const { return alloc_; }
   const FreeSpaceMap& free_space() const { return free_; }
   const Compactor& compactor() const { return compactor_; }
+  const VirtualLog& virtual_log() const { return log_; }
   // The track being emptied, if any.
   std::optional<uint32_t> compaction_victim() const;
   // Crash contract (5): every allocated sector is accounted for exactly once
@@ -175,8 +176,36 @@ class VldDisk final : public Disk {
   // of `rewrite_pieces`, unchanged) as one group. PlaceMode::kEager never
   // fails (it moves the window, or throws ENOSPC); kHolePlug (a compaction
   // move) returns false, having written nothing, if no hole takes it.
+  // If a write of the backing store fails, the request's state changes are
+  // undone (map, free space) and the error is thrown: see abandon_group.
   bool apply(std::vector<Update>& updates, std::span<const uint32_t> rewrite_pieces, bool fua,
              Command& cmd, PlaceMode mode = PlaceMode::kEager);
+  // Where a request's data blocks and map sectors go, as apply() plans them.
+  struct Placement {
+    std::vector<PlannedNode> group;
+    std::vector<Extent> extents;  // data blocks first, then group members
+    size_t data_pieces = 0;
+    std::vector<size_t> order;    // extents in the order the head meets them
+    AllocatorStats alloc_before;
+  };
+  // Plans the group and allocates its sectors (moving the window, writing
+  // records or repacking as needed). nullopt: a move found no hole.
+  std::optional<Placement> place_group(std::span<const Update> updates,
+                                       std::span<const uint32_t> rewrite_pieces, Command& cmd,
+                                       PlaceMode mode);
+  // Writes the data blocks and points map_ at them, remembering in
+  // `replaced` each entry it changed (to undo or to free).
+  void write_data(std::span<const Update> updates, std::span<const Extent> ext,
+                  std::vector<std::pair<uint64_t, MapEntry>>& replaced);
+  // Writes the group's map sectors from map_; *written counts those begun.
+  void write_map_sectors(std::span<const Update> updates, std::span<const PlannedNode> group,
+                         std::span<const Extent> ext, size_t data_pieces,
+                         std::span<const uint32_t> member_psns, size_t* written);
+  // A request whose writes failed: its seqs are skipped, any map sector of
+  // it that reached the platter is voided by a log record, and its sectors
+  // are free again. If the record fails too, the disk stops (FailStopStore).
+  void abandon_group(const Placement& placed, size_t map_sectors_written, Command& cmd);
+  void trace_group(std::span<const PlannedNode> group, std::span<const uint32_t> member_psns) const;
   // Compaction: picks the next victim (false: nothing worth doing), moves
   // one thing off it, finishes it.
   bool choose_victim(SimTime now);
@@ -235,7 +264,7 @@ class VldDisk final : public Disk {
                        const AllocatorStats& alloc_before) const;
   void trace_recovery(const RecoveredState& st) const;
 
-  std::unique_ptr<BackingStore> store_;
+  std::unique_ptr<FailStopStore> store_;  // stops the disk after a failed sync
   Superblock sb_;
   VldLayout layout_;
   VldOptions options_;

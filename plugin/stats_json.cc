@@ -1,6 +1,10 @@
 #include "plugin/stats_json.h"
 
+#include <fcntl.h>
+#include <unistd.h>
+
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 
 #include "core/util/error.h"
@@ -75,6 +79,17 @@ nlohmann::json stats_to_json(const DiskController& c, LatencyMode latency) {
     j["compactor"]["preempt_wait_us"] = latency_json(s.preempt_wait);
   }
   return j;
+}
+
+void check_stats_file_writable(const std::string& path) {
+  const std::string tmp = path + ".tmp";
+  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd == -1)
+    throw Error("statsfile=" + path + ": cannot write " + tmp + " (" + std::strerror(errno) +
+                    "); give a path in an existing, writable directory",
+                errno);
+  ::close(fd);
+  ::unlink(tmp.c_str());
 }
 
 void write_stats_file(const std::string& path, const nlohmann::json& stats) {

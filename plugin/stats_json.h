@@ -13,6 +13,9 @@ namespace vld {
 
 nlohmann::json stats_to_json(const DiskController& controller, LatencyMode latency);
 
+// Throws Error (one line: the path, the errno text, what to do) unless
+// PATH.tmp, through which write_stats_file() writes, can be created.
+void check_stats_file_writable(const std::string& path);
 // Writes atomically (temporary file + rename) so readers never see half a
 // file. Throws Error on failure.
 void write_stats_file(const std::string& path, const nlohmann::json& stats);

@@ -193,6 +193,11 @@ int vld_config_complete() {
     nbdkit_error("vld: file= is required: the backing image to serve or create");
     return -1;
   }
+  // The stats file is rewritten through PATH.tmp every second after the
+  // fork: a directory that is missing or not writable is found now, before
+  // the image is touched, not once a second in the log.
+  if (!g_options.statsfile.empty())
+    return guarded([] { check_stats_file_writable(g_options.statsfile); });
   return 0;
 }
 

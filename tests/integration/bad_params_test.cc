@@ -122,6 +122,20 @@ TEST(BadParameters, UnwritablePath) {
   EXPECT_FALSE(Exists(file));
 }
 
+// The stats file's directory is checked at start-up (issue 13), before the
+// image is created: one line naming statsfile and the errno text.
+TEST(BadParameters, StatsFileInAMissingOrReadOnlyDirectory) {
+  TempDir dir;
+  const std::string file = dir.file("disk.img");
+  ExpectCleanFailure(run_nbdkit({"file=" + file, "size=4M",
+                                 "statsfile=" + dir.file("no/such/dir/stats.json")}),
+                     "statsfile", {"No such file or directory"});
+  EXPECT_FALSE(Exists(file)) << "the image must not be created";
+  ExpectCleanFailure(run_nbdkit({"file=" + file, "size=4M", "statsfile=/proc/vld-stats.json"}),
+                     "statsfile", {"/proc/vld-stats.json"});
+  EXPECT_FALSE(Exists(file));
+}
+
 TEST(BadParameters, BadMode) {
   ExpectRejectedOnNewFile({"size=16M", "mode=lfs"}, "mode", {"mode=lfs"});
 }

@@ -1,0 +1,415 @@
+// Backing-store faults (issue 13): EIO and ENOSPC from the image's write,
+// fdatasync and hole punching, injected one at a time (core/fault_store.h)
+// into every call a workload makes, in both modes, on a roomy disk and on a
+// full one (where writes go through repacks).
+//
+// What must hold (docs/crash-contract.md, "When the backing file fails"):
+//   - the failing request reports an error, never success;
+//   - afterwards every block outside it reads what was acknowledged, and its
+//     own blocks read old or new (never garbage, never another block's);
+//     after a failed sync whose writes the kernel dropped, a block may fail
+//     with EIO instead, but never read wrong data;
+//   - vld's in-memory state stays consistent (check_consistency);
+//   - after a failed sync, no later write or flush succeeds until restart;
+//   - a restart (kill -9: the image as the page cache holds it) and a power
+//     cut (the image as the last successful sync left it) both open, and
+//     every block reads its durable content or something written after it.
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <iostream>
+#include <random>
+#include <set>
+
+#include "core/disk.h"
+#include "core/fault_store.h"
+#include "core/image.h"
+#include "core/util/checksum.h"
+#include "core/util/error.h"
+#include "core/vld_disk.h"
+#include "geometry/presets.h"
+
+namespace vld {
+namespace {
+
+constexpr uint64_t kBlock = 4096;
+using Bytes = std::vector<std::byte>;
+
+uint64_t hash_of(const std::byte* p) { return checksum64(p, kBlock, 0xfa17ULL); }
+
+Superblock small_superblock(DiskMode mode, uint64_t export_bytes, uint32_t spare_percent) {
+  FormatOptions o;
+  o.mode = mode;
+  o.export_bytes = export_bytes;
+  o.block_bytes = kBlock;
+  o.spare_percent = spare_percent;
+  DriveGeometry g = *find_preset("st19101");
+  g.sectors_per_track = 64;
+  g.tracks_per_cylinder = 4;
+  g.derive_skews();
+  o.geometry = g;
+  Superblock sb = plan_image(o);
+  sb.platter_offset = 4096;
+  return sb;
+}
+
+DiskOptions small_options() {
+  DiskOptions d;
+  d.vld.window_cylinders = 2;
+  d.vld.retired_limit = 8;  // records often: faults land in them too
+  return d;
+}
+
+// What each block may read. acked: the content of the newest request that
+// succeeded; failed: contents of requests that failed since (a failed
+// request leaves its blocks old or new, and new may stay). durable: what a
+// power cut must keep; since: everything written to the block after that,
+// which a crash may or may not show.
+struct BlockModel {
+  uint64_t acked = 0, durable = 0;
+  std::set<uint64_t> failed, since;
+  // inplace: a failed write may leave the block part old, part new (each
+  // sector either), as a conventional disk does, until it is rewritten.
+  bool torn = false;
+};
+
+class Model {
+ public:
+  Model(uint64_t blocks, bool update_in_place) : b_(blocks), in_place_(update_in_place) {
+    Bytes z(kBlock);
+    for (BlockModel& m : b_) m.acked = m.durable = hash_of(z.data());
+  }
+  const BlockModel& at(uint64_t block) const { return b_[block]; }
+  uint64_t blocks() const { return b_.size(); }
+  void wrote(uint64_t block, uint64_t h, bool ok, bool fua) {
+    BlockModel& m = b_[block];
+    m.since.insert(h);
+    if (!ok) {
+      m.failed.insert(h);
+      m.torn = in_place_;
+      return;
+    }
+    m.acked = h;
+    m.failed.clear();
+    m.torn = false;
+    if (fua) {
+      m.durable = h;
+      m.since.clear();
+    }
+  }
+  // A trim may leave the old contents (it is advisory).
+  void trimmed(uint64_t block, uint64_t zero_hash, bool ok) {
+    const uint64_t old = b_[block].acked;
+    wrote(block, zero_hash, ok, false);
+    b_[block].failed.insert(old);
+    b_[block].since.insert(old);
+  }
+  void flushed() {
+    for (BlockModel& m : b_) {
+      m.durable = m.acked;
+      m.since = m.failed;
+    }
+  }
+  bool live_allowed(uint64_t b, uint64_t h) const {
+    return h == b_[b].acked || b_[b].failed.count(h) || b_[b].torn;
+  }
+  // "" if hash h is one block b may show after a crash.
+  std::string crash_allowed(uint64_t b, uint64_t h) const {
+    const BlockModel& m = b_[b];
+    if (h == m.durable || m.since.count(h) || live_allowed(b, h)) return "";
+    if (in_place_ && !m.since.empty()) return "";  // a torn in-place write since
+    return "block " + std::to_string(b) + " reads neither its durable content nor anything "
+           "written after it";
+  }
+
+ private:
+  std::vector<BlockModel> b_;
+  bool in_place_;
+};
+
+// Bytes unique to (request, block), none all-zero.
+Bytes block_data(uint64_t req, uint64_t block) {
+  Bytes out(kBlock);
+  std::mt19937_64 rng(req * 1000003 + block);
+  for (size_t i = 0; i < kBlock; i += 8) {
+    uint64_t v = rng() | 1;
+    std::memcpy(out.data() + i, &v, 8);
+  }
+  return out;
+}
+
+struct Scenario {
+  DiskMode mode;
+  bool full;  // spare=5, every block written first: repacks
+  FaultyStore::Fault fault;
+  std::string name() const {
+    static const char* ops[] = {"write", "fdatasync", "discard"};
+    std::string n = std::string(mode == DiskMode::kVld ? "vld" : "inplace") + (full ? " full" : "") +
+                    ", " + ops[static_cast<int>(fault.op)] + " fault #" +
+                    std::to_string(fault.nth) + (fault.err == ENOSPC ? " ENOSPC" : " EIO") +
+                    (fault.sticky ? " sticky" : "") + (fault.torn_bytes ? " torn" : "") +
+                    (fault.drop_on_failed_sync ? " dropping" : "");
+    return n;
+  }
+};
+
+struct Outcome {
+  std::string problem;  // "" if every check held
+  uint64_t failed_requests = 0, stopped = 0, faults = 0;
+};
+
+// Runs one scenario: a fixed workload (seeded), the fault armed after the
+// setup; returns what went wrong.
+Outcome run_scenario(const Scenario& sc, uint64_t seed) {
+  const Superblock sb = small_superblock(sc.mode, 512 * 1024, sc.full ? 5 : 25);
+  MemoryBackingStore mem(sb.image_bytes());
+  {
+    auto enc = encode_superblock(sb);
+    mem.write(0, std::as_bytes(std::span(enc)));
+  }
+  format_store(mem, sb);
+  FaultyStore faulty(mem);
+  std::unique_ptr<Disk> disk = make_disk(std::make_unique<ProxyStore>(faulty), sb, small_options());
+  const uint64_t blocks = sc.full ? 120 : sb.export_bytes / kBlock;  // 120: all a full disk holds
+  Model model(sb.export_bytes / kBlock, sc.mode == DiskMode::kInplace);
+  SimTime now = kSimEpoch;
+  uint64_t req = 0;
+  Outcome out;
+  bool dropped = false;
+
+  auto write = [&](uint64_t first, uint64_t n, bool fua) {
+    Bytes data(n * kBlock);
+    ++req;
+    for (uint64_t i = 0; i < n; ++i) {
+      Bytes d = block_data(req, first + i);
+      std::memcpy(data.data() + i * kBlock, d.data(), kBlock);
+    }
+    bool ok = true;
+    try {
+      now = disk->write(first * kBlock, data, fua, now).end;
+    } catch (const Error&) {
+      ok = false;
+    }
+    for (uint64_t i = 0; i < n; ++i) model.wrote(first + i, hash_of(data.data() + i * kBlock), ok, fua);
+    return ok;
+  };
+  auto trim = [&](uint64_t first, uint64_t n) {
+    ++req;
+    bool ok = true;
+    try {
+      now = disk->trim(first * kBlock, n * kBlock, false, now).end;
+    } catch (const Error&) {
+      ok = false;
+    }
+    Bytes z(kBlock);
+    for (uint64_t i = 0; i < n; ++i) model.trimmed(first + i, hash_of(z.data()), ok);
+    return ok;
+  };
+  auto flush = [&] {
+    try {
+      now = disk->flush(now).end;
+      model.flushed();
+      return true;
+    } catch (const Error&) {
+      return false;
+    }
+  };
+
+  // Setup: every block written and flushed (a full disk is full).
+  for (uint64_t b = 0; b < blocks; ++b) write(b, 1, false);
+  if (!flush()) return Outcome{"setup flush failed"};
+
+  faulty.arm(sc.fault);
+  std::mt19937_64 rng(seed);
+  bool stopped = false;
+  for (int i = 0; i < 60; ++i) {
+    const unsigned op = rng() % 10;
+    const uint64_t first = rng() % blocks, n = 1 + rng() % std::min<uint64_t>(4, blocks - first);
+    bool ok;
+    if (op < 6) ok = write(first, n, op == 0);
+    else if (op < 8) ok = flush();
+    else ok = trim(first, n);
+    if (!ok) ++out.failed_requests;
+    if (faulty.failures() && sc.fault.op == FaultyStore::Op::kSync) {
+      if (sc.fault.drop_on_failed_sync) dropped = true;
+      // No write or flush may succeed after a failed sync.
+      if (ok && stopped) return Outcome{"a request succeeded after a failed fdatasync"};
+      stopped = true;
+    }
+  }
+  out.faults = faulty.failures();
+  if (stopped) ++out.stopped;
+  if (sc.mode == DiskMode::kVld)
+    if (std::string why = static_cast<VldDisk&>(*disk).check_consistency(); !why.empty())
+      return Outcome{"live disk inconsistent: " + why};
+
+  // Live reads: acknowledged content; a failed request's blocks old or new.
+  Bytes got(kBlock);
+  for (uint64_t b = 0; b < model.blocks(); ++b) {
+    try {
+      now = disk->read(b * kBlock, got, now).end;
+    } catch (const Error& e) {
+      if (dropped) continue;  // the page cache lost it: EIO, not a lie
+      return Outcome{"live read of block " + std::to_string(b) + " fails: " + e.what()};
+    }
+    const uint64_t h = hash_of(got.data());
+    if (model.live_allowed(b, h)) continue;
+    if (dropped && model.crash_allowed(b, h).empty()) continue;
+    return Outcome{"live read of block " + std::to_string(b) + " is neither what was "
+                   "acknowledged nor what a failed request wrote"};
+  }
+
+  // Restart after kill -9 (the image as it is), and after a power cut (the
+  // image as the last successful sync left it).
+  faulty.disarm();
+  const Bytes as_is(mem.bytes()), synced = faulty.synced_image();
+  disk.reset();
+  for (const Bytes* img : {&as_is, &synced}) {
+    const char* what = img == &as_is ? "restart" : "power cut";
+    std::unique_ptr<Disk> d2;
+    try {
+      d2 = make_disk(std::make_unique<MemoryBackingStore>(*img), sb, small_options());
+    } catch (const Error& e) {
+      return Outcome{std::string(what) + ": the image does not open: " + e.what()};
+    }
+    for (uint64_t b = 0; b < model.blocks(); ++b) {
+      try {
+        d2->read(b * kBlock, got, kSimEpoch);
+      } catch (const Error& e) {
+        return Outcome{std::string(what) + ": block " + std::to_string(b) + " fails: " + e.what()};
+      }
+      const uint64_t h = hash_of(got.data());
+      if (std::string why = model.crash_allowed(b, h); !why.empty())
+        return Outcome{std::string(what) + ": " + why};
+      // kill -9 with the page cache intact keeps every acknowledged write.
+      if (img == &as_is && !dropped && !model.live_allowed(b, h))
+        return Outcome{"restart: block " + std::to_string(b) + " lost an acknowledged write"};
+    }
+  }
+  return out;
+}
+
+struct Totals {
+  uint64_t scenarios = 0, faults = 0, failed_requests = 0, stopped = 0;
+};
+
+void sweep(DiskMode mode, bool full, FaultyStore::Op op, Totals& t) {
+  for (int err : {EIO, ENOSPC})
+    for (bool sticky : {false, true})
+      for (uint64_t nth = 0; nth < 48; nth += (op == FaultyStore::Op::kSync ? 1 : 3)) {
+        FaultyStore::Fault f;
+        f.op = op;
+        f.nth = nth;
+        f.err = err;
+        f.sticky = sticky;
+        f.torn_bytes = (nth % 2) ? 512 : 0;
+        f.drop_on_failed_sync = op == FaultyStore::Op::kSync && nth % 2 == 0;
+        const Scenario sc{mode, full, f};
+        Outcome o = run_scenario(sc, 1000 + nth);
+        ++t.scenarios;
+        t.faults += o.faults;
+        t.failed_requests += o.failed_requests;
+        t.stopped += o.stopped;
+        ASSERT_EQ(o.problem, "") << sc.name();
+        if (o.faults) EXPECT_GE(o.failed_requests, 1u) << sc.name() << ": a fault was hidden";
+      }
+}
+
+void report(const char* what, const Totals& t) {
+  std::cout << "[ faults   ] " << what << ": " << t.scenarios << " scenarios, " << t.faults
+            << " injected faults, " << t.failed_requests << " requests failed, " << t.stopped
+            << " disks stopped by a failed fdatasync" << std::endl;
+}
+
+TEST(BackingFaults, VldWriteFaults) {
+  Totals t;
+  sweep(DiskMode::kVld, false, FaultyStore::Op::kWrite, t);
+  sweep(DiskMode::kVld, true, FaultyStore::Op::kWrite, t);
+  report("vld write", t);
+  EXPECT_GT(t.faults, 100u);
+}
+
+TEST(BackingFaults, VldSyncFaults) {
+  Totals t;
+  sweep(DiskMode::kVld, false, FaultyStore::Op::kSync, t);
+  sweep(DiskMode::kVld, true, FaultyStore::Op::kSync, t);
+  report("vld fdatasync", t);
+  EXPECT_GT(t.stopped, 100u);
+}
+
+TEST(BackingFaults, InplaceFaults) {
+  Totals t;
+  for (auto op : {FaultyStore::Op::kWrite, FaultyStore::Op::kSync, FaultyStore::Op::kDiscard})
+    sweep(DiskMode::kInplace, false, op, t);
+  report("inplace write, fdatasync, discard", t);
+  EXPECT_GT(t.faults, 100u);
+}
+
+// The fail-stop rule by itself: after one failed sync, the next flush fails
+// too even though the store would now succeed, and says why.
+TEST(BackingFaults, NoFlushSucceedsAfterAFailedSync) {
+  for (DiskMode mode : {DiskMode::kVld, DiskMode::kInplace}) {
+    const Superblock sb = small_superblock(mode, 256 * 1024, 25);
+    MemoryBackingStore mem(sb.image_bytes());
+    auto enc = encode_superblock(sb);
+    mem.write(0, std::as_bytes(std::span(enc)));
+    format_store(mem, sb);
+    FaultyStore faulty(mem);
+    auto disk = make_disk(std::make_unique<ProxyStore>(faulty), sb, small_options());
+    Bytes d = block_data(1, 0);
+    disk->write(0, d, false, kSimEpoch);
+    faulty.arm(FaultyStore::Fault{.op = FaultyStore::Op::kSync, .nth = 0});
+    EXPECT_THROW(disk->flush(kSimEpoch), Error);
+    faulty.disarm();
+    try {
+      disk->flush(kSimEpoch);
+      ADD_FAILURE() << "a flush succeeded after a failed fdatasync";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.err(), EIO);
+      EXPECT_NE(std::string(e.what()).find("restart nbdkit"), std::string::npos) << e.what();
+    }
+    EXPECT_THROW(disk->write(0, d, true, kSimEpoch), Error);
+    Bytes got(kBlock);
+    disk->read(0, got, kSimEpoch);  // reads go on
+    EXPECT_EQ(got, d);
+  }
+}
+
+// A vld write whose map sector write fails is voided by a log record, and
+// the disk goes on: later writes to the same pieces survive a restart.
+TEST(BackingFaults, VldGoesOnAfterAFailedMapSectorWrite) {
+  const Superblock sb = small_superblock(DiskMode::kVld, 256 * 1024, 25);
+  MemoryBackingStore mem(sb.image_bytes());
+  auto enc = encode_superblock(sb);
+  mem.write(0, std::as_bytes(std::span(enc)));
+  format_store(mem, sb);
+  FaultyStore faulty(mem);
+  auto disk = make_disk(std::make_unique<ProxyStore>(faulty), sb, small_options());
+  auto& vd = static_cast<VldDisk&>(*disk);
+  Bytes a = block_data(1, 3), b = block_data(2, 3), c = block_data(3, 3);
+  disk->write(3 * kBlock, a, true, kSimEpoch);
+  // The next request's map sector write fails after landing whole
+  // (torn_bytes = all of it).
+  const uint64_t records = vd.vld_stats().records_written;
+  const uint64_t next_seq = vd.virtual_log().next_seq();
+  faulty.arm(FaultyStore::Fault{
+      .op = FaultyStore::Op::kWrite, .nth = 0, .torn_bytes = 512, .only_len = 512});
+  EXPECT_THROW(disk->write(3 * kBlock, b, false, kSimEpoch), Error);
+  faulty.disarm();
+  EXPECT_EQ(vd.vld_stats().records_written, records + 1) << "a record voids the failed request";
+  // Its map sector may be on the platter: its seq must never be used again,
+  // or recovery could take it for the next request's.
+  EXPECT_GT(vd.virtual_log().next_seq(), next_seq);
+  EXPECT_EQ(vd.check_consistency(), "");
+  Bytes got(kBlock);
+  disk->read(3 * kBlock, got, kSimEpoch);
+  EXPECT_EQ(got, a) << "the failed request reads old";
+  disk->write(3 * kBlock, c, true, kSimEpoch);
+  disk.reset();  // kill -9: no close
+  auto d2 = make_disk(std::make_unique<MemoryBackingStore>(mem.bytes()), sb, small_options());
+  d2->read(3 * kBlock, got, kSimEpoch);
+  EXPECT_EQ(got, c) << "the write after the failed one survives the restart";
+}
+
+}  // namespace
+}  // namespace vld
