@@ -43,7 +43,7 @@ std::unique_ptr<FileBackingStore> FileBackingStore::create(const std::string& pa
 }
 
 std::unique_ptr<FileBackingStore> FileBackingStore::open(const std::string& path,
-                                                         bool readonly) {
+                                                         bool readonly, bool lock) {
   int fd = ::open(path.c_str(), (readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC);
   if (fd == -1) throw_errno("file=" + path + ": cannot open the image");
   struct stat st;
@@ -59,8 +59,45 @@ std::unique_ptr<FileBackingStore> FileBackingStore::open(const std::string& path
   }
   std::unique_ptr<FileBackingStore> s(
       new FileBackingStore(path, fd, static_cast<uint64_t>(st.st_size)));
-  s->lock_or_throw(/*shared=*/readonly);
+  if (lock) s->lock_or_throw(/*shared=*/readonly);
   return s;
+}
+
+std::unique_ptr<FileBackingStore> FileBackingStore::open_locked_by(const std::string& path,
+                                                                   bool readonly,
+                                                                   const ImageLock& lock) {
+  assert(lock.exclusive() || readonly);
+  (void)lock;
+  return open(path, readonly, /*lock=*/false);
+}
+
+ImageLock::ImageLock(const std::string& path) : path_(path) {
+  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd_ == -1) throw_errno("file=" + path + ": cannot open the image");
+  if (::flock(fd_, LOCK_SH | LOCK_NB) == -1) {
+    const int e = errno;
+    ::close(fd_);
+    errno = e;
+    if (e == EWOULDBLOCK)
+      throw Error("file=" + path + " is in use by another vld server (it is locked); stop that "
+                  "server or use another image", EBUSY);
+    throw_errno("file=" + path + ": cannot lock");
+  }
+}
+
+ImageLock::~ImageLock() {
+  if (fd_ >= 0) ::close(fd_);
+}
+
+void ImageLock::make_exclusive() {
+  if (exclusive_) return;
+  if (::flock(fd_, LOCK_EX | LOCK_NB) == -1) {
+    if (errno == EWOULDBLOCK)
+      throw Error("file=" + path_ + " is open read-only elsewhere (vld-inspect, or another server "
+                  "with -r), so it cannot be written; stop that reader or connect read-only", EBUSY);
+    throw_errno("file=" + path_ + ": cannot lock");
+  }
+  exclusive_ = true;
 }
 
 void FileBackingStore::read(uint64_t offset, std::span<std::byte> out) {

@@ -44,12 +44,19 @@ class BackingStore {
 // read-only open (O_RDONLY) takes a shared lock instead: readers
 // (tools/vld-inspect) coexist with each other but not with a server, in
 // either order; the Error says EBUSY when the lock is held.
+class ImageLock;
+
 class FileBackingStore final : public BackingStore {
  public:
   // Creates a new file (fails if it exists) of size_bytes, sparse.
   static std::unique_ptr<FileBackingStore> create(const std::string& path, uint64_t size_bytes);
   // Opens an existing file; readonly: O_RDONLY and a shared lock.
-  static std::unique_ptr<FileBackingStore> open(const std::string& path, bool readonly);
+  // lock=false: no lock of its own (open_locked_by).
+  static std::unique_ptr<FileBackingStore> open(const std::string& path, bool readonly,
+                                                bool lock = true);
+  // Opens a file whose lock an ImageLock holds (exclusive if !readonly).
+  static std::unique_ptr<FileBackingStore> open_locked_by(const std::string& path, bool readonly,
+                                                          const ImageLock& lock);
   ~FileBackingStore() override;
 
   uint64_t size_bytes() const override { return size_; }
@@ -92,6 +99,30 @@ class ProxyStore final : public BackingStore {
 
  private:
   BackingStore& s_;
+};
+
+// The lock of an image served read-only until its first writable
+// connection: shared while the image is only read, converted in place to
+// exclusive (flock converts the lock of one open file) when it is reopened
+// for writing. Held apart from the stores, on an fd of its own: nbdkit
+// forks (captive --run, --daemonize) with the fd open in both processes,
+// so closing a store's fd in one would not drop its lock, but a conversion
+// applies to the open file both share.
+class ImageLock {
+ public:
+  // A shared lock; Error EBUSY if a writer holds the image.
+  explicit ImageLock(const std::string& path);
+  ~ImageLock();
+  ImageLock(const ImageLock&) = delete;
+  ImageLock& operator=(const ImageLock&) = delete;
+  // Error EBUSY if another reader holds it shared.
+  void make_exclusive();
+  bool exclusive() const { return exclusive_; }
+
+ private:
+  std::string path_;
+  int fd_ = -1;
+  bool exclusive_ = false;
 };
 
 // The disks' view of their store: it stops the disk after a failed sync.

@@ -7,7 +7,27 @@
 
 namespace vld {
 
-DiskController::DiskController(std::unique_ptr<Disk> disk) : disk_(std::move(disk)) {}
+DiskController::DiskController(std::unique_ptr<Disk> disk, bool read_only)
+    : disk_(std::move(disk)), read_only_(read_only) {}
+
+bool DiskController::read_only() const {
+  std::lock_guard lock(mu_);
+  return read_only_;
+}
+
+void DiskController::make_writable(const DiskFactory& open_writable,
+                                   const DiskFactory& reopen_read_only) {
+  std::lock_guard lock(mu_);
+  if (!read_only_ || closed_) return;
+  disk_.reset();  // closes the read-only file and its shared lock
+  try {
+    disk_ = open_writable();
+  } catch (...) {
+    disk_ = reopen_read_only();
+    throw;
+  }
+  read_only_ = false;
+}
 
 void DiskController::check_range(uint64_t offset, uint64_t len) const {
   uint64_t size = disk_->export_bytes();
@@ -123,13 +143,13 @@ bool DiskController::step_locked(SimTime start) {
 uint64_t DiskController::idle_until(SimTime until) {
   std::lock_guard lock(mu_);
   uint64_t steps = 0;
-  while (!closed_ && busy_until_ < until && step_locked(busy_until_)) ++steps;
+  while (!closed_ && !read_only_ && busy_until_ < until && step_locked(busy_until_)) ++steps;
   return steps;
 }
 
 std::optional<SimTime> DiskController::idle_step(SimTime now) {
   std::lock_guard lock(mu_);
-  if (closed_ || waiting_.load(std::memory_order_relaxed) > 0) return std::nullopt;
+  if (closed_ || read_only_ || waiting_.load(std::memory_order_relaxed) > 0) return std::nullopt;
   if (!step_locked(std::max(now, busy_until_))) return std::nullopt;
   return busy_until_;
 }
@@ -171,7 +191,7 @@ void DiskController::close() {
   std::lock_guard lock(mu_);
   if (closed_) return;
   closed_ = true;
-  disk_->close();
+  if (!read_only_) disk_->close();  // a read-only disk writes nothing, not even at close
 }
 
 }  // namespace vld

@@ -29,6 +29,7 @@
 #define VLD_CORE_DISK_CONTROLLER_H_
 
 #include <atomic>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -47,7 +48,18 @@ struct RequestTiming {
 
 class DiskController {
  public:
-  explicit DiskController(std::unique_ptr<Disk> disk);
+  // read_only: the disk is opened on an OverlayStore (nothing reaches the
+  // image) and takes no idle steps, until make_writable().
+  explicit DiskController(std::unique_ptr<Disk> disk, bool read_only = false);
+
+  bool read_only() const;
+  // The first writable connection: the read-only disk is closed (dropping
+  // its shared lock) and open_writable() opens the image for writing, with
+  // every request waiting meanwhile. If that throws, reopen_read_only()
+  // puts a read-only disk back and the error is rethrown. No-op if the
+  // disk is writable already.
+  using DiskFactory = std::function<std::unique_ptr<Disk>()>;
+  void make_writable(const DiskFactory& open_writable, const DiskFactory& reopen_read_only);
 
   RequestTiming read(uint64_t offset, std::span<std::byte> out, std::optional<SimTime> arrival);
   RequestTiming write(uint64_t offset, std::span<const std::byte> data, bool fua,
@@ -88,8 +100,9 @@ class DiskController {
   RequestTiming serve(Kind kind, bool fua, uint64_t bytes, std::optional<SimTime> arrival, Op op);
   void check_range(uint64_t offset, uint64_t len) const;
 
-  mutable std::mutex mu_;
+  mutable std::mutex mu_;  // guards everything below but waiting_
   std::unique_ptr<Disk> disk_;
+  bool read_only_ = false;
   DiskStats stats_;
   // Runs one idle step at `start` under mu_; false if there was no work.
   bool step_locked(SimTime start);

@@ -157,6 +157,13 @@ std::unique_ptr<FileBackingStore> open_image(const std::string& path, Superblock
   return store;
 }
 
+std::unique_ptr<FileBackingStore> open_image_locked_by(const std::string& path, bool readonly,
+                                                       const ImageLock& lock, Superblock* sb) {
+  auto store = FileBackingStore::open_locked_by(path, readonly, lock);
+  *sb = read_superblock(*store, path);
+  return store;
+}
+
 std::unique_ptr<Disk> make_disk(std::unique_ptr<BackingStore> store, const Superblock& sb,
                                 const DiskOptions& options) {
   std::unique_ptr<Disk> disk;

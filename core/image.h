@@ -50,6 +50,10 @@ std::unique_ptr<FileBackingStore> create_image(const std::string& path, const Su
 
 // Opens an existing image and validates its superblock and size.
 std::unique_ptr<FileBackingStore> open_image(const std::string& path, Superblock* sb);
+// The same under an ImageLock the caller holds: O_RDONLY, or O_RDWR once
+// the lock is exclusive.
+std::unique_ptr<FileBackingStore> open_image_locked_by(const std::string& path, bool readonly,
+                                                       const ImageLock& lock, Superblock* sb);
 // The same for any store (tests, tools).
 Superblock read_superblock(BackingStore& store, const std::string& name);
 

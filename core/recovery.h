@@ -41,7 +41,12 @@
 // records, so the next open trusts the records again.
 //
 // Recovery reads and never writes; VldDisk writes the result (a checkpoint
-// and a new record). Running it twice on the same image gives the same state.
+// and a new record). Running it twice on the same image gives the same
+// state, and so does running it on what a crash during VldDisk's writes
+// left, because those writes never touch what recovery read
+// (RecoveredState::protected_psns and protected_data_psns) and claim no
+// horizon (the checkpoint starts a new seq epoch and vouches for nothing)
+// until the new record is durable.
 //
 // Thread-safety: a function of the store's contents.
 #ifndef VLD_CORE_RECOVERY_H_

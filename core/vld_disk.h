@@ -39,10 +39,14 @@
 // old copies and the track is empty. While a track is being emptied no
 // placement uses it.
 //
-// Crash contract (docs/crash-contract.md): after any crash the image opens
-// without help; every write acknowledged with FUA or before a completed
-// flush reads back; every request up to the maximum size reads back all old
-// or all new; recovering twice gives the same state.
+// Crash contract (docs/crash-contract.md, clauses 1-8): after any crash
+// the image opens without help; every write acknowledged with FUA or before
+// a completed flush reads back; every request up to the maximum size reads
+// back all old or all new; recovering gives the same state however often a
+// crash cuts it. The rule that keeps the last: recovery never writes over
+// what recovery from the same record reads (write_checkpoint). A failed
+// backing-store write leaves the disk as if the request had not been made
+// (apply, abandon_group); after a failed sync the disk stops (FailStopStore).
 //
 // Debug lines (core/util/trace.h, the plugin's -D vld.FLAG=N): the
 // allocator channel describes each placement, log each record and

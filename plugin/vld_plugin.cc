@@ -35,6 +35,7 @@
 
 #include "core/disk_controller.h"
 #include "core/image.h"
+#include "core/overlay_store.h"
 #include "core/util/error.h"
 #include "core/util/trace.h"
 #include "geometry/presets.h"
@@ -71,6 +72,9 @@ constexpr uint32_t kMaxRequestBytes = 32 * 1024 * 1024;
 
 PluginOptions g_options;
 std::unique_ptr<DiskController> g_controller;
+// An existing image's lock, from get_ready on: shared while it is served
+// read-only, exclusive once a writable connection reopened it.
+std::unique_ptr<ImageLock> g_image_lock;
 std::unique_ptr<Pacer> g_pacer;
 
 // Rewrites the stats file once a second until destroyed, and once more,
@@ -168,6 +172,7 @@ void apply_debug_flags() {
 void vld_unload() {
   g_stats_writer.reset();
   g_controller.reset();
+  g_image_lock.reset();
   spdlog::shutdown();
 }
 
@@ -201,6 +206,37 @@ int vld_config_complete() {
   return 0;
 }
 
+// A new image is created for writing. An existing one is opened read-only
+// first (O_RDONLY, a shared lock, recovery in memory on an OverlayStore):
+// a server started with -r, or behind a filter that makes every connection
+// read-only, never writes a byte of it (crash contract clause 8). The first
+// writable connection reopens it for writing (vld_open).
+std::unique_ptr<Disk> open_disk(bool readonly, Superblock* sb) {
+  const std::string& path = g_options.file;
+  if (!g_image_lock) g_image_lock = std::make_unique<ImageLock>(path);
+  if (!readonly) g_image_lock->make_exclusive();
+  std::unique_ptr<FileBackingStore> store = open_image_locked_by(path, readonly, *g_image_lock, sb);
+  if (std::string why = conflicts_with_image(g_options, *sb); !why.empty()) throw Error(why, EINVAL);
+  if (readonly)
+    return make_disk(std::make_unique<OverlayStore>(std::move(store)), *sb, g_options.disk);
+  return make_disk(std::move(store), *sb, g_options.disk);
+}
+
+// Damage recovery worked around is news for the operator, -v or not.
+void report_recovered_damage() {
+  const nlohmann::json x = g_controller->extra_stats();
+  if (x.contains("recovery") && !x["recovery"]["damage"].get<std::string>().empty())
+    nbdkit_error("vld: %s: image damaged: %s; recovered by scanning the whole disk (%llu "
+                 "tracks, %.1f s here, %.0f ms simulated)%s; check it with vld-inspect --check "
+                 "when it is not being served",
+                 g_options.file.c_str(), x["recovery"]["damage"].get<std::string>().c_str(),
+                 static_cast<unsigned long long>(x["recovery"]["tracks_scanned"].get<uint64_t>()),
+                 x["recovery"]["wall_ms"].get<double>() / 1e3,
+                 x["recovery"]["simulated_ms"].get<double>(),
+                 g_controller->read_only() ? " in memory (read-only)"
+                                           : " and rewrote both log record slots");
+}
+
 // Opens or creates the image before nbdkit forks into the background, so
 // every problem with it is reported on the terminal and as the exit status.
 int vld_get_ready() {
@@ -208,14 +244,12 @@ int vld_get_ready() {
   return guarded([] {
     const std::string& path = g_options.file;
     struct stat st;
-    std::unique_ptr<FileBackingStore> store;
     Superblock sb;
     if (::stat(path.c_str(), &st) == 0) {
-      store = open_image(path, &sb);
-      if (std::string why = conflicts_with_image(g_options, sb); !why.empty())
-        throw Error(why, EINVAL);
-      spdlog::debug("opened {}: {} mode, {} bytes, {}", path, mode_name(sb.mode),
-                    sb.export_bytes, sb.geometry.name);
+      g_controller = std::make_unique<DiskController>(open_disk(/*readonly=*/true, &sb),
+                                                      /*read_only=*/true);
+      spdlog::debug("opened {} read-only until a writable connection: {} mode, {} bytes, {}",
+                    path, mode_name(sb.mode), sb.export_bytes, sb.geometry.name);
     } else {
       if (errno != ENOENT) throw_errno("file=" + path);
       FormatOptions fo;
@@ -223,23 +257,14 @@ int vld_get_ready() {
         throw Error(why, EINVAL);
       sb = plan_image(fo);
       check_vld_fillable(fo, sb);
-      store = create_image(path, sb);
+      std::unique_ptr<FileBackingStore> store = create_image(path, sb);
       spdlog::debug("created {}: {} mode, {} bytes on {} cylinders of a {}", path,
                     mode_name(sb.mode), sb.export_bytes, sb.simulated_cylinders,
                     sb.geometry.name);
+      g_controller =
+          std::make_unique<DiskController>(make_disk(std::move(store), sb, g_options.disk));
     }
-    g_controller =
-        std::make_unique<DiskController>(make_disk(std::move(store), sb, g_options.disk));
-    // Damage recovery worked around is news for the operator, -v or not.
-    const nlohmann::json x = g_controller->extra_stats();
-    if (x.contains("recovery") && !x["recovery"]["damage"].get<std::string>().empty())
-      nbdkit_error("vld: %s: image damaged: %s; recovered by scanning the whole disk (%llu "
-                   "tracks, %.1f s here, %.0f ms simulated) and rewrote both log record "
-                   "slots; check it with vld-inspect --check when it is not being served",
-                   path.c_str(), x["recovery"]["damage"].get<std::string>().c_str(),
-                   static_cast<unsigned long long>(x["recovery"]["tracks_scanned"].get<uint64_t>()),
-                   x["recovery"]["wall_ms"].get<double>() / 1e3,
-                   x["recovery"]["simulated_ms"].get<double>());
+    report_recovered_damage();
   });
 }
 
@@ -277,7 +302,20 @@ void vld_dump_plugin() {
 
 struct Connection {};
 
-void* vld_open(int /*readonly*/) { return new (std::nothrow) Connection; }
+// The first writable connection reopens a read-only image for writing:
+// the real recovery (its checkpoint and record) happens then.
+void* vld_open(int readonly) {
+  if (!readonly && g_controller->read_only()) {
+    const int r = guarded([] {
+      Superblock sb;
+      g_controller->make_writable([&] { return open_disk(/*readonly=*/false, &sb); },
+                                  [&] { return open_disk(/*readonly=*/true, &sb); });
+      report_recovered_damage();
+    });
+    if (r == -1) return nullptr;
+  }
+  return new (std::nothrow) Connection;
+}
 void vld_close(void* handle) { delete static_cast<Connection*>(handle); }
 
 int64_t vld_get_size(void*) { return static_cast<int64_t>(g_controller->superblock().export_bytes); }

@@ -70,6 +70,7 @@
 #include "core/util/error.h"
 #include "core/util/units.h"
 #include "core/virtual_log.h"
+#include "core/overlay_store.h"
 #include "core/vld_disk.h"
 
 namespace vld {
@@ -162,54 +163,6 @@ OpenedImage open_read_only(const std::string& path) {
 }
 
 // ---- what an opened disk would compute, without writing ---------------------
-
-// Reads from the image, keeps writes in memory (per 512-byte sector): the
-// store a VldDisk opens on here, so that opening it -- which writes a log
-// record, and after a crash a checkpoint -- never reaches the file.
-class OverlayStore final : public BackingStore {
- public:
-  explicit OverlayStore(BackingStore& base) : base_(base) {}
-  uint64_t size_bytes() const override { return base_.size_bytes(); }
-  void read(uint64_t offset, std::span<std::byte> out) override {
-    base_.read(offset, out);
-    if (sectors_.empty()) return;
-    for (uint64_t s = offset / kSectorBytes; s * kSectorBytes < offset + out.size(); ++s) {
-      auto it = sectors_.find(s);
-      if (it == sectors_.end()) continue;
-      const uint64_t from = std::max(offset, s * kSectorBytes);
-      const uint64_t to = std::min<uint64_t>(offset + out.size(), (s + 1) * kSectorBytes);
-      std::memcpy(out.data() + (from - offset), it->second.data() + (from - s * kSectorBytes),
-                  to - from);
-    }
-  }
-  void write(uint64_t offset, std::span<const std::byte> data) override {
-    for (uint64_t s = offset / kSectorBytes; s * kSectorBytes < offset + data.size(); ++s) {
-      auto [it, fresh] = sectors_.try_emplace(s);
-      if (fresh) base_.read(s * kSectorBytes, std::span(it->second));
-      const uint64_t from = std::max(offset, s * kSectorBytes);
-      const uint64_t to = std::min<uint64_t>(offset + data.size(), (s + 1) * kSectorBytes);
-      std::memcpy(it->second.data() + (from - s * kSectorBytes), data.data() + (from - offset),
-                  to - from);
-    }
-  }
-  void discard(uint64_t offset, uint64_t len) override {
-    static const std::vector<std::byte> zeros(kSectorBytes);
-    for (uint64_t done = 0; done < len;) {
-      const uint64_t n = std::min<uint64_t>(len - done, kSectorBytes - (offset + done) % kSectorBytes);
-      write(offset + done, std::span(zeros.data(), n));
-      done += n;
-    }
-  }
-  void sync() override {}
-  void for_each_data_range(uint64_t offset, uint64_t len,
-                           const std::function<void(uint64_t, uint64_t)>& fn) override {
-    base_.for_each_data_range(offset, len, fn);  // conservative enough: used by inplace only
-  }
-
- private:
-  BackingStore& base_;
-  std::unordered_map<uint64_t, std::array<std::byte, kSectorBytes>> sectors_;
-};
 
 // ---- what the image holds ---------------------------------------------------
 

@@ -1,0 +1,78 @@
+// Read-only serving (issue 13, crash contract clause 8): nbdkit -r serves an
+// image without writing a byte of it, clean or after a kill -9, in both
+// modes; recovery runs in memory; a writer is refused while it is served;
+// a later writable server still recovers the image in full.
+#include <gtest/gtest.h>
+#include <libnbd.h>
+
+#include "tests/integration/nbdkit_harness.h"
+
+namespace vld::test {
+namespace {
+
+void ServeReadOnlyAndCheck(const std::string& file, const std::vector<uint8_t>& want,
+                           const TempDir& dir) {
+  const std::string before = file_fingerprint(file);
+  {
+    NbdkitServer ro(dir, {"file=" + file, "latency=none"}, {"-r"});
+    NbdHandle h = ro.connect();
+    EXPECT_EQ(nbd_is_read_only(h.get()), 1);
+    EXPECT_EQ(read_bytes(h.get(), 0, want.size()), want);
+    // A writer is refused while the image is served read-only: a second
+    // server starts (read-only until a writable connection) but its
+    // writable connection fails, naming the reader.
+    {
+      TempDir dir2;
+      NbdkitServer w(dir2, {"file=" + file, "latency=none"});
+      nbd_handle* h2 = nbd_create();
+      EXPECT_EQ(nbd_connect_unix(h2, w.socket().c_str()), -1) << "a writer was let in";
+      nbd_close(h2);
+      w.stop();
+      EXPECT_NE(w.stderr_text().find("open read-only elsewhere"), std::string::npos)
+          << w.stderr_text();
+    }
+    nbd_shutdown(h.get(), 0);
+    EXPECT_EQ(ro.stop(), 0) << ro.stderr_text();
+  }
+  EXPECT_EQ(file_fingerprint(file), before) << "nbdkit -r changed the image";
+}
+
+class ReadOnly : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ReadOnly, CleanAndAfterKill9TheImageIsUntouched) {
+  TempDir dir;
+  const std::string file = dir.file("disk.img");
+  const std::string mode = std::string("mode=") + GetParam();
+  std::vector<uint8_t> data = pattern_bytes(0, 256 << 10, 3);
+  {
+    NbdkitServer s(dir, {"file=" + file, "size=8M", mode, "latency=none"});
+    NbdHandle h = s.connect();
+    write_bytes(h.get(), 0, data);
+    nbd_shutdown(h.get(), 0);
+    ASSERT_EQ(s.stop(), 0) << s.stderr_text();
+  }
+  ServeReadOnlyAndCheck(file, data, dir);
+  {
+    // Unclean: flushed writes, then kill -9.
+    NbdkitServer s(dir, {"file=" + file, mode, "latency=none"});
+    NbdHandle h = s.connect();
+    std::vector<uint8_t> more = pattern_bytes(64 << 10, 64 << 10, 4);
+    write_bytes(h.get(), 64 << 10, more);
+    ASSERT_EQ(nbd_flush(h.get(), 0), 0);
+    std::copy(more.begin(), more.end(), data.begin() + (64 << 10));
+    s.kill9();
+  }
+  ServeReadOnlyAndCheck(file, data, dir);
+  ServeReadOnlyAndCheck(file, data, dir);  // recovering in memory twice gives the same
+  // A writable server recovers it for real and reads the same.
+  NbdkitServer s(dir, {"file=" + file, mode, "latency=none"});
+  NbdHandle h = s.connect();
+  EXPECT_EQ(read_bytes(h.get(), 0, data.size()), data);
+  nbd_shutdown(h.get(), 0);
+  EXPECT_EQ(s.stop(), 0) << s.stderr_text();
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, ReadOnly, ::testing::Values("vld", "inplace"));
+
+}  // namespace
+}  // namespace vld::test
