@@ -60,6 +60,24 @@ DiskOptions small_options() {
   return d;
 }
 
+// A formatted image in memory, a FaultyStore over it, and a disk on that.
+struct FaultyDisk {
+  FaultyDisk(DiskMode mode, uint64_t export_bytes, uint32_t spare_percent)
+      : sb(small_superblock(mode, export_bytes, spare_percent)), mem(sb.image_bytes()), faulty(format()) {
+    disk = make_disk(std::make_unique<ProxyStore>(faulty), sb, small_options());
+  }
+  MemoryBackingStore& format() {
+    auto enc = encode_superblock(sb);
+    mem.write(0, std::as_bytes(std::span(enc)));
+    format_store(mem, sb);
+    return mem;
+  }
+  Superblock sb;
+  MemoryBackingStore mem;
+  FaultyStore faulty;
+  std::unique_ptr<Disk> disk;
+};
+
 // What each block may read. acked: the content of the newest request that
 // succeeded; failed: contents of requests that failed since (a failed
 // request leaves its blocks old or new, and new may stay). durable: what a
@@ -349,13 +367,9 @@ TEST(BackingFaults, InplaceFaults) {
 // too even though the store would now succeed, and says why.
 TEST(BackingFaults, NoFlushSucceedsAfterAFailedSync) {
   for (DiskMode mode : {DiskMode::kVld, DiskMode::kInplace}) {
-    const Superblock sb = small_superblock(mode, 256 * 1024, 25);
-    MemoryBackingStore mem(sb.image_bytes());
-    auto enc = encode_superblock(sb);
-    mem.write(0, std::as_bytes(std::span(enc)));
-    format_store(mem, sb);
-    FaultyStore faulty(mem);
-    auto disk = make_disk(std::make_unique<ProxyStore>(faulty), sb, small_options());
+    FaultyDisk fd(mode, 256 * 1024, 25);
+    FaultyStore& faulty = fd.faulty;
+    std::unique_ptr<Disk>& disk = fd.disk;
     Bytes d = block_data(1, 0);
     disk->write(0, d, false, kSimEpoch);
     faulty.arm(FaultyStore::Fault{.op = FaultyStore::Op::kSync, .nth = 0});
@@ -378,13 +392,11 @@ TEST(BackingFaults, NoFlushSucceedsAfterAFailedSync) {
 // A vld write whose map sector write fails is voided by a log record, and
 // the disk goes on: later writes to the same pieces survive a restart.
 TEST(BackingFaults, VldGoesOnAfterAFailedMapSectorWrite) {
-  const Superblock sb = small_superblock(DiskMode::kVld, 256 * 1024, 25);
-  MemoryBackingStore mem(sb.image_bytes());
-  auto enc = encode_superblock(sb);
-  mem.write(0, std::as_bytes(std::span(enc)));
-  format_store(mem, sb);
-  FaultyStore faulty(mem);
-  auto disk = make_disk(std::make_unique<ProxyStore>(faulty), sb, small_options());
+  FaultyDisk fd(DiskMode::kVld, 256 * 1024, 25);
+  FaultyStore& faulty = fd.faulty;
+  std::unique_ptr<Disk>& disk = fd.disk;
+  const Superblock& sb = fd.sb;
+  MemoryBackingStore& mem = fd.mem;
   auto& vd = static_cast<VldDisk&>(*disk);
   Bytes a = block_data(1, 3), b = block_data(2, 3), c = block_data(3, 3);
   disk->write(3 * kBlock, a, true, kSimEpoch);
