@@ -104,7 +104,11 @@ TEST(DebugFlags, RecoverySaysHowTheImageWasOpened) {
   }
   std::string err;
   {
+    // A writable connection: until one, the image is only read, and the
+    // recovery that writes its result runs when it comes.
     NbdkitServer server(dir, {"file=" + img, "latency=none"}, {"-v", "-D", "vld.recovery=1"});
+    NbdHandle h = server.connect();
+    nbd_shutdown(h.get(), 0);
     EXPECT_EQ(server.stop(), 0);
     err = server.stderr_text();
   }
