@@ -179,15 +179,11 @@ struct Outcome {
 // Runs one scenario: a fixed workload (seeded), the fault armed after the
 // setup; returns what went wrong.
 Outcome run_scenario(const Scenario& sc, uint64_t seed) {
-  const Superblock sb = small_superblock(sc.mode, 512 * 1024, sc.full ? 5 : 25);
-  MemoryBackingStore mem(sb.image_bytes());
-  {
-    auto enc = encode_superblock(sb);
-    mem.write(0, std::as_bytes(std::span(enc)));
-  }
-  format_store(mem, sb);
-  FaultyStore faulty(mem);
-  std::unique_ptr<Disk> disk = make_disk(std::make_unique<ProxyStore>(faulty), sb, small_options());
+  FaultyDisk fd(sc.mode, 512 * 1024, sc.full ? 5 : 25);
+  const Superblock& sb = fd.sb;
+  MemoryBackingStore& mem = fd.mem;
+  FaultyStore& faulty = fd.faulty;
+  std::unique_ptr<Disk>& disk = fd.disk;
   const uint64_t blocks = sc.full ? 120 : sb.export_bytes / kBlock;  // 120: all a full disk holds
   Model model(sb.export_bytes / kBlock, sc.mode == DiskMode::kInplace);
   SimTime now = kSimEpoch;

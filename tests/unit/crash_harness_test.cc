@@ -561,7 +561,7 @@ struct CutWorkload {
   RigConfig config;
   uint64_t seed;
   size_t requests, states;
-  bool fill_first = false;  // write every block once first: a full disk, repacks
+  bool fill_first = false;  // write every block once first: a full disk
 };
 
 void run_recovery_cuts(const CutWorkload& w) {
