@@ -175,20 +175,31 @@ void FailStopStore::sync() {
   } catch (const Error& e) {
     stop(std::string("a sync of the image failed (") + e.what() +
          "), and writes it covered may have been dropped");
-    throw;
+    throw Error(stopped_message(), e.err());  // EIO or ENOSPC, as the file system said
   }
+}
+
+std::unique_ptr<FailStopStore> FailStopStore::wrap(std::unique_ptr<BackingStore> s) {
+  if (auto* f = dynamic_cast<FailStopStore*>(s.get())) {
+    s.release();
+    return std::unique_ptr<FailStopStore>(f);
+  }
+  return std::make_unique<FailStopStore>(std::move(s));
 }
 
 void FailStopStore::stop(const std::string& why) {
   assert(!why.empty());
-  if (stopped_why_.empty()) stopped_why_ = why;
+  if (stopped_why_->empty()) *stopped_why_ = why;
+}
+
+std::string FailStopStore::stopped_message() const {
+  assert(stopped());
+  return "the disk takes no more writes or flushes: " + *stopped_why_ +
+         "; restart nbdkit to recover the image from what is on stable storage";
 }
 
 void FailStopStore::check() const {
-  if (!stopped_why_.empty())
-    throw Error("the disk takes no more writes or flushes: " + stopped_why_ +
-                    "; restart nbdkit to recover the image from what is on stable storage",
-                EIO);
+  if (stopped()) throw Error(stopped_message(), EIO);
 }
 
 void MemoryBackingStore::check_range(uint64_t offset, uint64_t len) const {

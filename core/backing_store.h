@@ -12,6 +12,7 @@
 #ifndef VLD_CORE_BACKING_STORE_H_
 #define VLD_CORE_BACKING_STORE_H_
 
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
@@ -137,10 +138,25 @@ class ImageLock {
 // Reads go on. A disk may also stop itself (stop()) when it cannot leave
 // the image in a state recovery reads the way the disk's memory does.
 //
+// The stop can outlive one disk: the plugin opens the image for writing
+// again when a writable connection comes after one whose recovery failed,
+// and hands each such open the same StopReason, so that a sync that failed
+// during a recovery stops the image for the rest of the process too.
+//
 // Thread-safety: as the store it wraps (the disk controller serialises).
 class FailStopStore final : public BackingStore {
  public:
-  explicit FailStopStore(std::unique_ptr<BackingStore> s) : s_(std::move(s)) {}
+  // Why the disk stopped ("" while it takes writes); shared by the stores
+  // of successive opens of one image.
+  using StopReason = std::shared_ptr<std::string>;
+  explicit FailStopStore(std::unique_ptr<BackingStore> s,
+                         StopReason why = std::make_shared<std::string>())
+      : s_(std::move(s)), stopped_why_(std::move(why)) {
+    assert(s_ && stopped_why_);
+  }
+  // s itself if it is a FailStopStore already (one the plugin made), else
+  // s in a new one: what the disks keep.
+  static std::unique_ptr<FailStopStore> wrap(std::unique_ptr<BackingStore> s);
   uint64_t size_bytes() const override { return s_->size_bytes(); }
   void read(uint64_t offset, std::span<std::byte> out) override { s_->read(offset, out); }
   void write(uint64_t offset, std::span<const std::byte> data) override {
@@ -162,13 +178,15 @@ class FailStopStore final : public BackingStore {
   // request that changes contents or makes them durable, so that one that
   // would write nothing fails too.
   void check() const;
-  bool stopped() const { return !stopped_why_.empty(); }
-  const std::string& stopped_why() const { return stopped_why_; }
+  bool stopped() const { return !stopped_why_->empty(); }
+  const std::string& stopped_why() const { return *stopped_why_; }
   BackingStore& inner() { return *s_; }
 
  private:
+  std::string stopped_message() const;  // REQUIRES: stopped()
+
   std::unique_ptr<BackingStore> s_;
-  std::string stopped_why_;  // "" while the disk takes writes
+  StopReason stopped_why_;  // never null; "" while the disk takes writes
 };
 
 class MemoryBackingStore final : public BackingStore {

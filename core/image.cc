@@ -100,11 +100,20 @@ void check_vld_fillable(const FormatOptions& o, const Superblock& sb) {
 
 std::unique_ptr<FileBackingStore> create_image(const std::string& path, const Superblock& sb) {
   auto store = FileBackingStore::create(path, sb.image_bytes());
-  try {
-    format_store(*store, sb);
-  } catch (...) {
+  // Half an image would be refused later as not vld's: remove it.
+  auto remove_half_image = [&] {
     store.reset();
     ::unlink(path.c_str());
+  };
+  try {
+    format_store(*store, sb);
+  } catch (const Error& e) {
+    remove_half_image();
+    throw Error("cannot create file=" + path + ": " + e.what() +
+                    "; the half-made file was removed: free space there or give another path",
+                e.err());
+  } catch (...) {
+    remove_half_image();
     throw;
   }
   return store;

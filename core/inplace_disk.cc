@@ -8,7 +8,7 @@
 namespace vld {
 
 InplaceDisk::InplaceDisk(std::unique_ptr<BackingStore> store, const Superblock& sb)
-    : store_(std::make_unique<FailStopStore>(std::move(store))),
+    : store_(FailStopStore::wrap(std::move(store))),
       sb_(sb),
       drive_(sb.geometry, sb.simulated_cylinders),
       live_((sb.export_bytes / sb.block_bytes + 63) / 64, 0) {

@@ -18,7 +18,7 @@ const std::byte* zero_block() {
 
 VldDisk::VldDisk(std::unique_ptr<BackingStore> store, const Superblock& sb, VldOptions options,
                  bool track_buffer)
-    : store_(std::make_unique<FailStopStore>(std::move(store))),
+    : store_(FailStopStore::wrap(std::move(store))),
       sb_(sb),
       layout_(sb),
       options_(options),

@@ -75,6 +75,12 @@ std::unique_ptr<DiskController> g_controller;
 // An existing image's lock, from get_ready on: shared while it is served
 // read-only, exclusive once a writable connection reopened it.
 std::unique_ptr<ImageLock> g_image_lock;
+// Why the image takes no more writes in this process ("" while it does):
+// every writable open shares it, so that a failed fdatasync, in a request
+// or in a recovery at a writable connection, stops the image until nbdkit
+// restarts (docs/crash-contract.md, "When the backing file fails").
+// Guarded by the controller, which serialises every use of the disk.
+const FailStopStore::StopReason g_stopped_why = std::make_shared<std::string>();
 std::unique_ptr<Pacer> g_pacer;
 
 // Rewrites the stats file once a second until destroyed, and once more,
@@ -219,7 +225,9 @@ std::unique_ptr<Disk> open_disk(bool readonly, Superblock* sb) {
   if (std::string why = conflicts_with_image(g_options, *sb); !why.empty()) throw Error(why, EINVAL);
   if (readonly)
     return make_disk(std::make_unique<OverlayStore>(std::move(store)), *sb, g_options.disk);
-  return make_disk(std::move(store), *sb, g_options.disk);
+  auto fail_stop = std::make_unique<FailStopStore>(std::move(store), g_stopped_why);
+  fail_stop->check();  // a sync failed before: no new recovery on the same page cache
+  return make_disk(std::move(fail_stop), *sb, g_options.disk);
 }
 
 // Damage recovery worked around is news for the operator, -v or not.
@@ -308,8 +316,18 @@ void* vld_open(int readonly) {
   if (!readonly && g_controller->read_only()) {
     const int r = guarded([] {
       Superblock sb;
-      g_controller->make_writable([&] { return open_disk(/*readonly=*/false, &sb); },
-                                  [&] { return open_disk(/*readonly=*/true, &sb); });
+      try {
+        g_controller->make_writable([&] { return open_disk(/*readonly=*/false, &sb); },
+                                    [&] { return open_disk(/*readonly=*/true, &sb); });
+      } catch (const Error& e) {
+        // Recovery's writes are crash-safe: a failure among them loses nothing.
+        throw Error("cannot open file=" + g_options.file + " for writing: " + e.what() +
+                        (g_stopped_why->empty()
+                             ? "; nothing acknowledged is lost: fix the backing file and connect "
+                               "again"
+                             : ""),
+                    e.err());
+      }
       report_recovered_damage();
     });
     if (r == -1) return nullptr;

@@ -325,7 +325,9 @@ void sweep(DiskMode mode, bool full, FaultyStore::Op op, Totals& t) {
         t.failed_requests += o.failed_requests;
         t.stopped += o.stopped;
         ASSERT_EQ(o.problem, "") << sc.name();
-        if (o.faults) EXPECT_GE(o.failed_requests, 1u) << sc.name() << ": a fault was hidden";
+        if (o.faults) {
+          EXPECT_GE(o.failed_requests, 1u) << sc.name() << ": a fault was hidden";
+        }
       }
 }
 
@@ -383,6 +385,44 @@ TEST(BackingFaults, NoFlushSucceedsAfterAFailedSync) {
     disk->read(0, got, kSimEpoch);  // reads go on
     EXPECT_EQ(got, d);
   }
+}
+
+// The plugin hands every writable open of one image the same stop reason:
+// a sync that failed in one open (a recovery, say) stops the next one too.
+// The failed sync keeps its errno (ENOSPC here); a disk adopts the
+// FailStopStore it is given instead of wrapping it again.
+TEST(BackingFaults, AStopOutlivesTheOpenItHappenedIn) {
+  MemoryBackingStore image(64 * 1024);
+  const FailStopStore::StopReason why = std::make_shared<std::string>();
+  {
+    auto faulty = std::make_unique<FaultyStore>(image);
+    faulty->arm(FaultyStore::Fault{.op = FaultyStore::Op::kSync, .nth = 0, .err = ENOSPC});
+    FailStopStore first(std::move(faulty), why);
+    try {
+      first.sync();
+      ADD_FAILURE() << "the injected sync fault did not fail the sync";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.err(), ENOSPC);
+      EXPECT_NE(std::string(e.what()).find("restart nbdkit"), std::string::npos) << e.what();
+    }
+  }
+  ASSERT_FALSE(why->empty());
+  auto given = std::make_unique<FailStopStore>(std::make_unique<MemoryBackingStore>(64 * 1024), why);
+  FailStopStore* given_ptr = given.get();
+  std::unique_ptr<FailStopStore> second = FailStopStore::wrap(std::move(given));
+  EXPECT_EQ(second.get(), given_ptr) << "a FailStopStore was wrapped in another";
+  const std::byte b[512] = {};
+  try {
+    second->write(0, b);
+    ADD_FAILURE() << "a write went through after a failed sync in an earlier open";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.err(), EIO);
+    EXPECT_NE(std::string(e.what()).find("a sync of the image failed"), std::string::npos)
+        << e.what();
+  }
+  std::byte out[512];
+  EXPECT_NO_THROW(second->read(0, out));  // reads go on
+  EXPECT_THROW(second->sync(), Error);
 }
 
 // A vld write whose map sector write fails is voided by a log record, and
