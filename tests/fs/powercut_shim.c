@@ -22,60 +22,32 @@
 // caller learns of it. A record cut short by the SIGKILL is incomplete
 // (the reader drops it): its write had not been issued yet.
 #define _GNU_SOURCE
-#include <dlfcn.h>
-#include <errno.h>
-#include <fcntl.h>
 #include <linux/falloc.h>
 #include <pthread.h>
 #include <signal.h>
-#include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/types.h>
 #include <sys/uio.h>
-#include <unistd.h>
+
+#include "../shim/interpose.h"
 
 static pthread_mutex_t mu = PTHREAD_MUTEX_INITIALIZER;
 static int img_fd = -1;
 static int log_fd = -1;
 static long pending = 0;  // records in the log (since the last completed sync)
 
-static int (*real_open)(const char*, int, ...);
-static int (*real_open64)(const char*, int, ...);
-static int (*real_close)(int);
-static ssize_t (*real_pwrite)(int, const void*, size_t, off_t);
-static ssize_t (*real_pwrite64)(int, const void*, size_t, off_t);
-static int (*real_fallocate)(int, int, off_t, off_t);
-static int (*real_fallocate64)(int, int, off_t, off_t);
-static int (*real_fdatasync)(int);
-static int (*real_fsync)(int);
-
-static void resolve(void) {
-  if (real_open) return;
-  real_open64 = dlsym(RTLD_NEXT, "open64");
-  real_close = dlsym(RTLD_NEXT, "close");
-  real_pwrite = dlsym(RTLD_NEXT, "pwrite");
-  real_pwrite64 = dlsym(RTLD_NEXT, "pwrite64");
-  real_fallocate = dlsym(RTLD_NEXT, "fallocate");
-  real_fallocate64 = dlsym(RTLD_NEXT, "fallocate64");
-  real_fdatasync = dlsym(RTLD_NEXT, "fdatasync");
-  real_fsync = dlsym(RTLD_NEXT, "fsync");
-  real_open = dlsym(RTLD_NEXT, "open");
-}
-
-__attribute__((constructor)) static void init(void) { resolve(); }
-
 static void die(const char* what) {
   fprintf(stderr, "powercut_shim: %s: %s\n", what, strerror(errno));
   abort();  // a silent gap in the log would make the test lie
 }
 
-static void note_open(const char* path, int fd) {
+static void shim_opened(const char* path, int flags, int fd) {
+  (void)flags;
   const char* img = getenv("VLD_PC_IMAGE");
   const char* lp = getenv("VLD_PC_LOG");
-  if (fd < 0 || !img || !lp || strcmp(path, img) != 0) return;
+  if (!img || !lp || strcmp(path, img) != 0) return;
   pthread_mutex_lock(&mu);
   img_fd = fd;
   if (log_fd < 0) {
@@ -85,42 +57,10 @@ static void note_open(const char* path, int fd) {
   pthread_mutex_unlock(&mu);
 }
 
-static int do_open(int (*fn)(const char*, int, ...), const char* path, int flags, va_list ap) {
-  mode_t mode = 0;
-  if (flags & (O_CREAT | __O_TMPFILE)) mode = (mode_t)va_arg(ap, int);
-  int fd = fn(path, flags, mode);
-  int saved = errno;
-  note_open(path, fd);
-  errno = saved;
-  return fd;
-}
-
-int open(const char* path, int flags, ...) {
-  resolve();
-  va_list ap;
-  va_start(ap, flags);
-  int fd = do_open(real_open, path, flags, ap);
-  va_end(ap);
-  return fd;
-}
-
-int open64(const char* path, int flags, ...) {
-  resolve();
-  va_list ap;
-  va_start(ap, flags);
-  int fd = do_open(real_open64, path, flags, ap);
-  va_end(ap);
-  return fd;
-}
-
-int close(int fd) {
-  resolve();
-  if (fd >= 0 && fd == img_fd) {
-    pthread_mutex_lock(&mu);
-    img_fd = -1;
-    pthread_mutex_unlock(&mu);
-  }
-  return real_close(fd);
+static void shim_closing(int fd) {
+  pthread_mutex_lock(&mu);
+  if (fd == img_fd) img_fd = -1;
+  pthread_mutex_unlock(&mu);
 }
 
 static void write_all_v(struct iovec* iov, int n) {
@@ -150,16 +90,8 @@ static void record(uint32_t kind, off_t off, size_t len, const void* newdata) {
   memcpy(hdr + 4, &kind, 4);
   memcpy(hdr + 8, &o, 8);
   memcpy(hdr + 16, &l, 8);
-  unsigned char* old = calloc(1, len ? len : 1);
-  if (!old) die("calloc");
-  size_t done = 0;
-  while (done < len) {  // a short read is the end of the file: zeros
-    ssize_t r = pread(img_fd, old + done, len - done, off + (off_t)done);
-    if (r < 0 && errno == EINTR) continue;
-    if (r < 0) die("pread image");
-    if (r == 0) break;
-    done += (size_t)r;
-  }
+  unsigned char* old = read_current(img_fd, off, len);
+  if (!old) die("read the image's old bytes");
   struct iovec iov[3] = {{hdr, sizeof hdr}, {old, len}, {(void*)newdata, newdata ? len : 0}};
   write_all_v(iov, newdata ? 3 : 2);
   free(old);
@@ -181,8 +113,7 @@ static void maybe_crash(void) {
   if (n >= 0 && pending >= n) kill(getpid(), SIGKILL);
 }
 
-static ssize_t pwrite_common(ssize_t (*fn)(int, const void*, size_t, off_t), int fd,
-                             const void* buf, size_t n, off_t off) {
+static ssize_t shim_pwrite(real_pwrite_fn fn, int fd, const void* buf, size_t n, off_t off) {
   if (fd < 0 || fd != img_fd) return fn(fd, buf, n, off);
   pthread_mutex_lock(&mu);
   record(1, off, n, buf);
@@ -193,18 +124,7 @@ static ssize_t pwrite_common(ssize_t (*fn)(int, const void*, size_t, off_t), int
   return r;
 }
 
-ssize_t pwrite(int fd, const void* buf, size_t n, off_t off) {
-  resolve();
-  return pwrite_common(real_pwrite, fd, buf, n, off);
-}
-
-ssize_t pwrite64(int fd, const void* buf, size_t n, off_t off) {
-  resolve();
-  return pwrite_common(real_pwrite64, fd, buf, n, off);
-}
-
-static int fallocate_common(int (*fn)(int, int, off_t, off_t), int fd, int mode, off_t off,
-                            off_t len) {
+static int shim_fallocate(real_fallocate_fn fn, int fd, int mode, off_t off, off_t len) {
   if (fd < 0 || fd != img_fd || !(mode & FALLOC_FL_PUNCH_HOLE)) return fn(fd, mode, off, len);
   pthread_mutex_lock(&mu);
   record(2, off, (size_t)len, NULL);
@@ -215,17 +135,7 @@ static int fallocate_common(int (*fn)(int, int, off_t, off_t), int fd, int mode,
   return r;
 }
 
-int fallocate(int fd, int mode, off_t off, off_t len) {
-  resolve();
-  return fallocate_common(real_fallocate, fd, mode, off, len);
-}
-
-int fallocate64(int fd, int mode, off_t off, off_t len) {
-  resolve();
-  return fallocate_common(real_fallocate64, fd, mode, off, len);
-}
-
-static int sync_common(int (*fn)(int), int fd) {
+static int shim_sync(real_sync_fn fn, int fd) {
   if (fd < 0 || fd != img_fd) return fn(fd);
   pthread_mutex_lock(&mu);
   maybe_crash();
@@ -238,14 +148,4 @@ static int sync_common(int (*fn)(int), int fd) {
   pthread_mutex_unlock(&mu);
   errno = saved;
   return r;
-}
-
-int fdatasync(int fd) {
-  resolve();
-  return sync_common(real_fdatasync, fd);
-}
-
-int fsync(int fd) {
-  resolve();
-  return sync_common(real_fsync, fd);
 }

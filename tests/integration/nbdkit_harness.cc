@@ -13,6 +13,7 @@
 #include <fstream>
 #include <sstream>
 #include <stdexcept>
+#include <string_view>
 #include <thread>
 
 #include "core/util/checksum.h"
@@ -39,7 +40,9 @@ TempDir::~TempDir() {
 
 namespace {
 
-pid_t spawn(const std::vector<std::string>& argv, const std::string& errfile) {
+// env: entries added to (or replacing, by name) this process's environment.
+pid_t spawn(const std::vector<std::string>& argv, const std::string& errfile,
+            const std::vector<std::string>& env = {}) {
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_addopen(&fa, 0, "/dev/null", O_RDONLY, 0);
@@ -48,8 +51,18 @@ pid_t spawn(const std::vector<std::string>& argv, const std::string& errfile) {
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
+  std::vector<char*> envp;
+  for (const auto& e : env) envp.push_back(const_cast<char*>(e.c_str()));
+  for (char** e = environ; *e; ++e) {
+    const std::string_view entry(*e);
+    const std::string_view name = entry.substr(0, entry.find('=') + 1);
+    bool replaced = false;
+    for (const auto& mine : env) replaced = replaced || (!name.empty() && mine.starts_with(name));
+    if (!replaced) envp.push_back(*e);
+  }
+  envp.push_back(nullptr);
   pid_t pid;
-  int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), environ);
+  int rc = posix_spawnp(&pid, args[0], &fa, nullptr, args.data(), envp.data());
   posix_spawn_file_actions_destroy(&fa);
   if (rc != 0) throw std::runtime_error("cannot start " + argv[0]);
   return pid;
@@ -71,7 +84,8 @@ int exit_code_of(int status) {
 }  // namespace
 
 NbdkitServer::NbdkitServer(const TempDir& dir, std::vector<std::string> params,
-                           std::vector<std::string> nbdkit_options) {
+                           std::vector<std::string> nbdkit_options,
+                           std::vector<std::string> env) {
   static int counter = 0;
   std::string tag = std::to_string(counter++);
   socket_ = dir.file("nbd" + tag + ".sock");
@@ -82,7 +96,7 @@ NbdkitServer::NbdkitServer(const TempDir& dir, std::vector<std::string> params,
   argv.insert(argv.end(), nbdkit_options.begin(), nbdkit_options.end());
   argv.push_back(VLD_PLUGIN_PATH);
   argv.insert(argv.end(), params.begin(), params.end());
-  pid_ = spawn(argv, errfile_);
+  pid_ = spawn(argv, errfile_, env);
 
   // Wait for the pid file (ready) or for nbdkit to exit (failed), 20 s at most.
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);

@@ -42,10 +42,13 @@ using NbdHandle = std::unique_ptr<nbd_handle, NbdCloser>;
 class NbdkitServer {
  public:
   // params: plugin parameters, e.g. {"file=/tmp/x/disk.img", "size=64M"};
-  // nbdkit_options go before the plugin, e.g. {"-v", "-D", "vld.log=1"}.
+  // nbdkit_options go before the plugin, e.g. {"-v", "-D", "vld.log=1"};
+  // env: NAME=value entries added to the test's environment for nbdkit
+  // (say, LD_PRELOAD of a fault shim).
   // Throws std::runtime_error with nbdkit's stderr if it does not start.
   NbdkitServer(const TempDir& dir, std::vector<std::string> params,
-               std::vector<std::string> nbdkit_options = {});
+               std::vector<std::string> nbdkit_options = {},
+               std::vector<std::string> env = {});
   ~NbdkitServer();
 
   const std::string& socket() const { return socket_; }
