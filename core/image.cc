@@ -7,7 +7,7 @@
 
 #include <string>
 
-#include "core/inplace_disk.h"
+#include "core/inplace/inplace_disk.h"
 #include "core/util/error.h"
 #include "core/util/units.h"
 

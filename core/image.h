@@ -10,10 +10,10 @@
 #include <memory>
 #include <string>
 
-#include "core/backing_store.h"
+#include "core/store/backing_store.h"
 #include "core/disk.h"
 #include "core/image_format.h"
-#include "core/vld_disk.h"
+#include "core/vld/vld_disk.h"
 
 namespace vld {
 

@@ -18,11 +18,11 @@
 #include <string>
 #include <vector>
 
-#include "core/backing_store.h"
+#include "core/store/backing_store.h"
 #include "core/image.h"
 #include "core/image_format.h"
-#include "core/inplace_disk.h"
-#include "core/vld_disk.h"
+#include "core/inplace/inplace_disk.h"
+#include "core/vld/vld_disk.h"
 #include "geometry/presets.h"
 
 namespace {

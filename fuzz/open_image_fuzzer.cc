@@ -32,15 +32,15 @@
 #include <span>
 #include <vector>
 
-#include "core/backing_store.h"
+#include "core/store/backing_store.h"
 #include "core/disk.h"
 #include "core/image.h"
 #include "core/image_format.h"
-#include "core/map_sector.h"
+#include "core/vld/map_sector.h"
 #include "core/util/checksum.h"
 #include "core/util/coding.h"
 #include "core/util/error.h"
-#include "core/vld_disk.h"
+#include "core/vld/vld_disk.h"
 
 namespace {
 

@@ -35,7 +35,7 @@
 
 #include "core/disk_controller.h"
 #include "core/image.h"
-#include "core/overlay_store.h"
+#include "core/store/overlay_store.h"
 #include "core/util/error.h"
 #include "core/util/trace.h"
 #include "geometry/presets.h"

@@ -37,10 +37,10 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/backing_store.h"
+#include "core/store/backing_store.h"
 #include "core/disk_controller.h"
-#include "core/eager_allocator.h"
-#include "core/free_space_map.h"
+#include "core/vld/eager_allocator.h"
+#include "core/vld/free_space_map.h"
 #include "core/image.h"
 #include "core/util/error.h"
 #include "geometry/drive_model.h"

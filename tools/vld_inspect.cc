@@ -60,18 +60,18 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/backing_store.h"
+#include "core/store/backing_store.h"
 #include "core/image.h"
-#include "core/eager_allocator.h"
+#include "core/vld/eager_allocator.h"
 #include "core/image_format.h"
-#include "core/log_walk.h"
-#include "core/map_sector.h"
-#include "core/recovery.h"
+#include "core/vld/log_walk.h"
+#include "core/vld/map_sector.h"
+#include "core/vld/recovery.h"
 #include "core/util/error.h"
 #include "core/util/units.h"
-#include "core/virtual_log.h"
-#include "core/overlay_store.h"
-#include "core/vld_disk.h"
+#include "core/vld/virtual_log.h"
+#include "core/store/overlay_store.h"
+#include "core/vld/vld_disk.h"
 
 namespace vld {
 namespace {

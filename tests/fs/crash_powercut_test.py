@@ -1,12 +1,12 @@
 #!/usr/bin/python3
 # crash_powercut: like crash_cycles, but each crash is a power cut as the
-# crash contract models it (docs/crash-contract.md, core/crash_store.h):
+# crash contract models it (docs/crash-contract.md, core/store/crash_store.h):
 # what nbdkit wrote to the image before its last completed fdatasync
 # survives; of what it wrote after, a seeded random subset of 4 KiB units
 # (in one cycle of six, 512-byte units: the harness's torn mode).
 #
 # The plugin offers no way to swap its backing store for the crash
-# harness's recording store (core/crash_store.h) from outside, so the record
+# harness's recording store (core/store/crash_store.h) from outside, so the record
 # is taken one layer down, at the image file: nbdkit runs with
 # powercut_shim.so preloaded (compiled here from powercut_shim.c), which logs
 # the old and new bytes of every pwrite and hole punch of the image since

@@ -21,7 +21,7 @@ and asserts, from each boot's statistics file:
           moves; each syncs before and after itself), i.e.
           vld.log_records_written minus the one written at open and the one
           written at the clean close (neither is a request, so neither is in
-          backing_syncs; core/vld_disk.cc write_record, disk_controller.cc).
+          backing_syncs; core/vld/vld_disk.cc write_record, disk_controller.cc).
           (Trims and zeroes with FUA would also sync; the kernel sends none,
           and the relation would fail loudly if it did.)
   boot 2  verify ok; requests.errors == 0, requests.write == 0 (a read-only

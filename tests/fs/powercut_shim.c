@@ -4,7 +4,7 @@
 // image a power cut could have left (crash_powercut_test.py).
 //
 // The crash model is the one of docs/crash-contract.md and
-// core/crash_store.h: what completed before the last completed fdatasync
+// core/store/crash_store.h: what completed before the last completed fdatasync
 // survives; of what came after, any subset of 4 KiB (or 512-byte) units.
 // SIGKILL alone leaves every completed pwrite in the image (the page cache
 // survives a process); this log lets the test take writes back out.

@@ -15,10 +15,10 @@
 #include <string>
 #include <vector>
 
-#include "core/backing_store.h"
+#include "core/store/backing_store.h"
 #include "core/image.h"
-#include "core/map_sector.h"
-#include "core/vld_disk.h"
+#include "core/vld/map_sector.h"
+#include "core/vld/vld_disk.h"
 #include "tests/integration/nbdkit_harness.h"
 
 namespace vld::test {

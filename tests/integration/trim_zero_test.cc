@@ -1,5 +1,5 @@
 // Trim, zero (with and without NO_HOLE, fast or not) and block status, as
-// core/inplace_disk.h defines them: whole blocks are deallocated and read as
+// core/inplace/inplace_disk.h defines them: whole blocks are deallocated and read as
 // zeros; partial edges of a trim are left alone, those of a zero are written.
 #include <gtest/gtest.h>
 #include <libnbd.h>

@@ -1,5 +1,5 @@
 // Backing-store faults (issue 13): EIO and ENOSPC from the image's write,
-// fdatasync and hole punching, injected one at a time (core/fault_store.h)
+// fdatasync and hole punching, injected one at a time (core/store/fault_store.h)
 // into every call a workload makes, in both modes, on a roomy disk and on a
 // full one (where writes go through repacks).
 //
@@ -22,11 +22,11 @@
 #include <set>
 
 #include "core/disk.h"
-#include "core/fault_store.h"
+#include "core/store/fault_store.h"
 #include "core/image.h"
 #include "core/util/checksum.h"
 #include "core/util/error.h"
-#include "core/vld_disk.h"
+#include "core/vld/vld_disk.h"
 #include "geometry/presets.h"
 
 namespace vld {

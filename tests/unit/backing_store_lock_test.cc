@@ -1,4 +1,4 @@
-// FileBackingStore's flock (core/backing_store.h): a server's exclusive lock
+// FileBackingStore's flock (core/store/backing_store.h): a server's exclusive lock
 // keeps out a second server and any reader; read-only opens (vld-inspect)
 // share theirs with each other but keep a server out; a read-only open
 // cannot write.
@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-#include "core/backing_store.h"
+#include "core/store/backing_store.h"
 #include "core/util/error.h"
 
 namespace vld {

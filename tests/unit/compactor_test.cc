@@ -24,12 +24,12 @@
 #include <string>
 #include <vector>
 
-#include "core/backing_store.h"
-#include "core/compactor.h"
-#include "core/crash_store.h"
+#include "core/store/backing_store.h"
+#include "core/vld/compactor.h"
+#include "core/store/crash_store.h"
 #include "core/disk_controller.h"
 #include "core/image.h"
-#include "core/vld_disk.h"
+#include "core/vld/vld_disk.h"
 #include "geometry/presets.h"
 
 namespace vld {

@@ -30,15 +30,15 @@
 #include <string>
 #include <vector>
 
-#include "core/backing_store.h"
+#include "core/store/backing_store.h"
 #include "core/image.h"
 #include "core/image_format.h"
-#include "core/map_sector.h"
-#include "core/recovery.h"
+#include "core/vld/map_sector.h"
+#include "core/vld/recovery.h"
 #include "core/util/checksum.h"
 #include "core/util/coding.h"
 #include "core/util/error.h"
-#include "core/vld_disk.h"
+#include "core/vld/vld_disk.h"
 #include "geometry/presets.h"
 
 namespace vld {

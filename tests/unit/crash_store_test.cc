@@ -9,8 +9,8 @@
 #include <span>
 #include <vector>
 
-#include "core/backing_store.h"
-#include "core/crash_store.h"
+#include "core/store/backing_store.h"
+#include "core/store/crash_store.h"
 #include "core/util/error.h"
 
 namespace vld {

@@ -13,9 +13,9 @@
 #include <random>
 #include <vector>
 
-#include "core/backing_store.h"
+#include "core/store/backing_store.h"
 #include "core/image.h"
-#include "core/inplace_disk.h"
+#include "core/inplace/inplace_disk.h"
 #include "geometry/drive_model.h"
 #include "geometry/presets.h"
 

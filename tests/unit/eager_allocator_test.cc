@@ -12,8 +12,8 @@
 #include <string>
 #include <vector>
 
-#include "core/eager_allocator.h"
-#include "core/free_space_map.h"
+#include "core/vld/eager_allocator.h"
+#include "core/vld/free_space_map.h"
 #include "geometry/drive_model.h"
 #include "geometry/presets.h"
 

@@ -10,7 +10,7 @@
 #include <random>
 #include <vector>
 
-#include "core/free_space_map.h"
+#include "core/vld/free_space_map.h"
 #include "core/util/error.h"
 
 namespace vld {

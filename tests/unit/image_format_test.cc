@@ -8,7 +8,7 @@
 #include <memory>
 #include <string>
 
-#include "core/backing_store.h"
+#include "core/store/backing_store.h"
 #include "core/image.h"
 #include "core/image_format.h"
 #include "core/util/error.h"

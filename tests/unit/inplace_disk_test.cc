@@ -13,10 +13,10 @@
 #include <tuple>
 #include <vector>
 
-#include "core/backing_store.h"
+#include "core/store/backing_store.h"
 #include "core/disk_controller.h"
 #include "core/image.h"
-#include "core/inplace_disk.h"
+#include "core/inplace/inplace_disk.h"
 #include "core/util/error.h"
 #include "geometry/presets.h"
 

@@ -1,4 +1,4 @@
-// Map sector and log record encodings (core/map_sector.h): round trips, the
+// Map sector and log record encodings (core/vld/map_sector.h): round trips, the
 // documented byte layout, the keyed MAC (any flipped bit, any other key),
 // field validation, and the seeded data checksum.
 #include <gtest/gtest.h>
@@ -9,7 +9,7 @@
 #include <random>
 #include <vector>
 
-#include "core/map_sector.h"
+#include "core/vld/map_sector.h"
 
 namespace vld {
 namespace {

@@ -15,11 +15,11 @@
 #include <string>
 #include <vector>
 
-#include "core/backing_store.h"
+#include "core/store/backing_store.h"
 #include "core/image.h"
 #include "core/image_format.h"
 #include "core/util/error.h"
-#include "core/vld_disk.h"
+#include "core/vld/vld_disk.h"
 #include "geometry/presets.h"
 
 namespace vld {

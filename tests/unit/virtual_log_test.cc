@@ -1,4 +1,4 @@
-// VirtualLog (core/virtual_log.h): plan/commit on random workloads and on
+// VirtualLog (core/vld/virtual_log.h): plan/commit on random workloads and on
 // the adversarial hot/cold pattern. After every commit the tree must pass
 // check(), and, independently of check(), a recovery-style walk over the
 // pointers "written to disk" (what pointers() returned) from the newest map
@@ -15,8 +15,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "core/map_sector.h"
-#include "core/virtual_log.h"
+#include "core/vld/map_sector.h"
+#include "core/vld/virtual_log.h"
 
 namespace vld {
 namespace {
@@ -108,7 +108,7 @@ class Harness {
     walk();
   }
 
-  // Clean recovery's walk (core/recovery.cc), re-derived: newest seq first;
+  // Clean recovery's walk (core/vld/recovery.cc), re-derived: newest seq first;
   // the first version met of a piece is its newest, and only its pointers
   // are followed. Every live piece must come out at its current seq.
   void walk() {

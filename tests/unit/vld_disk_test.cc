@@ -18,15 +18,15 @@
 #include <string>
 #include <vector>
 
-#include "core/backing_store.h"
-#include "core/crash_store.h"
+#include "core/store/backing_store.h"
+#include "core/store/crash_store.h"
 #include "core/image.h"
 #include "core/image_format.h"
-#include "core/inplace_disk.h"
-#include "core/map_sector.h"
-#include "core/recovery.h"
+#include "core/inplace/inplace_disk.h"
+#include "core/vld/map_sector.h"
+#include "core/vld/recovery.h"
 #include "core/util/error.h"
-#include "core/vld_disk.h"
+#include "core/vld/vld_disk.h"
 #include "geometry/presets.h"
 
 namespace vld {

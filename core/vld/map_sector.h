@@ -39,8 +39,8 @@
 // records the seq it expects; a scan ignores seqs older than the hint).
 //
 // Thread-safety: plain values and pure functions.
-#ifndef VLD_CORE_MAP_SECTOR_H_
-#define VLD_CORE_MAP_SECTOR_H_
+#ifndef VLD_CORE_VLD_MAP_SECTOR_H_
+#define VLD_CORE_VLD_MAP_SECTOR_H_
 
 #include <array>
 #include <cstddef>
@@ -146,4 +146,4 @@ uint32_t data_checksum(const void* data, size_t len, uint64_t logical_block);
 
 }  // namespace vld
 
-#endif  // VLD_CORE_MAP_SECTOR_H_
+#endif  // VLD_CORE_VLD_MAP_SECTOR_H_

@@ -14,13 +14,13 @@
 // a bitmap in memory, rebuilt on open from the backing file's holes.
 //
 // Thread-safety: not thread-safe (see Disk).
-#ifndef VLD_CORE_INPLACE_DISK_H_
-#define VLD_CORE_INPLACE_DISK_H_
+#ifndef VLD_CORE_INPLACE_INPLACE_DISK_H_
+#define VLD_CORE_INPLACE_INPLACE_DISK_H_
 
 #include <memory>
 #include <vector>
 
-#include "core/backing_store.h"
+#include "core/store/backing_store.h"
 #include "core/disk.h"
 
 namespace vld {
@@ -65,4 +65,4 @@ class InplaceDisk final : public Disk {
 
 }  // namespace vld
 
-#endif  // VLD_CORE_INPLACE_DISK_H_
+#endif  // VLD_CORE_INPLACE_INPLACE_DISK_H_

@@ -23,8 +23,8 @@
 // compaction always ends.
 //
 // Thread-safety: not thread-safe; owned by VldDisk under the controller lock.
-#ifndef VLD_CORE_COMPACTOR_H_
-#define VLD_CORE_COMPACTOR_H_
+#ifndef VLD_CORE_VLD_COMPACTOR_H_
+#define VLD_CORE_VLD_COMPACTOR_H_
 
 #include <cstdint>
 #include <optional>
@@ -95,4 +95,4 @@ class Compactor {
 
 }  // namespace vld
 
-#endif  // VLD_CORE_COMPACTOR_H_
+#endif  // VLD_CORE_VLD_COMPACTOR_H_

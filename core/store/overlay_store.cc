@@ -1,4 +1,4 @@
-#include "core/overlay_store.h"
+#include "core/store/overlay_store.h"
 
 #include <algorithm>
 #include <cstring>

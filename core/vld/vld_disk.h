@@ -53,8 +53,8 @@
 // checkpoint (2: each group), compactor each victim, recovery each open.
 //
 // Thread-safety: not thread-safe (see Disk).
-#ifndef VLD_CORE_VLD_DISK_H_
-#define VLD_CORE_VLD_DISK_H_
+#ifndef VLD_CORE_VLD_VLD_DISK_H_
+#define VLD_CORE_VLD_VLD_DISK_H_
 
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -63,14 +63,14 @@
 #include <string>
 #include <vector>
 
-#include "core/backing_store.h"
-#include "core/compactor.h"
+#include "core/store/backing_store.h"
+#include "core/vld/compactor.h"
 #include "core/disk.h"
-#include "core/eager_allocator.h"
-#include "core/free_space_map.h"
-#include "core/map_sector.h"
-#include "core/recovery.h"
-#include "core/virtual_log.h"
+#include "core/vld/eager_allocator.h"
+#include "core/vld/free_space_map.h"
+#include "core/vld/map_sector.h"
+#include "core/vld/recovery.h"
+#include "core/vld/virtual_log.h"
 
 namespace vld {
 
@@ -298,4 +298,4 @@ class VldDisk final : public Disk {
 
 }  // namespace vld
 
-#endif  // VLD_CORE_VLD_DISK_H_
+#endif  // VLD_CORE_VLD_VLD_DISK_H_

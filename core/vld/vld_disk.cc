@@ -1,4 +1,4 @@
-#include "core/vld_disk.h"
+#include "core/vld/vld_disk.h"
 
 #include <algorithm>
 #include <string>

@@ -1,4 +1,4 @@
-#include "core/virtual_log.h"
+#include "core/vld/virtual_log.h"
 
 #include <algorithm>
 #include <string>

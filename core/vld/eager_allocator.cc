@@ -1,4 +1,4 @@
-#include "core/eager_allocator.h"
+#include "core/vld/eager_allocator.h"
 
 #include <algorithm>
 #include <cmath>

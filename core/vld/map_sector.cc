@@ -1,4 +1,4 @@
-#include "core/map_sector.h"
+#include "core/vld/map_sector.h"
 
 #include <sodium.h>
 

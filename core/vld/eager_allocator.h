@@ -33,8 +33,8 @@
 // back to back, and puts map sectors in the nearest free run elsewhere.
 //
 // Thread-safety: not thread-safe; owned by VldDisk under the controller lock.
-#ifndef VLD_CORE_EAGER_ALLOCATOR_H_
-#define VLD_CORE_EAGER_ALLOCATOR_H_
+#ifndef VLD_CORE_VLD_EAGER_ALLOCATOR_H_
+#define VLD_CORE_VLD_EAGER_ALLOCATOR_H_
 
 #include <algorithm>
 #include <array>
@@ -43,7 +43,7 @@
 #include <span>
 #include <vector>
 
-#include "core/free_space_map.h"
+#include "core/vld/free_space_map.h"
 #include "geometry/drive_model.h"
 
 namespace vld {
@@ -202,4 +202,4 @@ class EagerAllocator {
 
 }  // namespace vld
 
-#endif  // VLD_CORE_EAGER_ALLOCATOR_H_
+#endif  // VLD_CORE_VLD_EAGER_ALLOCATOR_H_

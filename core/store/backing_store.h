@@ -9,8 +9,8 @@
 //
 // Thread-safety: implementations are not thread-safe; the disk controller
 // serialises all access.
-#ifndef VLD_CORE_BACKING_STORE_H_
-#define VLD_CORE_BACKING_STORE_H_
+#ifndef VLD_CORE_STORE_BACKING_STORE_H_
+#define VLD_CORE_STORE_BACKING_STORE_H_
 
 #include <cassert>
 #include <cstddef>
@@ -212,4 +212,4 @@ class MemoryBackingStore final : public BackingStore {
 
 }  // namespace vld
 
-#endif  // VLD_CORE_BACKING_STORE_H_
+#endif  // VLD_CORE_STORE_BACKING_STORE_H_

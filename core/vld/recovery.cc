@@ -1,4 +1,4 @@
-#include "core/recovery.h"
+#include "core/vld/recovery.h"
 
 #include <algorithm>
 #include <chrono>
@@ -7,8 +7,8 @@
 #include <tuple>
 #include <unordered_map>
 
-#include "core/eager_allocator.h"
-#include "core/log_walk.h"
+#include "core/vld/eager_allocator.h"
+#include "core/vld/log_walk.h"
 #include "core/util/error.h"
 #include "core/util/trace.h"
 #include "geometry/drive_model.h"

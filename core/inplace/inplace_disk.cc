@@ -1,4 +1,4 @@
-#include "core/inplace_disk.h"
+#include "core/inplace/inplace_disk.h"
 
 #include <algorithm>
 #include <vector>

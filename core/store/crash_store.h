@@ -38,8 +38,8 @@
 //
 // Thread-safety: none. Not even const methods may run concurrently with a
 // mutating one.
-#ifndef VLD_CORE_CRASH_STORE_H_
-#define VLD_CORE_CRASH_STORE_H_
+#ifndef VLD_CORE_STORE_CRASH_STORE_H_
+#define VLD_CORE_STORE_CRASH_STORE_H_
 
 #include <cstddef>
 #include <cstdint>
@@ -48,7 +48,7 @@
 #include <span>
 #include <vector>
 
-#include "core/backing_store.h"
+#include "core/store/backing_store.h"
 
 namespace vld {
 
@@ -163,4 +163,4 @@ std::unique_ptr<MemoryBackingStore> as_store(const std::vector<std::byte>& image
 
 }  // namespace vld
 
-#endif  // VLD_CORE_CRASH_STORE_H_
+#endif  // VLD_CORE_STORE_CRASH_STORE_H_

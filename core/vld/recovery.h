@@ -49,8 +49,8 @@
 // until the new record is durable.
 //
 // Thread-safety: a function of the store's contents.
-#ifndef VLD_CORE_RECOVERY_H_
-#define VLD_CORE_RECOVERY_H_
+#ifndef VLD_CORE_VLD_RECOVERY_H_
+#define VLD_CORE_VLD_RECOVERY_H_
 
 #include <cstdint>
 #include <functional>
@@ -58,10 +58,10 @@
 #include <string>
 #include <vector>
 
-#include "core/backing_store.h"
+#include "core/store/backing_store.h"
 #include "core/image_format.h"
-#include "core/map_sector.h"
-#include "core/virtual_log.h"
+#include "core/vld/map_sector.h"
+#include "core/vld/virtual_log.h"
 
 namespace vld {
 
@@ -125,4 +125,4 @@ RecoveredState recover(BackingStore& store, const Superblock& sb, bool track_buf
 
 }  // namespace vld
 
-#endif  // VLD_CORE_RECOVERY_H_
+#endif  // VLD_CORE_VLD_RECOVERY_H_

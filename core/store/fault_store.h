@@ -12,8 +12,8 @@
 // those pages clean without writing them.
 //
 // Thread-safety: none (the disk controller serialises).
-#ifndef VLD_CORE_FAULT_STORE_H_
-#define VLD_CORE_FAULT_STORE_H_
+#ifndef VLD_CORE_STORE_FAULT_STORE_H_
+#define VLD_CORE_STORE_FAULT_STORE_H_
 
 #include <cstdint>
 #include <functional>
@@ -22,7 +22,7 @@
 #include <span>
 #include <vector>
 
-#include "core/backing_store.h"
+#include "core/store/backing_store.h"
 
 namespace vld {
 
@@ -75,4 +75,4 @@ class FaultyStore final : public BackingStore {
 
 }  // namespace vld
 
-#endif  // VLD_CORE_FAULT_STORE_H_
+#endif  // VLD_CORE_STORE_FAULT_STORE_H_

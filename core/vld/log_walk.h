@@ -11,8 +11,8 @@
 // whole tree.
 //
 // Thread-safety: a function of its arguments.
-#ifndef VLD_CORE_LOG_WALK_H_
-#define VLD_CORE_LOG_WALK_H_
+#ifndef VLD_CORE_VLD_LOG_WALK_H_
+#define VLD_CORE_VLD_LOG_WALK_H_
 
 #include <cstdint>
 #include <optional>
@@ -20,7 +20,7 @@
 #include <unordered_set>
 #include <vector>
 
-#include "core/map_sector.h"
+#include "core/vld/map_sector.h"
 
 namespace vld {
 
@@ -69,4 +69,4 @@ void walk_log_tree(const LogPointer& root, uint32_t pieces, Visit&& visit) {
 
 }  // namespace vld
 
-#endif  // VLD_CORE_LOG_WALK_H_
+#endif  // VLD_CORE_VLD_LOG_WALK_H_

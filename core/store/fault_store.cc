@@ -1,4 +1,4 @@
-#include "core/fault_store.h"
+#include "core/store/fault_store.h"
 
 #include <algorithm>
 #include <string>

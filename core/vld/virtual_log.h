@@ -20,8 +20,8 @@
 // recorded.
 //
 // Thread-safety: not thread-safe; owned by VldDisk under the controller lock.
-#ifndef VLD_CORE_VIRTUAL_LOG_H_
-#define VLD_CORE_VIRTUAL_LOG_H_
+#ifndef VLD_CORE_VLD_VIRTUAL_LOG_H_
+#define VLD_CORE_VLD_VIRTUAL_LOG_H_
 
 #include <cstdint>
 #include <optional>
@@ -29,7 +29,7 @@
 #include <span>
 #include <vector>
 
-#include "core/map_sector.h"
+#include "core/vld/map_sector.h"
 
 namespace vld {
 
@@ -100,4 +100,4 @@ class VirtualLog {
 
 }  // namespace vld
 
-#endif  // VLD_CORE_VIRTUAL_LOG_H_
+#endif  // VLD_CORE_VLD_VIRTUAL_LOG_H_

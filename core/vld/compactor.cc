@@ -1,4 +1,4 @@
-#include "core/compactor.h"
+#include "core/vld/compactor.h"
 
 #include <vector>
 

@@ -1,4 +1,4 @@
-#include "core/crash_store.h"
+#include "core/store/crash_store.h"
 
 #include <algorithm>
 #include <cstring>

@@ -1,4 +1,4 @@
-#include "core/backing_store.h"
+#include "core/store/backing_store.h"
 
 #include <fcntl.h>
 #include <sys/file.h>

@@ -1,4 +1,4 @@
-#include "core/free_space_map.h"
+#include "core/vld/free_space_map.h"
 
 #include <algorithm>
 #include <bit>

@@ -15,8 +15,8 @@
 // released.
 //
 // Thread-safety: not thread-safe; owned by VldDisk under the controller lock.
-#ifndef VLD_CORE_FREE_SPACE_MAP_H_
-#define VLD_CORE_FREE_SPACE_MAP_H_
+#ifndef VLD_CORE_VLD_FREE_SPACE_MAP_H_
+#define VLD_CORE_VLD_FREE_SPACE_MAP_H_
 
 #include <cstdint>
 #include <optional>
@@ -89,4 +89,4 @@ class FreeSpaceMap {
 
 }  // namespace vld
 
-#endif  // VLD_CORE_FREE_SPACE_MAP_H_
+#endif  // VLD_CORE_VLD_FREE_SPACE_MAP_H_

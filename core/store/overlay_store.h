@@ -9,14 +9,14 @@
 // needs to be).
 //
 // Thread-safety: none (the disk controller serialises).
-#ifndef VLD_CORE_OVERLAY_STORE_H_
-#define VLD_CORE_OVERLAY_STORE_H_
+#ifndef VLD_CORE_STORE_OVERLAY_STORE_H_
+#define VLD_CORE_STORE_OVERLAY_STORE_H_
 
 #include <array>
 #include <memory>
 #include <unordered_map>
 
-#include "core/backing_store.h"
+#include "core/store/backing_store.h"
 #include "core/image_format.h"
 
 namespace vld {
@@ -49,4 +49,4 @@ class OverlayStore final : public BackingStore {
 
 }  // namespace vld
 
-#endif  // VLD_CORE_OVERLAY_STORE_H_
+#endif  // VLD_CORE_STORE_OVERLAY_STORE_H_
