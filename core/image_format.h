@@ -1,8 +1,10 @@
-// The vld image: what a backing file holds and where.
+// The vld image: what a backing file holds and where. docs/format.md is
+// the one description of the format; this summary must agree with it.
 //
 //   offset 0          superblock (4 KiB, below)
-//   4 KiB .. 1 MiB    reserved for fixed-location records (the log tail
-//                     record of mode=vld lives here); never exported
+//   4 KiB .. 1 MiB    reserved, zero in format_version 1; never exported
+//                     (mode=vld's log record lives on the platters, in
+//                     sectors 0 and 1 of the system track)
 //   1 MiB ..          the platters: simulated_cylinders whole cylinders,
 //                     sector psn at platter_offset + psn * 512
 //                     (DriveGeometry's numbering)

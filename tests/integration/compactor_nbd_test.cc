@@ -66,7 +66,7 @@ void expect_contents(nbd_handle* h, const std::vector<std::vector<uint8_t>>& wan
   }
 }
 
-TEST(Compactor, RunsInIdleTimeWithLatencySleepAndKeepsEveryByte) {
+TEST(CompactorOverNbd, RunsInIdleTimeWithLatencySleepAndKeepsEveryByte) {
   TempDir dir;
   const std::string img = dir.file("disk.img"), stats = dir.file("stats.json");
   // 8 MiB export, 5% spare: about 80% of the platters hold the data below.
@@ -111,7 +111,7 @@ TEST(Compactor, RunsInIdleTimeWithLatencySleepAndKeepsEveryByte) {
   EXPECT_EQ(j.at("compactor").at("tracks_compacted").get<uint64_t>(), 0u);
 }
 
-TEST(Compactor, OffMeansNoIdleWork) {
+TEST(CompactorOverNbd, OffMeansNoIdleWork) {
   TempDir dir;
   const std::string stats = dir.file("stats.json");
   NbdkitServer server(dir, {"file=" + dir.file("disk.img"), "size=8M", "spare=5",

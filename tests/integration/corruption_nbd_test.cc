@@ -84,7 +84,7 @@ Layout layout_of(const std::string& file, uint64_t block) {
   return l;
 }
 
-TEST(Corruption, DamagedDataBlockIsAnIoErrorForTheClient) {
+TEST(CorruptionOverNbd, DamagedDataBlockIsAnIoErrorForTheClient) {
   TempDir dir;
   const std::string file = make_image(dir);
   const Layout l = layout_of(file, 10);
@@ -119,7 +119,7 @@ TEST(Corruption, DamagedDataBlockIsAnIoErrorForTheClient) {
   EXPECT_NE(server.stderr_text().find("checksum"), std::string::npos) << server.stderr_text();
 }
 
-TEST(Corruption, DamagedLiveMapSectorIsRefusedAtStartup) {
+TEST(CorruptionOverNbd, DamagedLiveMapSectorIsRefusedAtStartup) {
   TempDir dir;
   const std::string file = make_image(dir);
   const Layout l = layout_of(file, 0);
@@ -135,7 +135,7 @@ TEST(Corruption, DamagedLiveMapSectorIsRefusedAtStartup) {
   EXPECT_EQ(file_fingerprint(file), before) << "a refused image was written";
 }
 
-TEST(Corruption, DamagedSuperblockIsRefusedAtStartup) {
+TEST(CorruptionOverNbd, DamagedSuperblockIsRefusedAtStartup) {
   TempDir dir;
   const std::string file = make_image(dir);
   flip_bit_in_file(file, 20, 3);  // export size
