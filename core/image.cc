@@ -15,6 +15,12 @@ namespace vld {
 
 
 Superblock plan_image(const FormatOptions& o) {
+  Superblock sb = plan_image_unchecked(o);
+  check_vld_fillable(o, sb);  // a plan that cannot hold its export is never returned
+  return sb;
+}
+
+Superblock plan_image_unchecked(const FormatOptions& o) {
   const DriveGeometry& g = o.geometry;
   if (std::string why = g.check(); !why.empty()) throw Error("geometry: " + why, EINVAL);
   if (o.block_bytes < kSectorBytes || o.block_bytes > 65536 ||

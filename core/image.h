@@ -26,7 +26,14 @@ struct FormatOptions {
 };
 
 // The superblock of a new image: sizes the platters and draws the secret.
+// Throws Error (EINVAL, naming the parameter and what will do) for options
+// that cannot make an image every block of whose export can be written
+// (check_vld_fillable included), so no caller can format an unfillable plan.
 Superblock plan_image(const FormatOptions& options);
+// The same without check_vld_fillable: for tests that need an image whose
+// platters cannot hold every block (as images before that rule could be),
+// to see how the disk and the tools cope with it. Nothing else calls it.
+Superblock plan_image_unchecked(const FormatOptions& options);
 
 // mode=vld: the most blocks the platters are sure to hold whatever order the
 // writes come in: floor((sectors_per_track - 1) / block sectors) on every

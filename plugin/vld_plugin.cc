@@ -263,8 +263,7 @@ int vld_get_ready() {
       FormatOptions fo;
       if (std::string why = format_options(g_options, &fo); !why.empty())
         throw Error(why, EINVAL);
-      sb = plan_image(fo);
-      check_vld_fillable(fo, sb);
+      sb = plan_image(fo);  // refuses a plan that cannot hold its export
       std::unique_ptr<FileBackingStore> store = create_image(path, sb);
       spdlog::debug("created {}: {} mode, {} bytes on {} cylinders of a {}", path,
                     mode_name(sb.mode), sb.export_bytes, sb.simulated_cylinders,

@@ -48,7 +48,7 @@ Superblock small_superblock(DiskMode mode, uint64_t export_bytes, uint32_t spare
   g.tracks_per_cylinder = 4;
   g.derive_skews();
   o.geometry = g;
-  Superblock sb = plan_image(o);
+  Superblock sb = plan_image_unchecked(o);  // tiny, tightly packed disks
   sb.platter_offset = 4096;
   return sb;
 }

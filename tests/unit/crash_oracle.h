@@ -144,7 +144,7 @@ inline Superblock make_superblock(const RigConfig& c) {
   if (c.tracks_per_cylinder) g.tracks_per_cylinder = c.tracks_per_cylinder;
   g.derive_skews();
   o.geometry = g;
-  Superblock sb = plan_image(o);
+  Superblock sb = plan_image_unchecked(o);  // tiny, tightly packed disks
   sb.platter_offset = c.platter_offset;
   return sb;
 }
