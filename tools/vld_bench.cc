@@ -64,16 +64,16 @@ struct DiskSpec {
 };
 
 Superblock plan(const DiskSpec& spec, DiskMode mode) {
-  FormatOptions o;
-  o.mode = mode;
-  o.export_bytes = spec.export_bytes;
-  o.block_bytes = 4096;
-  o.spare_percent = spec.spare_percent;
-  auto g = find_preset(spec.geometry);
-  if (!g) throw Error("unknown geometry '" + spec.geometry + "'; choose one of hp97560, st19101, savvio10k4", EINVAL);
-  o.geometry = *g;
-  o.geometry.derive_skews();
-  return plan_image(o);
+  FormatOptions format;
+  format.mode = mode;
+  format.export_bytes = spec.export_bytes;
+  format.block_bytes = 4096;
+  format.spare_percent = spec.spare_percent;
+  auto geometry = find_preset(spec.geometry);
+  if (!geometry) throw Error("unknown geometry '" + spec.geometry + "'; choose one of hp97560, st19101, savvio10k4", EINVAL);
+  format.geometry = *geometry;
+  format.geometry.derive_skews();
+  return plan_image(format);
 }
 
 std::unique_ptr<DiskController> open_copy(const Superblock& sb, std::vector<std::byte> bytes,
@@ -475,43 +475,64 @@ int cmd_fill(const DiskSpec& spec, const FillSpec& fs) {
   return 0;
 }
 
-}  // namespace
-}  // namespace vld
-
-int main(int argc, char** argv) {
-  using namespace vld;
-  CLI::App app{"vld-bench: paper 001's idle-time and technology experiments, in-process "
-               "and deterministic (simulated time only). One JSON object per line per point."};
-  app.require_subcommand(1);
-  DiskSpec spec;
+// What the command line sets, one field per option; the initial values are
+// the defaults --help shows (CLI11 captures them when an option is added).
+// disk, size, util_pct and fill_pct are shared by fig11 and table2 (and
+// disk by all four subcommands).
+struct BenchOptions {
+  DiskSpec disk;
+  std::string size = "256M";
   double util_pct = 80;
   double fill_pct = 75;
-  std::string size = "256M";
-  auto disk_flags = [&](CLI::App* c) {
-    c->add_option("--geometry", spec.geometry, "drive preset: hp97560, st19101, savvio10k4")
-        ->capture_default_str();
-    c->add_option("--size", size, "export size (K/M/G suffixes)")->capture_default_str();
-    c->add_option("--spare", spec.spare_percent, "spare platter percent")->capture_default_str();
-    c->add_option("--util", util_pct, "percent of physical blocks filled and updated")
-        ->check(CLI::Range(1.0, 95.0))
-        ->capture_default_str();
-    c->add_option("--warmup", spec.warmup_writes,
-                  "random updates after the fill (default: half the region)");
-    c->add_option("--seed", spec.seed, "workload seed")->capture_default_str();
-    c->add_option("--fill", fill_pct, "vld: fill empty tracks to this percent (fill=)")
-        ->check(CLI::Range(1.0, 100.0))
-        ->capture_default_str();
-    c->add_option("--window", spec.window, "vld: cylinder window (window=; 0: default)")
-        ->capture_default_str();
-    c->add_option("--window-move", spec.window_move,
-                  "vld: move the window when this fraction of its free space is left")
-        ->capture_default_str();
-  };
+  BurstSpec bursts = [] {
+    BurstSpec spec;
+    spec.idle_ms = {0, 10, 20, 50, 100, 200, 500, 1000};
+    return spec;
+  }();
+  bool no_off = false;
+  uint64_t table2_writes = 5000;
+  std::vector<double> fig2_thresholds = {0, 5, 10, 15, 20, 25, 30, 40, 50, 60, 70, 80, 90};
+  uint32_t fig2_sectors = 1;
+  uint64_t fig2_writes = 20000;
+  bool fig2_strict = false;
+  FillSpec fill;
+  uint32_t fill_spare = 25;
+};
 
-  BurstSpec bs;
-  bs.idle_ms = {0, 10, 20, 50, 100, 200, 500, 1000};
+struct Subcommands {
+  CLI::App* fig11;
+  CLI::App* table2;
+  CLI::App* fig2;
+  CLI::App* fill;
+};
+
+// The options of a disk that is filled and updated (fig11, table2).
+void add_disk_options(CLI::App* command, BenchOptions& options) {
+  DiskSpec& spec = options.disk;
+  command->add_option("--geometry", spec.geometry, "drive preset: hp97560, st19101, savvio10k4")
+      ->capture_default_str();
+  command->add_option("--size", options.size, "export size (K/M/G suffixes)")->capture_default_str();
+  command->add_option("--spare", spec.spare_percent, "spare platter percent")->capture_default_str();
+  command->add_option("--util", options.util_pct, "percent of physical blocks filled and updated")
+      ->check(CLI::Range(1.0, 95.0))
+      ->capture_default_str();
+  command->add_option("--warmup", spec.warmup_writes,
+                "random updates after the fill (default: half the region)");
+  command->add_option("--seed", spec.seed, "workload seed")->capture_default_str();
+  command->add_option("--fill", options.fill_pct, "vld: fill empty tracks to this percent (fill=)")
+      ->check(CLI::Range(1.0, 100.0))
+      ->capture_default_str();
+  command->add_option("--window", spec.window, "vld: cylinder window (window=; 0: default)")
+      ->capture_default_str();
+  command->add_option("--window-move", spec.window_move,
+                "vld: move the window when this fraction of its free space is left")
+      ->capture_default_str();
+}
+
+CLI::App* add_fig11(CLI::App& app, BenchOptions& options) {
   auto* fig11 = app.add_subcommand("fig11", "bursts of random synchronous updates, idle between");
-  disk_flags(fig11);
+  add_disk_options(fig11, options);
+  BurstSpec& bs = options.bursts;
   fig11->add_option("--burst", bs.burst, "updates per burst")->capture_default_str();
   fig11->add_option("--idle-ms", bs.idle_ms, "idle interval lengths, one point each")
       ->capture_default_str();
@@ -521,75 +542,97 @@ int main(int argc, char** argv) {
   fig11->add_option("--policies", bs.policies,
                     "compactor policies to run, comma-separated: fewest-live,cost-benefit,random")
       ->capture_default_str();
-  bool no_off = false;
-  fig11->add_flag("--no-off", no_off, "skip the compactor=off runs");
+  fig11->add_flag("--no-off", options.no_off, "skip the compactor=off runs");
+  return fig11;
+}
 
-  uint64_t writes = 5000;
+CLI::App* add_table2(CLI::App& app, BenchOptions& options) {
   auto* table2 = app.add_subcommand("table2", "80% random updates right after compaction, "
                                               "vld beside inplace");
-  disk_flags(table2);
-  table2->add_option("--writes", writes, "measured updates")->capture_default_str();
+  add_disk_options(table2, options);
+  table2->add_option("--writes", options.table2_writes, "measured updates")->capture_default_str();
+  return table2;
+}
 
-  std::vector<double> thresholds = {0, 5, 10, 15, 20, 25, 30, 40, 50, 60, 70, 80, 90};
-  uint32_t sectors = 1;
-  uint64_t fig2_writes = 20000;
+CLI::App* add_fig2(CLI::App& app, BenchOptions& options) {
   auto* fig2 = app.add_subcommand("fig2", "locate time filling empty tracks vs the threshold");
-  fig2->add_option("--geometry", spec.geometry)->capture_default_str();
-  fig2->add_option("--threshold", thresholds, "percent of free sectors reserved per track")
+  fig2->add_option("--geometry", options.disk.geometry)->capture_default_str();
+  fig2->add_option("--threshold", options.fig2_thresholds, "percent of free sectors reserved per track")
       ->capture_default_str();
-  fig2->add_option("--sectors", sectors, "sectors per write (1: the model's unit; 8: 4 KiB)")
+  fig2->add_option("--sectors", options.fig2_sectors, "sectors per write (1: the model's unit; 8: 4 KiB)")
       ->capture_default_str();
-  fig2->add_option("--writes", fig2_writes, "writes per point")->capture_default_str();
-  fig2->add_option("--seed", spec.seed)->capture_default_str();
-  bool strict = false;
-  fig2->add_flag("--strict", strict,
+  fig2->add_option("--writes", options.fig2_writes, "writes per point")->capture_default_str();
+  fig2->add_option("--seed", options.disk.seed)->capture_default_str();
+  fig2->add_flag("--strict", options.fig2_strict,
                  "the paper's policy: stay on a track until the threshold, whatever the wait");
+  return fig2;
+}
 
-  FillSpec fill_spec;
-  uint32_t fill_spare = 25;
+CLI::App* add_fill(CLI::App& app, BenchOptions& options) {
   auto* fill = app.add_subcommand("fill", "every block of a new disk written once, back to back");
-  fill->add_option("--geometry", spec.geometry, "drive preset: hp97560, st19101, savvio10k4")
+  fill->add_option("--geometry", options.disk.geometry, "drive preset: hp97560, st19101, savvio10k4")
       ->capture_default_str();
-  fill->add_option("--size", size, "export size (K/M/G suffixes)")->capture_default_str();
-  fill->add_option("--spare", fill_spare, "spare platter percent (spare=)")->capture_default_str();
-  fill->add_flag("--shuffled", fill_spec.shuffled, "write the blocks in a random order (--seed)");
-  fill->add_option("--flush-every", fill_spec.flush_every, "writes between flushes (0: none)")
+  fill->add_option("--size", options.size, "export size (K/M/G suffixes)")->capture_default_str();
+  fill->add_option("--spare", options.fill_spare, "spare platter percent (spare=)")->capture_default_str();
+  fill->add_flag("--shuffled", options.fill.shuffled, "write the blocks in a random order (--seed)");
+  fill->add_option("--flush-every", options.fill.flush_every, "writes between flushes (0: none)")
       ->capture_default_str();
-  fill->add_option("--points", fill_spec.points, "output lines, one per slice of the export")
+  fill->add_option("--points", options.fill.points, "output lines, one per slice of the export")
       ->check(CLI::Range(1u, 1000u))
       ->capture_default_str();
-  fill->add_option("--seed", spec.seed, "shuffle seed")->capture_default_str();
+  fill->add_option("--seed", options.disk.seed, "shuffle seed")->capture_default_str();
+  return fill;
+}
 
+// "256M", "1G", "4096": bytes (K, M, G are powers of 1024).
+uint64_t parse_size(const std::string& text) {
+  char* end = nullptr;
+  double value = std::strtod(text.c_str(), &end);
+  uint64_t multiplier = 1;
+  switch (end && *end ? *end : ' ') {
+    case 'K': case 'k': multiplier = 1ull << 10; break;
+    case 'M': case 'm': multiplier = 1ull << 20; break;
+    case 'G': case 'g': multiplier = 1ull << 30; break;
+    case ' ': break;
+    default: throw Error("--size " + text + ": expected a size such as 256M or 1G", EINVAL);
+  }
+  if (!(value > 0)) throw Error("--size " + text + ": expected a size such as 256M or 1G", EINVAL);
+  return static_cast<uint64_t>(value * static_cast<double>(multiplier));
+}
+
+// Runs the subcommand given. Throws vld::Error on a bad option value.
+int run(BenchOptions options, const Subcommands& sub) {
+  DiskSpec& spec = options.disk;
+  spec.export_bytes = parse_size(options.size);
+  spec.util = options.util_pct / 100.0;
+  spec.fill = options.fill_pct / 100.0;
+  options.bursts.compare_off = !options.no_off;
+  if (*sub.fig11) return cmd_fig11(spec, options.bursts);
+  if (*sub.table2) return cmd_table2(spec, options.table2_writes);
+  if (*sub.fig2) return cmd_fig2(spec, options.fig2_thresholds, options.fig2_sectors, options.fig2_writes, options.fig2_strict);
+  if (*sub.fill) {
+    spec.spare_percent = options.fill_spare;
+    return cmd_fill(spec, options.fill);
+  }
+  return 0;
+}
+
+}  // namespace
+}  // namespace vld
+
+int main(int argc, char** argv) {
+  using namespace vld;
+  CLI::App app{"vld-bench: paper 001's idle-time and technology experiments, in-process "
+               "and deterministic (simulated time only). One JSON object per line per point."};
+  app.require_subcommand(1);
+  BenchOptions options;
+  const Subcommands sub{add_fig11(app, options), add_table2(app, options), add_fig2(app, options),
+                        add_fill(app, options)};
   CLI11_PARSE(app, argc, argv);
   try {
-    auto bytes = [&](const std::string& s) {
-      char* end = nullptr;
-      double v = std::strtod(s.c_str(), &end);
-      uint64_t mult = 1;
-      switch (end && *end ? *end : ' ') {
-        case 'K': case 'k': mult = 1ull << 10; break;
-        case 'M': case 'm': mult = 1ull << 20; break;
-        case 'G': case 'g': mult = 1ull << 30; break;
-        case ' ': break;
-        default: throw Error("--size " + s + ": expected a size such as 256M or 1G", EINVAL);
-      }
-      if (!(v > 0)) throw Error("--size " + s + ": expected a size such as 256M or 1G", EINVAL);
-      return static_cast<uint64_t>(v * static_cast<double>(mult));
-    };
-    spec.export_bytes = bytes(size);
-    spec.util = util_pct / 100.0;
-    spec.fill = fill_pct / 100.0;
-    bs.compare_off = !no_off;
-    if (*fig11) return cmd_fig11(spec, bs);
-    if (*table2) return cmd_table2(spec, writes);
-    if (*fig2) return cmd_fig2(spec, thresholds, sectors, fig2_writes, strict);
-    if (*fill) {
-      spec.spare_percent = fill_spare;
-      return cmd_fill(spec, fill_spec);
-    }
+    return run(options, sub);
   } catch (const std::exception& e) {
     std::cerr << "vld-bench: " << e.what() << "\n";
     return 1;
   }
-  return 0;
 }

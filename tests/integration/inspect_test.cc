@@ -1,4 +1,4 @@
-// vld-inspect (tools/vld_inspect.cc) on images the real plugin wrote under
+// vld-inspect (tools/inspect/) on images the real plugin wrote under
 // nbdkit:
 //   - the report (--json) says what was written: mode, clean or not (a clean
 //     stop, a kill -9), live blocks, the log since the record;

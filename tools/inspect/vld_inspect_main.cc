@@ -1,0 +1,150 @@
+// vld-inspect: an offline look inside a vld image, and fsck for it. The
+// command line; the work is in the files beside this one:
+//
+//   open_image      opening read-only (an image a server holds is refused)
+//   inspection      what the image holds (tree_walk: the log tree, read
+//                   independently of recover(); sector_bitmap, progress)
+//   report          the report, text or --json
+//   check           --check, the consistency check (fsck)
+//   layout_png      --layout, the picture (canvas, colormap)
+//
+//   vld-inspect IMAGE               what the image holds: geometry, sizes, mode,
+//                                   clean or not, utilization, the map and the
+//                                   virtual log, free space, the log record's
+//                                   window, and what recovery would read to
+//                                   open it
+//   vld-inspect --check IMAGE       a full consistency check (fsck): every map
+//                                   sector authenticates, every mapping is on
+//                                   the platters, no physical sector is claimed
+//                                   twice, the free map agrees with what an
+//                                   opened disk computes, every data block
+//                                   matches its checksum
+//   --json                          one JSON object on stdout instead of text
+//   --layout FILE.png               a picture of the platters: one cell per
+//                                   track, coloured by how much live data it
+//                                   holds; a caption on stdout says its scale
+//
+// Why: the image is the drive's platters, and what is on them (where the log
+// tail is, how full each track is, whether a crash left anything behind)
+// otherwise shows only through a running server's statistics. vld-inspect
+// answers offline, and --check is the crash contract's promise (5) -- no
+// physical block mapped twice, the free map agrees -- checked on a real
+// image, together with every checksum the format keeps.
+//
+// Read-only by construction (open_image.h); what an opened disk would
+// compute comes from a VldDisk on an OverlayStore, whose writes stay in
+// memory (check.h).
+//
+// Exit codes, as fsck(8) (exit_codes.h): 0 no errors, 4 errors left
+// uncorrected, 8 operational error, 16 usage error. An operational error is
+// a vld::Error (or any other exception) caught here: one line on stderr.
+#include <sys/stat.h>
+
+#include <CLI/CLI.hpp>
+#include <algorithm>
+#include <exception>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+
+#include "core/util/error.h"
+#include "tools/inspect/check.h"
+#include "tools/inspect/exit_codes.h"
+#include "tools/inspect/inspection.h"
+#include "tools/inspect/layout_png.h"
+#include "tools/inspect/open_image.h"
+#include "tools/inspect/report.h"
+
+namespace vld::inspect {
+namespace {
+
+struct Args {
+  std::string image;
+  bool check = false;
+  bool json = false;
+  std::string layout;
+};
+
+// Refuses a --layout path that is the image itself (writing the PNG would
+// destroy it).
+void refuse_layout_over_image(const std::string& layout_path, const OpenedImage& img) {
+  struct stat st;
+  if (::stat(layout_path.c_str(), &st) == 0 && st.st_dev == img.st.st_dev &&
+      st.st_ino == img.st.st_ino)
+    throw Error("--layout " + layout_path + " is the image itself; give another path for the PNG",
+                EINVAL);
+}
+
+int run(const Args& args) {
+  OpenedImage img = open_read_only(args.image);
+  if (!args.layout.empty()) refuse_layout_over_image(args.layout, img);
+  Inspection in(img);
+  std::optional<Findings> findings;
+  try {
+    inspect(in);
+    if (args.check) findings = check(in);
+  } catch (const Error& e) {
+    // A failed read of the image: say which image.
+    throw Error(args.image + ": " + e.what(), e.err());
+  }
+  std::optional<LayoutResult> layout;
+  if (!args.layout.empty()) layout = draw_layout(in, args.layout);
+
+  if (args.json) {
+    nlohmann::json j = report_json(in);
+    if (layout) j["layout"] = layout_json(*layout, args.layout);
+    if (findings) j["check"] = check_json(*findings);
+    std::cout << j.dump(2) << "\n";
+  } else {
+    if (findings)
+      print_check(in, *findings, std::cout);
+    else
+      print_report(in, std::cout);
+    if (layout) std::cout << layout->caption << "\n";
+  }
+  std::cout.flush();
+  if (!std::cout) throw Error("cannot write the report to standard output");
+  return findings && findings->error_count ? kExitUncorrected : kExitClean;
+}
+
+}  // namespace
+}  // namespace vld::inspect
+
+int main(int argc, char** argv) {
+  using namespace vld::inspect;
+  CLI::App app{"vld-inspect: what a vld image holds, and an offline consistency check (fsck). "
+               "Reads only: the image is opened read-only and never modified.",
+               "vld-inspect"};
+  app.footer(
+      "Exit status (as fsck): 0 no errors, 4 --check found errors (left uncorrected), "
+      "8 operational error (cannot open, not a vld image, in use by a server, cannot write the "
+      "PNG), 16 usage error.");
+  Args args;
+  app.add_option("IMAGE", args.image, "the vld image (the file= of nbdkit-vld-plugin)")
+      ->required();
+  app.add_flag("--check", args.check,
+               "full consistency check: map sector MACs, mappings in range, no sector claimed "
+               "twice, the free map, every data checksum");
+  app.add_flag("--json", args.json, "print one JSON object on stdout instead of text");
+  app.add_option("--layout", args.layout,
+                 "write a PNG picture of the platters (tracks coloured by live data) to FILE")
+      ->type_name("FILE.png");
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::ParseError& e) {
+    if (e.get_exit_code() == 0) return app.exit(e);  // --help
+    std::string what = e.what();
+    std::replace(what.begin(), what.end(), '\n', ' ');
+    std::cerr << "vld-inspect: " << what << "; see vld-inspect --help\n";
+    return kExitUsage;
+  }
+  try {
+    return run(args);
+  } catch (const vld::Error& e) {  // its message says what it is about
+    std::cerr << "vld-inspect: " << e.what() << "\n";
+  } catch (const std::exception& e) {
+    std::cerr << "vld-inspect: " << args.image << ": " << e.what() << "\n";
+  }
+  return kExitOperational;
+}
