@@ -1,9 +1,22 @@
-"""bench-fs: the Python half (file operations, stats snapshots, reports)."""
+"""What a user of a real file system sees on the simulated drive (paper 001,
+sections 5.1 and 5.2): the half of scripts/bench-fs that is not mounting.
+
+Subcommands (bench-fs calls them as `python3 -m vldbench.fs ...`):
+  snap STATS OUT          copy the first rewrite of the stats file >= 0.1 s from now
+  op KIND ARGS...         a timed file operation (create/read/delete small files,
+                          large-file phases), its JSON on stdout
+  report fio|smallfile|largefile RUN_DIR COMMAND
+                          results.json, table.md and fs-*.png from the run's raw/
+                          (parameters from the environment bench-fs sets)
+
+The paper's numbers: section 5.1 (small files: create, read, delete on UFS
+with and without a VLD) and section 5.2 (large file phases).
+"""
 import json, os, random, shutil, sys, time
 
-
-def loadavg():
-    return open("/proc/loadavg").read().split()[:3]
+from .common import fio_job, fio_percentile_us, fmt, load_json, results_header
+from .meta import loadavg
+from .plotting import pyplot
 
 
 # ---------------------------------------------------------------- snapshots
@@ -114,9 +127,7 @@ def op(args):
 
 
 # ---------------------------------------------------------------- stats
-def load(path):
-    text = open(path).read()
-    return json.loads(text[text.index("{"):])  # fio may prefix notes
+load = load_json
 
 
 def diff(a, b):
@@ -156,10 +167,6 @@ def zero_like(s):
     return z
 
 
-def fmt(x, f=".0f"):
-    return "-" if x is None else format(x, f)
-
-
 def meta_for(run_dir, command):
     meta = load(f"{run_dir}/meta.json")
     meta["command"] = command
@@ -169,21 +176,13 @@ def meta_for(run_dir, command):
 
 
 def header(meta, what):
-    mod = ", uncommitted changes" if meta.get("worktree_modified") else ""
-    return [f"`{meta['command']}` ({meta['date_utc']}, commit {meta['commit']}{mod})", "",
+    return [results_header(meta), "",
             what, "",
             f"load: start `{meta['uptime_start']}`; end `{meta['uptime_end']}`", ""]
 
 
 def plt_or_none():
-    try:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
-        return plt
-    except ImportError:
-        print("bench-fs: no matplotlib for /usr/bin/python3; no plot")
-        return None
+    return pyplot("bench-fs")
 
 
 MODE_COLOR = {"inplace": "tab:red", "vld": "tab:blue"}
@@ -199,7 +198,7 @@ def report_fio(run_dir, command):
     rows, problems = [], []
     for mode in modes:
         for target in ("ext4", "nbd"):
-            fio = load(f"{raw}/{mode}-{target}.fio.json")["jobs"][0]
+            fio = fio_job(f"{raw}/{mode}-{target}.fio.json")
             if target == "ext4":
                 before = load(f"{raw}/{mode}-ext4.before.stats.json")
                 after = load(f"{raw}/{mode}-ext4.after.stats.json")
@@ -213,7 +212,7 @@ def report_fio(run_dir, command):
             w, s = fio["write"], fio["sync"]
             nsync = s["total_ios"]
             runtime_s = w["runtime"] / 1000
-            pct = lambda lat, p: lat["percentile"][f"{p:.6f}"] / 1000
+            pct = lambda lat, p: fio_percentile_us(lat, p, missing=None)
             r = {"mode": mode, "target": target, "fio_writes": w["total_ios"], "fio_fsyncs": nsync,
                  "runtime_s": runtime_s, "ops_per_s": nsync / runtime_s if runtime_s else None,
                  "fio_write_mean_us": w["lat_ns"]["mean"] / 1000,
