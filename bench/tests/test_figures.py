@@ -90,3 +90,59 @@ def test_demo_lines():
 def test_procstatus_parses_kib():
     text = "Name:\tnbdkit\nVmRSS:\t   22836 kB\nThreads:\t5\nVmSwap:\t0 kB\n"
     assert procstatus.parse_status(text) == {"VmRSS": 22836, "Threads": 5}
+
+
+def set_env(monkeypatch, env):
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+
+
+def test_table2_ratios(run_copy, monkeypatch):
+    from vldbench import table2
+    set_env(monkeypatch, {"GEOMETRIES": "hp97560 st19101 savvio10k4", "WRITES": "1000",
+                          "SWEEP_GEOMETRY": "st19101", "SWEEP_WRITES": "500 1000 2000",
+                          "UTIL": "80", "RUN_ID": "fixture", "COMMAND": "scripts/bench-table2 --quick"})
+    run = run_copy("table2")
+    table2.main([str(run)])
+    res = json.loads((run / "results.json").read_text())
+    head = {r["geometry"]: r for r in res["rows"] if r["writes"] == 1000 and r["mode"] == "vld"}
+    assert round(head["hp97560"]["ratio_mean"], 2) == 2.33
+    assert round(head["st19101"]["ratio_mean"], 2) == 12.98
+    assert res["problems"] == []
+    table = (run / "table.md").read_text()
+    assert "**12.98x**" in table
+    assert "it rises from drive to drive" in table
+    assert (run / "table2.png").stat().st_size > 1000
+
+
+def test_fig11_compactor_helps_with_idle_time(run_copy, monkeypatch):
+    from vldbench import fig11
+    set_env(monkeypatch, {"BURST_SIZES": "64 256", "IDLES": "0 20 100 500 2000",
+                          "POLICY_BURST": "256", "POLICY_IDLES": "200",
+                          "POLICIES": "fewest-live cost-benefit random", "WARM": "64:16 256:5 256:5",
+                          "RUN_ID": "fixture", "COMMAND": "scripts/bench-fig11 --quick"})
+    run = run_copy("fig11")
+    fig11.main([str(run)])
+    res = json.loads((run / "results.json").read_text())
+    by = {(r["burst"], r["policy"], r["idle_ms"]): r for r in res["rows"]}
+    assert round(by[(64, "fewest-live", 500.0)]["mean_us"]) == 398
+    assert round(by[(64, "off", 500.0)]["mean_us"]) == 1077
+    assert by[(64, "off", 500.0)]["tracks_compacted"] in (0, None)
+    assert "| 500 | 398 | 1077 | 379 | 1042 |" in (run / "table.md").read_text()
+    assert (run / "fig11.png").stat().st_size > 1000
+
+
+def test_fig2_model_and_simulation(run_copy, monkeypatch):
+    from vldbench import fig2
+    set_env(monkeypatch, {"GEOMETRIES": "hp97560 st19101 savvio10k4", "SECTORS": "1 8",
+                          "MC_WRITES": "4000", "SEED": "1", "RUN_ID": "fixture",
+                          "COMMAND": "scripts/bench-fig2 --quick"})
+    run = run_copy("fig2")
+    fig2.main([str(run)])
+    res = json.loads((run / "results.json").read_text())
+    r = next(r for r in res["rows"] if r["geometry"] == "hp97560" and r["sectors_per_write"] == 1
+             and r["threshold_pct"] == 0)
+    assert round(r["model13_us"], 1) == 988.3   # model (13), n = 72, m = 0
+    assert round(r["strict_mean_locate_us"], 1) == 1070.6
+    assert abs(r["mc_strict_us"] - r["model13_us"]) < 0.05 * r["model13_us"]
+    assert (run / "fig2.png").stat().st_size > 1000
