@@ -1,4 +1,7 @@
-"""TODO docstring (bench-fig11.1)."""
+"""Figure 11 of paper 001 (section 5.5): bursts of random synchronous 4 KiB updates with idle
+time after each, the compactor on and off, and the compaction policies.
+Input: RUN_DIR/raw/burst*.jsonl, policies.jsonl; parameters from bench-fig11's environment.
+"""
 import csv, json, os, sys
 
 from .common import fio_job, fio_mean_us, fio_percentile_us, fmt, load_json, load_jsonl, results_header, write_csv, write_json, write_table

@@ -1,4 +1,7 @@
-"""TODO docstring (bench-fig2.1)."""
+"""Figure 2 of paper 001 (section 2.3, appendix A.2): mean locate time against the track-switch
+threshold, vld-bench's simulation (strict and as-built) beside models (13), (11) and a Monte Carlo.
+Input: RUN_DIR/raw/GEOMETRY-SECTORS-POLICY.jsonl; parameters from bench-fig2's environment.
+"""
 import csv, json, math, os, random, sys
 
 from .common import fmt as fmt_or_dash

@@ -1,4 +1,7 @@
-"""TODO docstring (bench-hostcost.1)."""
+"""What serving the simulated drive costs the host against nbdkit's file plugin (not in the
+paper; docs/benchmarks.md): IOPS, fio latency, nbdkit CPU per write+flush.
+Input: RUN_DIR/raw/TARGET-REP.{fio,cpu,stats}.json; parameters from bench-hostcost's environment.
+"""
 import csv, json, os, statistics, sys
 
 from .common import fio_job, fio_mean_us, fio_percentile_us, fmt, load_json, load_jsonl, results_header, write_csv, write_json, write_table

@@ -1,4 +1,7 @@
-"""TODO docstring (bench-kernel-fsync.2)."""
+"""The kernel's fsync through NBD (qemu guest) and through FUSE+loop: what one fsync of a
+4 KiB write costs in NBD requests and simulated time (docs/filesystems.md; not in the paper).
+Input: RUN_DIR/raw/KEY.{stats,loop}.json; parameters from bench-kernel-fsync's environment.
+"""
 import json, os, sys
 
 from .common import fio_job, fio_mean_us, fio_percentile_us, fmt, load_json, load_jsonl, results_header, write_csv, write_json, write_table

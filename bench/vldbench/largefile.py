@@ -1,4 +1,7 @@
-"""TODO docstring (bench-largefile.2)."""
+"""Paper 001 section 5.2 at the block level: sequential and random phases on a large file,
+vld against in place, and vld after compaction (docs/large-file.md).
+Input: RUN_DIR/raw/*.stats.json, *.fio.json; parameters from bench-largefile's environment.
+"""
 import json, os, sys
 
 from .common import fmt as fmt_or_dash

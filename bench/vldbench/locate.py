@@ -1,4 +1,7 @@
-"""TODO docstring (bench-locate.1)."""
+"""The simulated locate time of a 4 KiB vld write beside paper 001's models (1), (2)-(4) and (9)
+(sections 2.1-2.2, appendix A.1), from a bench-fig8 run.
+usage: python3 -m vldbench.locate FIG8_RUN_DIR RUN_DIR
+"""
 import csv, glob, json, math, os, sys
 
 from .common import fio_job, fio_mean_us, fio_percentile_us, fmt, load_json, load_jsonl, results_header, write_csv, write_json, write_table

@@ -1,4 +1,7 @@
-"""TODO docstring (bench-pacing.1)."""
+"""Pacing fidelity (docs/pacing.md, not in the paper): latency=sleep against latency=none, fio's
+view beside the simulated time.
+usage: python3 -m vldbench.pacing RUN_DIR RESULTS_CSV (parameters from bench-pacing's environment)
+"""
 import csv, json, os, sys
 
 from .common import fio_job, fio_mean_us, fio_percentile_us, fmt, load_json, load_jsonl, results_header, write_csv, write_json, write_table

@@ -1,4 +1,7 @@
-"""TODO docstring (bench-recovery.2)."""
+"""Memory per GiB exported and the cost of opening after a clean stop and after kill -9,
+against a full-disk scan (paper 001 section 3: recovery from the log tail).
+Input: RUN_DIR/raw/*.status.json, *.stats.json, writes.fio.json.
+"""
 import json, math, os, sys
 
 from .common import fio_job, fio_mean_us, fio_percentile_us, fmt, load_json, load_jsonl, results_header, write_csv, write_json, write_table

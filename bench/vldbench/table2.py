@@ -1,4 +1,7 @@
-"""TODO docstring (bench-table2.1)."""
+"""Table 2 / Figure 9 of paper 001 (section 5.4): in place / vld at 80% on three drives, vld
+right after compaction, with the latency breakdown and the ratio against the number of writes.
+Input: RUN_DIR/raw/GEOMETRY-WRITES.jsonl; parameters from bench-table2's environment.
+"""
 import csv, json, os, sys
 
 from .common import fio_job, fio_mean_us, fio_percentile_us, fmt, load_json, load_jsonl, results_header, write_csv, write_json, write_table
