@@ -1,6 +1,7 @@
-# bench-lib.sh: shared by scripts/bench-{fig8,locate,hostcost,recovery}
-# (sourced, not run). Builds the plugin, makes the scratch directory, starts
-# and stops nbdkit, records the run's conditions.
+# bench-lib.sh: shared by the scripts/bench-* scripts that serve or build
+# (sourced, not run; bench-locate and bench-presets do without it). Builds
+# the plugin, makes the scratch directory, starts and stops nbdkit, records
+# the run's conditions.
 #
 # The caller sets BENCH (its name) and then calls:
 #   bench_build             scripts/setup (unless SKIP_SETUP=1), cmake+ninja the
@@ -14,7 +15,11 @@
 #                           NBDKIT_SERVER_PID (from -P, for /proc), URI
 #   nbdkit_stop             SIGTERM and wait: the stats file is final after it
 #   nbdkit_kill9            SIGKILL and wait: a crash, no clean close
-#   bench_meta FILE         JSON of the run's conditions (date, commit, host)
+#   fio_or_die LOG ARGS...  fio, its log shown if it fails
+#   bench_meta FILE         JSON of the run's conditions (date, commit, host):
+#                           python3 -m vldbench.meta
+# It also points PYTHONPATH at bench/, so that "$PY" -m vldbench.NAME works:
+# what a benchmark computes from its raw outputs lives there, not here.
 # Images live on tmpfs so that no real fdatasync enters a measurement
 # (docs/pacing.md).
 
@@ -22,6 +27,8 @@ ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 cd "$ROOT"
 BUILD_DIR=${BUILD_DIR:-build}
 PY=/usr/bin/python3   # Debian's: the python3 first in PATH may lack the nbd module
+# What the benchmarks compute is the vldbench package ("$PY" -m vldbench.NAME).
+export PYTHONPATH=$ROOT/bench${PYTHONPATH:+:$PYTHONPATH}
 NBDKIT_PID=
 NBDKIT_DIR=
 TMP=
@@ -139,31 +146,5 @@ bench_meta() {
   FIO_VERSION=$(fio --version 2>/dev/null)
   FSTYPE=$(stat -f -c %T "$TMP")
   COMMIT=$COMMIT DIRTY=$DIRTY DIFF_HASH=$DIFF_HASH NBDKIT_VERSION=$NBDKIT_VERSION FIO_VERSION=$FIO_VERSION \
-    FSTYPE=$FSTYPE TMP_PARENT=$TMP_PARENT BUILD_DIR=$BUILD_DIR SNAPSHOT=${SNAPSHOT:-} "$PY" - "$out" <<'PY'
-import json, os, sys, time
-e = os.environ
-cpu = "unknown"
-try:
-    for line in open("/proc/cpuinfo"):
-        if line.startswith("model name"):
-            cpu = line.split(":", 1)[1].strip()
-            break
-except OSError:
-    pass
-mem_kb = 0
-for line in open("/proc/meminfo"):
-    if line.startswith("MemTotal:"):
-        mem_kb = int(line.split()[1])
-meta = {
-    "date_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
-    "commit": e["COMMIT"], "worktree_modified": e["DIRTY"] == "yes",
-    "worktree_diff_sha256": e["DIFF_HASH"] if e["DIRTY"] == "yes" else None,
-    "build_dir": e["BUILD_DIR"], "source": "git archive " + e["COMMIT"] if e["SNAPSHOT"] == "1" else "work tree", "kernel": os.uname().release, "cpus": os.cpu_count(),
-    "cpu_model": cpu, "mem_gib": round(mem_kb / 2**20, 1),
-    "nbdkit": e["NBDKIT_VERSION"], "fio": e["FIO_VERSION"],
-    "image_dir": e["TMP_PARENT"], "image_fs": e["FSTYPE"],
-    "loadavg": open("/proc/loadavg").read().split()[:3],
-}
-json.dump(meta, open(sys.argv[1], "w"), indent=1)
-PY
+    FSTYPE=$FSTYPE TMP_PARENT=$TMP_PARENT BUILD_DIR=$BUILD_DIR SNAPSHOT=${SNAPSHOT:-} "$PY" -m vldbench.meta "$out"
 }

@@ -1,0 +1,148 @@
+"""Each figure module turns a stored run directory into its table and plot."""
+import json
+
+from vldbench import demo, fig8, presets, procstatus
+from vldbench.common import load_json
+
+FIG8_ENV = {"GEOMETRIES": "st19101 hp97560", "MODES": "vld inplace", "UTILS": "50 80",
+            "RUN_ID": "fixture", "COMMAND": "UTILS=\"50 80\" IOS=400 scripts/bench-fig8",
+            "SIZE": "64M", "SPARE": "5", "WARMUP_PCT": "25"}
+
+
+def run_fig8(run_copy, monkeypatch, env=FIG8_ENV):
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    run = run_copy("fig8")
+    fig8.main([str(run)])
+    return run
+
+
+def test_fig8_results_and_ratio(run_copy, monkeypatch):
+    run = run_fig8(run_copy, monkeypatch)
+    res = json.loads((run / "results.json").read_text())
+    by = {(r["geometry"], r["mode"], r["target_util_pct"]): r for r in res["rows"]}
+    assert len(by) == 8
+    v, ip = by[("st19101", "vld", 80)], by[("st19101", "inplace", 80)]
+    assert round(v["mean_us"], 1) == 595.5
+    assert round(ip["mean_us"], 1) == 3994.4
+    assert abs(v["ratio_inplace_over_vld"] - 3994.4296875 / 595.52343999) < 1e-6
+    assert v["locate_us"] == v["seek_us"] + v["head_switch_us"] + v["rotation_us"]
+    assert res["problems"] == []
+    assert res["command"] == FIG8_ENV["COMMAND"]
+
+
+def test_fig8_table_and_plot(run_copy, monkeypatch):
+    run = run_fig8(run_copy, monkeypatch)
+    table = (run / "table.md").read_text()
+    assert table.startswith(f"`{FIG8_ENV['COMMAND']}` (")
+    assert "| 80% | 79.4% | 3994 | " in table
+    assert "6.71x (target >= 5x: met)" in table
+    assert (run / "fig8.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
+    assert (run / "results.csv").read_text().startswith("geometry,mode,target_util_pct,")
+
+
+def test_fig8_flags_a_stale_stats_file(run_copy, monkeypatch):
+    run = run_copy("fig8")
+    stats = run / "raw/st19101-vld-50.stats.json"
+    s = load_json(stats)
+    s["write_latency_us"]["count"] -= 1
+    stats.write_text(json.dumps(s))
+    for k, v in FIG8_ENV.items():
+        monkeypatch.setenv(k, v)
+    fig8.main([str(run)])
+    res = json.loads((run / "results.json").read_text())
+    assert any("st19101-vld-50: the stats file counts" in p for p in res["problems"])
+
+
+def test_fig8_skipped_point(run_copy, monkeypatch):
+    run = run_copy("fig8")
+    for f in run.glob("raw/hp97560-*-80.*"):
+        f.unlink()
+    for k, v in FIG8_ENV.items():
+        monkeypatch.setenv(k, v)
+    fig8.main([str(run)])
+    assert "| 80% | skipped: U% of the platters exceeds the export |" in (run / "table.md").read_text()
+
+
+def test_presets_table_and_plot(run_copy):
+    run = run_copy("presets")
+    presets.main([str(run), "hp97560", "st19101", "savvio10k4"])
+    rows = json.loads((run / "presets.json").read_text())
+    assert [r["preset"] for r in rows] == ["hp97560", "st19101", "savvio10k4"]
+    st = rows[1]
+    assert st["writes"] == 300
+    b = st["breakdown_us"]
+    assert abs(sum(b[p] for p in presets.PARTS) - st["latency_us"]["mean"]) < 0.01 * st["latency_us"]["mean"]
+    assert "| st19101 | 5072 | 8552 | 100 |" in (run / "table.md").read_text()
+    assert (run / "presets.png").stat().st_size > 1000
+
+
+def test_demo_lines():
+    from conftest import DATA
+    job = load_json(DATA / "fig8/raw/st19101-vld-80.fio.json")["jobs"][0]
+    assert demo.fio_line(job).startswith("   fio: 400 writes, ")
+    a = {"write_latency_us": {"mean": 372.0}}
+    b = {"write_latency_us": {"mean": 4900.0}}
+    assert demo.compare_line(a, b, "vld", "inplace") == \
+        "== simulated mean 4 KiB synchronous write: vld 372 us, inplace 4900 us: 13.2x"
+
+
+def test_procstatus_parses_kib():
+    text = "Name:\tnbdkit\nVmRSS:\t   22836 kB\nThreads:\t5\nVmSwap:\t0 kB\n"
+    assert procstatus.parse_status(text) == {"VmRSS": 22836, "Threads": 5}
+
+
+def set_env(monkeypatch, env):
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+
+
+def test_table2_ratios(run_copy, monkeypatch):
+    from vldbench import table2
+    set_env(monkeypatch, {"GEOMETRIES": "hp97560 st19101 savvio10k4", "WRITES": "1000",
+                          "SWEEP_GEOMETRY": "st19101", "SWEEP_WRITES": "500 1000 2000",
+                          "UTIL": "80", "RUN_ID": "fixture", "COMMAND": "scripts/bench-table2 --quick"})
+    run = run_copy("table2")
+    table2.main([str(run)])
+    res = json.loads((run / "results.json").read_text())
+    head = {r["geometry"]: r for r in res["rows"] if r["writes"] == 1000 and r["mode"] == "vld"}
+    assert round(head["hp97560"]["ratio_mean"], 2) == 2.33
+    assert round(head["st19101"]["ratio_mean"], 2) == 12.98
+    assert res["problems"] == []
+    table = (run / "table.md").read_text()
+    assert "**12.98x**" in table
+    assert "it rises from drive to drive" in table
+    assert (run / "table2.png").stat().st_size > 1000
+
+
+def test_fig11_compactor_helps_with_idle_time(run_copy, monkeypatch):
+    from vldbench import fig11
+    set_env(monkeypatch, {"BURST_SIZES": "64 256", "IDLES": "0 20 100 500 2000",
+                          "POLICY_BURST": "256", "POLICY_IDLES": "200",
+                          "POLICIES": "fewest-live cost-benefit random", "WARM": "64:16 256:5 256:5",
+                          "RUN_ID": "fixture", "COMMAND": "scripts/bench-fig11 --quick"})
+    run = run_copy("fig11")
+    fig11.main([str(run)])
+    res = json.loads((run / "results.json").read_text())
+    by = {(r["burst"], r["policy"], r["idle_ms"]): r for r in res["rows"]}
+    assert round(by[(64, "fewest-live", 500.0)]["mean_us"]) == 398
+    assert round(by[(64, "off", 500.0)]["mean_us"]) == 1077
+    assert by[(64, "off", 500.0)]["tracks_compacted"] in (0, None)
+    assert "| 500 | 398 | 1077 | 379 | 1042 |" in (run / "table.md").read_text()
+    assert (run / "fig11.png").stat().st_size > 1000
+
+
+def test_fig2_model_and_simulation(run_copy, monkeypatch):
+    from vldbench import fig2
+    set_env(monkeypatch, {"GEOMETRIES": "hp97560 st19101 savvio10k4", "SECTORS": "1 8",
+                          "MC_WRITES": "4000", "SEED": "1", "RUN_ID": "fixture",
+                          "COMMAND": "scripts/bench-fig2 --quick"})
+    run = run_copy("fig2")
+    fig2.main([str(run)])
+    res = json.loads((run / "results.json").read_text())
+    r = next(r for r in res["rows"] if r["geometry"] == "hp97560" and r["sectors_per_write"] == 1
+             and r["threshold_pct"] == 0)
+    assert round(r["model13_us"], 1) == 988.3   # model (13), n = 72, m = 0
+    assert round(r["strict_mean_locate_us"], 1) == 1070.6
+    assert abs(r["mc_strict_us"] - r["model13_us"]) < 0.05 * r["model13_us"]
+    assert (run / "fig2.png").stat().st_size > 1000

@@ -1,0 +1,85 @@
+"""Loading raw outputs and writing results: what every benchmark module shares."""
+import csv
+import json
+import os
+
+
+def load_json(path):
+    """The JSON object in PATH, skipping anything before its first '{'.
+
+    fio prints notes and warnings ("note: both iodepth >= 1 and synchronous
+    I/O engine ...") before its JSON when --output-format=json goes to a file;
+    the plugin's stats files and vld-bench outputs have nothing before it.
+    """
+    with open(path) as f:
+        text = f.read()
+    start = text.find("{")
+    if start < 0:
+        raise ValueError(f"{path}: no JSON object")
+    return json.loads(text[start:])
+
+
+def load_jsonl(path):
+    """One JSON object per non-empty line (vld-bench's output)."""
+    with open(path) as f:
+        return [json.loads(line) for line in f if line.strip()]
+
+
+def fio_job(path, index=0):
+    """Job INDEX of the fio JSON output at PATH."""
+    return load_json(path)["jobs"][index]
+
+
+def fio_percentile_us(latency_ns, percent, missing=0.0):
+    """fio's PERCENT percentile of a latency object (clat_ns, lat_ns), in µs.
+
+    fio keys its percentiles as "99.000000"; a job that saw no I/O of that
+    kind has none, and then MISSING is returned.
+    """
+    value_ns = latency_ns.get("percentile", {}).get(f"{float(percent):.6f}")
+    return missing if value_ns is None else value_ns / 1e3
+
+
+def fio_mean_us(latency_ns):
+    """The mean of a fio latency object (clat_ns, lat_ns), in µs."""
+    return latency_ns["mean"] / 1e3
+
+
+def results_header(meta, command=None):
+    """The first line of every table.md: the command, date, commit and
+    whether the work tree had uncommitted changes."""
+    command = command if command is not None else meta.get("command", "?")
+    dirty = ", uncommitted changes" if meta.get("worktree_modified") else ""
+    return f"`{command}` ({meta.get('date_utc', '?')}, commit {meta.get('commit', '?')}{dirty})"
+
+
+def fmt(value, spec=".0f"):
+    """VALUE formatted with SPEC, or '-' when there is none."""
+    return "-" if value is None else format(value, spec)
+
+
+def env_words(name, default=""):
+    """The environment variable NAME as a list of words (a bash list)."""
+    return os.environ.get(name, default).split()
+
+
+def write_json(path, obj):
+    with open(path, "w") as f:
+        json.dump(obj, f, indent=1)
+
+
+def write_csv(path, rows):
+    """ROWS (dicts) as CSV, the columns in order of first appearance."""
+    fields = list(dict.fromkeys(k for r in rows for k in r))
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=fields, extrasaction="ignore")
+        w.writeheader()
+        w.writerows(rows)
+
+
+def write_table(path, lines):
+    """The Markdown lines of a table.md, printed too."""
+    text = "\n".join(lines) + "\n"
+    with open(path, "w") as f:
+        f.write(text)
+    print(text, end="")

@@ -1,0 +1,546 @@
+"""What a user of a real file system sees on the simulated drive (paper 001,
+sections 5.1 and 5.2): the half of scripts/bench-fs that is not mounting.
+
+Subcommands (bench-fs calls them as `python3 -m vldbench.fs ...`):
+  snap STATS OUT          copy the first rewrite of the stats file >= 0.1 s from now
+  op KIND ARGS...         a timed file operation (create/read/delete small files,
+                          large-file phases), its JSON on stdout
+  report fio|smallfile|largefile RUN_DIR COMMAND
+                          results.json, table.md and fs-*.png from the run's raw/
+                          (parameters from the environment bench-fs sets)
+
+The paper's numbers: section 5.1 (small files: create, read, delete on UFS
+with and without a VLD) and section 5.2 (large file phases).
+"""
+import json, os, random, shutil, sys, time
+
+from .common import fio_job, fio_percentile_us, fmt, load_json, results_header
+from .meta import loadavg
+from .plotting import pyplot
+
+
+# ---------------------------------------------------------------- snapshots
+def snap(stats, out, margin=0.1, limit=30.0):
+    """Copy the first rewrite of the stats file whose mtime is >= now+margin."""
+    t0 = time.time()
+    while time.time() - t0 < limit:
+        try:
+            st = os.stat(stats)
+            if st.st_mtime >= t0 + margin:
+                text = open(stats).read()
+                json.loads(text)
+                open(out, "w").write(text)
+                return
+        except (OSError, ValueError):
+            pass
+        time.sleep(0.02)
+    sys.exit(f"bench-fs: {stats} was not rewritten within {limit} s")
+
+
+# ---------------------------------------------------------------- operations
+def op(args):
+    kind, a = args[0], args[1:]
+    res = {"op": kind, "loadavg_before": loadavg()}
+    t0 = time.monotonic()
+    if kind == "create":  # DIR N BYTES fsync|nofsync
+        d, n, size, fs = a[0], int(a[1]), int(a[2]), a[3] == "fsync"
+        data = bytes((i * 7 + 1) & 0xFF for i in range(size))
+        for i in range(n):
+            fd = os.open(f"{d}/f{i:05d}", os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+            if os.write(fd, data) != size:
+                sys.exit("short write")
+            if fs:
+                os.fsync(fd)
+            os.close(fd)
+        res.update(files=n, bytes=n * size)
+    elif kind == "read":  # DIR N BYTES
+        d, n, size = a[0], int(a[1]), int(a[2])
+        data = bytes((i * 7 + 1) & 0xFF for i in range(size))
+        for i in range(n):
+            fd = os.open(f"{d}/f{i:05d}", os.O_RDONLY)
+            got = os.read(fd, size + 1)
+            os.close(fd)
+            if got != data:
+                sys.exit(f"bench-fs: f{i:05d} read back wrong ({len(got)} bytes)")
+        res.update(files=n, bytes=n * size)
+    elif kind == "delete":  # DIR N fsyncdir|nofsync
+        d, n, fs = a[0], int(a[1]), a[2] == "fsyncdir"
+        dfd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+        for i in range(n):
+            os.unlink(f"{d}/f{i:05d}")
+            if fs:
+                os.fsync(dfd)
+        os.close(dfd)
+        res.update(files=n)
+    elif kind == "seqwrite":  # FILE BYTES BS
+        path, total, bs = a[0], int(a[1]), int(a[2])
+        buf = os.urandom(bs)
+        fd = os.open(path, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o644)
+        for off in range(0, total, bs):
+            os.write(fd, buf)
+        os.fsync(fd)
+        os.close(fd)
+        res.update(bytes=total, requests=total // bs)
+    elif kind in ("seqread", "randread"):  # FILE BS [SEED]
+        path, bs = a[0], int(a[1])
+        fd = os.open(path, os.O_RDONLY)
+        size = os.fstat(fd).st_size
+        got = 0
+        if kind == "seqread":
+            while True:
+                b = os.read(fd, bs)
+                if not b:
+                    break
+                got += len(b)
+        else:
+            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)  # no read-ahead, as fio's default
+            blocks = list(range(size // bs))
+            random.Random(int(a[2])).shuffle(blocks)
+            for blk in blocks:
+                got += len(os.pread(fd, bs, blk * bs))
+        os.close(fd)
+        if got != size:
+            sys.exit(f"bench-fs: read {got} of {size} bytes")
+        res.update(bytes=got, requests=size // bs)
+    elif kind == "randwrite":  # FILE BS SEED sync|async
+        path, bs, seed, sync = a[0], int(a[1]), int(a[2]), a[3] == "sync"
+        buf = os.urandom(bs)
+        fd = os.open(path, os.O_WRONLY)
+        size = os.fstat(fd).st_size
+        blocks = list(range(size // bs))
+        random.Random(seed).shuffle(blocks)  # every block once
+        for blk in blocks:
+            os.pwrite(fd, buf, blk * bs)
+            if sync:
+                os.fsync(fd)
+        os.fsync(fd)  # async: all the phase's writes reach the drive inside the phase
+        os.close(fd)
+        res.update(bytes=size, requests=len(blocks))
+    else:
+        sys.exit(f"bench-fs: unknown op {kind}")
+    t1 = time.monotonic()
+    if kind in ("create", "delete", "seqwrite", "randwrite"):
+        os.sync()  # all the phase's writes (metadata too) reach the drive inside the phase
+    t2 = time.monotonic()
+    res.update(ops_s=t1 - t0, sync_s=t2 - t1, elapsed_s=t2 - t0, loadavg_after=loadavg())
+    json.dump(res, sys.stdout)
+
+
+# ---------------------------------------------------------------- stats
+load = load_json
+
+
+def diff(a, b):
+    """What the drive did between snapshots a and b (b later)."""
+    d = {k: b["requests"][k] - a["requests"][k] for k in b["requests"]}
+    for k in ("busy_us", "bytes_written", "bytes_read", "physical_writes", "physical_reads"):
+        d[k] = b[k] - a[k]
+    for kind in ("write", "read", "flush"):
+        la, lb = a[f"{kind}_latency_us"], b[f"{kind}_latency_us"]
+        n = lb["count"] - la["count"]
+        d[f"{kind}_count"] = n
+        d[f"{kind}_mean_us"] = ((lb["count"] * lb["mean"] - la["count"] * la["mean"]) / n
+                                if n else None)
+    qa, qb = a["queue_wait_us"], b["queue_wait_us"]
+    d["queue_wait_us_total"] = qb["count"] * qb["mean"] - qa["count"] * qa["mean"]
+    wa, wb = a["write_latency_us"]["count"], b["write_latency_us"]["count"]
+    if wb > wa:
+        d["breakdown_us"] = {k: (wb * b["breakdown_us"][k] - wa * a["breakdown_us"][k]) / (wb - wa)
+                             for k in b["breakdown_us"]}
+    if "compactor" in b and "compactor" in a:
+        d["compactor_steps"] = b["compactor"]["steps"] - a["compactor"]["steps"]
+        d["compactor_busy_ms"] = b["compactor"]["busy_ms"] - a["compactor"]["busy_ms"]
+    d["utilization"] = b["utilization"]
+    return d
+
+
+def zero_like(s):
+    """A snapshot of the same drive before any request (for a whole-run stats file)."""
+    z = {"requests": {k: 0 for k in s["requests"]}, "busy_us": 0, "bytes_written": 0,
+         "bytes_read": 0, "physical_writes": 0, "physical_reads": 0,
+         "queue_wait_us": {"count": 0, "mean": 0}, "breakdown_us": {k: 0 for k in s["breakdown_us"]},
+         "utilization": s["utilization"]}
+    for k in ("write", "read", "flush"):
+        z[f"{k}_latency_us"] = {"count": 0, "mean": 0}
+    if "compactor" in s:
+        z["compactor"] = {"steps": 0, "busy_ms": 0}
+    return z
+
+
+def meta_for(run_dir, command):
+    meta = load(f"{run_dir}/meta.json")
+    meta["command"] = command
+    meta["uptime_start"] = open(f"{run_dir}/raw/uptime-start.txt").read().strip()
+    meta["uptime_end"] = open(f"{run_dir}/raw/uptime-end.txt").read().strip()
+    return meta
+
+
+def header(meta, what):
+    return [results_header(meta), "",
+            what, "",
+            f"load: start `{meta['uptime_start']}`; end `{meta['uptime_end']}`", ""]
+
+
+def plt_or_none():
+    return pyplot("bench-fs")
+
+
+MODE_COLOR = {"inplace": "tab:red", "vld": "tab:blue"}
+MODE_NAME = {"inplace": "in place", "vld": "vld"}
+
+
+# ---------------------------------------------------------------- fio report
+def report_fio(run_dir, command):
+    e = os.environ
+    meta = meta_for(run_dir, command)
+    raw = f"{run_dir}/raw"
+    modes = e["MODES"].split()
+    rows, problems = [], []
+    for mode in modes:
+        for target in ("ext4", "nbd"):
+            fio = fio_job(f"{raw}/{mode}-{target}.fio.json")
+            if target == "ext4":
+                before = load(f"{raw}/{mode}-ext4.before.stats.json")
+                after = load(f"{raw}/{mode}-ext4.after.stats.json")
+                d = diff(before, after)
+                cum = after  # percentiles: since the restart (mount's writes included)
+                mount_writes = before["requests"]["write"]
+            else:
+                cum = load(f"{raw}/{mode}-nbd.stats.json")
+                d = diff(zero_like(cum), cum)
+                mount_writes = 0
+            w, s = fio["write"], fio["sync"]
+            nsync = s["total_ios"]
+            runtime_s = w["runtime"] / 1000
+            pct = lambda lat, p: fio_percentile_us(lat, p, missing=None)
+            r = {"mode": mode, "target": target, "fio_writes": w["total_ios"], "fio_fsyncs": nsync,
+                 "runtime_s": runtime_s, "ops_per_s": nsync / runtime_s if runtime_s else None,
+                 "fio_write_mean_us": w["lat_ns"]["mean"] / 1000,
+                 "fio_write_p50_us": pct(w["clat_ns"], 50), "fio_write_p99_us": pct(w["clat_ns"], 99),
+                 "fio_fsync_mean_us": s["lat_ns"]["mean"] / 1000,
+                 "fio_fsync_p50_us": pct(s["lat_ns"], 50), "fio_fsync_p99_us": pct(s["lat_ns"], 99),
+                 "fio_errors": fio["error"]}
+            r["fio_op_mean_us"] = r["fio_write_mean_us"] + r["fio_fsync_mean_us"]
+            r.update(nbd_writes=d["write"], nbd_fua=d["write_fua"], nbd_flushes=d["flush"],
+                     nbd_reads=d["read"],
+                     writes_per_fsync=d["write"] / nsync, fua_per_fsync=d["write_fua"] / nsync,
+                     flushes_per_fsync=d["flush"] / nsync, reads_per_fsync=d["read"] / nsync,
+                     kib_per_fsync=d["bytes_written"] / 1024 / nsync,
+                     sim_write_mean_us=d["write_mean_us"], sim_flush_mean_us=d["flush_mean_us"],
+                     sim_write_p50_us=cum["write_latency_us"]["p50"],
+                     sim_write_p99_us=cum["write_latency_us"]["p99"],
+                     sim_write_count_for_pct=cum["write_latency_us"]["count"],
+                     mount_writes=mount_writes,
+                     sim_busy_per_fsync_us=d["busy_us"] / nsync,
+                     queue_wait_per_fsync_us=d["queue_wait_us_total"] / nsync,
+                     breakdown_us=d.get("breakdown_us"), utilization=d["utilization"],
+                     compactor_steps=d.get("compactor_steps"))
+            r["host_overhead_per_fsync_us"] = r["fio_op_mean_us"] - r["sim_busy_per_fsync_us"]
+            if target == "nbd" and d["write"] != w["total_ios"]:
+                problems.append(f"{mode}-nbd: the stats file counts {d['write']} writes, fio {w['total_ios']}")
+            if fio["error"] or d["errors"]:
+                problems.append(f"{mode}-{target}: fio error {fio['error']}, plugin errors {d['errors']}")
+            rows.append(r)
+    by = {(r["mode"], r["target"]): r for r in rows}
+    ratios = {}
+    if ("inplace", "ext4") in by and ("vld", "ext4") in by:
+        for t in ("ext4", "nbd"):
+            i, v = by[("inplace", t)], by[("vld", t)]
+            ratios[t] = {k: i[k] / v[k] for k in ("fio_op_mean_us", "fio_fsync_p99_us",
+                                                  "fio_write_p99_us", "sim_busy_per_fsync_us",
+                                                  "sim_write_mean_us")}
+    json.dump(dict(meta, rows=rows, ratios_inplace_over_vld=ratios, problems=problems),
+              open(f"{run_dir}/results.json", "w"), indent=1)
+    fm = int(e["FILE_MB"])
+    md = header(meta, f"{e['GEOMETRY']}, {e['SIZE']} export, latency=sleep, compactor={e['FIO_COMPACTOR']}; "
+                f"fio rw=randwrite bs=4k iodepth=1 fsync=1 for {e['RUNTIME']} s over {fm} MiB: "
+                f"*ext4* = ioengine=psync on a {fm} MiB file in ext4 (nbdfuse + loop), *NBD* = "
+                f"ioengine=nbd on the first {fm} MiB of the export. fio µs: write = write.lat_ns "
+                "(ext4: the write() into the page cache; NBD: the NBD write), fsync = sync.lat_ns "
+                "(ext4: fsync(); NBD: the NBD flush), op = write mean + fsync mean. "
+                "Simulated (stats file, the measured phase only): NBD requests per fsync, mean "
+                "simulated NBD write, drive busy time per fsync.")
+    md += ["| mode | target | ops/s | fio write mean | fio write p99 | fio fsync mean | fio fsync p50 | "
+           "fio fsync p99 | fio op mean | NBD writes / fsync | FUA / fsync | flushes / fsync | "
+           "KiB written / fsync | sim NBD write mean | sim NBD write p50 / p99 | sim busy / fsync | "
+           "fio op - sim busy |",
+           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        md.append(f"| {r['mode']} | {r['target']} | {r['ops_per_s']:.0f} | {r['fio_write_mean_us']:.0f} | "
+                  f"{r['fio_write_p99_us']:.0f} | {r['fio_fsync_mean_us']:.0f} | {r['fio_fsync_p50_us']:.0f} | "
+                  f"{r['fio_fsync_p99_us']:.0f} | **{r['fio_op_mean_us']:.0f}** | "
+                  f"{r['writes_per_fsync']:.2f} | {r['fua_per_fsync']:.2f} | {r['flushes_per_fsync']:.2f} | "
+                  f"{r['kib_per_fsync']:.1f} | {fmt(r['sim_write_mean_us'])} | "
+                  f"{r['sim_write_p50_us']:.0f} / {r['sim_write_p99_us']:.0f} | "
+                  f"**{r['sim_busy_per_fsync_us']:.0f}** | {r['host_overhead_per_fsync_us']:.0f} |")
+    for t, q in ratios.items():
+        md.append("")
+        md.append(f"{t}: in place / vld = {q['fio_op_mean_us']:.2f}x (fio op mean), "
+                  f"{q['fio_fsync_p99_us']:.2f}x (fio fsync p99), {q['fio_write_p99_us']:.2f}x "
+                  f"(fio write p99), {q['sim_busy_per_fsync_us']:.2f}x (simulated busy per fsync), "
+                  f"{q['sim_write_mean_us']:.2f}x (simulated NBD write mean)")
+    md += ["", "sim NBD write p50 / p99 are over every write since nbdkit started for the phase "
+           "(ext4: mount's " + ", ".join(f"{r['mode']} {r['mount_writes']}" for r in rows
+                                         if r["target"] == "ext4") + " writes included)."]
+    for r in rows:
+        if r["compactor_steps"]:
+            md.append(f"{r['mode']}-{r['target']}: {r['compactor_steps']} compactor steps during the phase.")
+    md += [""] + [f"problem: {p}" for p in problems]
+    open(f"{run_dir}/table.md", "w").write("\n".join(md) + "\n")
+    print("\n".join(md))
+
+    plt = plt_or_none()
+    if not plt:
+        return
+    fig, axes = plt.subplots(1, 2, figsize=(10, 4))
+    for ax, t, title in ((axes[0], "ext4", f"ext4 file, fio psync fsync=1"),
+                         (axes[1], "nbd", "raw export, fio ioengine=nbd fsync=1")):
+        metrics = [("fio_op_mean_us", "fio mean\nwrite+fsync"),
+                   ("fio_fsync_p99_us" if t == "ext4" else "fio_write_p99_us",
+                    "fio p99\nof fsync" if t == "ext4" else "fio p99\nof write"),
+                   ("sim_busy_per_fsync_us", "simulated drive\ntime per fsync")]
+        width = 0.38
+        for k, mode in enumerate(modes):
+            r = by.get((mode, t))
+            if not r:
+                continue
+            xs = [j + (k - (len(modes) - 1) / 2) * width for j in range(len(metrics))]
+            ys = [r[m] / 1000 for m, _ in metrics]
+            ax.bar(xs, ys, width, color=MODE_COLOR.get(mode), label=MODE_NAME.get(mode, mode))
+            for x, y in zip(xs, ys):
+                ax.text(x, y, f"{y:.2f}", ha="center", va="bottom", fontsize=7)
+        ax.set_xticks(range(len(metrics)))
+        ax.set_xticklabels([n for _, n in metrics], fontsize=8)
+        ax.set_ylabel("ms")
+        ax.set_title(title, fontsize=9)
+        ax.grid(True, axis="y", alpha=0.3)
+        ax.legend(fontsize=8)
+    fig.suptitle(f"4 KiB random write + fsync, {e['GEOMETRY']}, latency=sleep "
+                 f"(load at start {meta['loadavg'][0]})", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(f"{run_dir}/fs-fio.png", dpi=90)
+    print(f"results: {run_dir}/{{results.json,table.md,fs-fio.png}}")
+
+
+# ---------------------------------------------------------------- smallfile report
+PHASES_SF = ["create", "read", "delete"]
+FS_TITLE = {"ext4": "ext4, fsync per create and unlink", "ext4-async": "ext4, no fsync",
+            "ext2-sync": "ext2 mounted -o sync"}
+
+
+def report_smallfile(run_dir, command):
+    e = os.environ
+    meta = meta_for(run_dir, command)
+    raw = f"{run_dir}/raw"
+    modes, fss = e["MODES"].split(), e["FS_LIST"].split()
+    n = int(e["FILES"])
+    rows, problems, outside = [], [], []
+    for fs in fss:
+        for mode in modes:
+            prev = None
+            for i, ph in enumerate(PHASES_SF, 1):
+                pre = f"{raw}/{fs}-{mode}-{i}-{ph}"
+                b, a = load(f"{pre}.before.stats.json"), load(f"{pre}.after.stats.json")
+                o = json.load(open(f"{pre}.op.json"))
+                d = diff(b, a)
+                if prev:
+                    outside.append(diff(prev, b))
+                prev = a
+                rows.append({"fs": fs, "mode": mode, "phase": ph, "files": n, "wall_s": o["elapsed_s"],
+                             "sync_s": o["sync_s"], "sim_busy_s": d["busy_us"] / 1e6,
+                             "nbd_writes": d["write"], "nbd_flushes": d["flush"], "nbd_reads": d["read"],
+                             "nbd_fua": d["write_fua"], "kib_written": d["bytes_written"] / 1024,
+                             "kib_read": d["bytes_read"] / 1024,
+                             "sim_write_mean_us": d["write_mean_us"], "sim_read_mean_us": d["read_mean_us"],
+                             "compactor_steps": d.get("compactor_steps"),
+                             "loadavg": [o["loadavg_before"], o["loadavg_after"]]})
+                if d["errors"]:
+                    problems.append(f"{fs}-{mode}-{ph}: {d['errors']} plugin errors")
+    by = {(r["fs"], r["mode"], r["phase"]): r for r in rows}
+    for r in rows:
+        ip = by.get((r["fs"], "inplace", r["phase"]))
+        r["speedup_wall"] = ip["wall_s"] / r["wall_s"] if ip else None
+        r["speedup_sim"] = ip["sim_busy_s"] / r["sim_busy_s"] if ip and r["sim_busy_s"] else None
+    between = {k: sum(o[k] for o in outside) for k in ("write", "flush", "read")}
+    between["busy_us"] = sum(o["busy_us"] for o in outside)
+    json.dump(dict(meta, rows=rows, between_phases=between, problems=problems),
+              open(f"{run_dir}/results.json", "w"), indent=1)
+    md = header(meta, f"{e['GEOMETRY']}, {e['SIZE']} export, latency=sleep, compactor={e['PAPER_COMPACTOR']}; "
+                f"{n} files of {e['FILE_KB']} KiB in one directory: create, read back, delete; "
+                "caches dropped before every phase. wall = the phase in the client (a sync() ends create and delete); "
+                "sim = the drive's simulated busy time in the phase (stats file). speedup = in place "
+                "time / vld time (> 1: vld faster; the paper's Figure 6 normalises to UFS on the "
+                "regular disk the same way).")
+    md += ["| fs | phase | in place wall s | vld wall s | speedup wall | in place sim s | vld sim s | "
+           "speedup sim | in place NBD w / f / r per file | vld NBD w / f / r per file |",
+           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for fs in fss:
+        for ph in PHASES_SF:
+            i, v = by.get((fs, "inplace", ph)), by.get((fs, "vld", ph))
+            if not (i and v):
+                continue
+            per = lambda r: (f"{r['nbd_writes'] / n:.2f} / {r['nbd_flushes'] / n:.2f} / "
+                             f"{r['nbd_reads'] / n:.2f}")
+            md.append(f"| {fs} | {ph} | {i['wall_s']:.2f} | {v['wall_s']:.2f} | **{v['speedup_wall']:.2f}** | "
+                      f"{i['sim_busy_s']:.2f} | {v['sim_busy_s']:.2f} | **{fmt(v['speedup_sim'], '.2f')}** | "
+                      f"{per(i)} | {per(v)} |")
+    md += ["", "w / f / r = NBD writes / flushes / reads per file (no FUA arrives through FUSE).",
+           f"Between the phases (drop_caches, not counted above): {between['write']} writes, "
+           f"{between['flush']} flushes, {between['read']} reads in all runs together, "
+           f"{between['busy_us'] / 1000:.1f} ms simulated."]
+    for r in rows:
+        if r["compactor_steps"]:
+            md.append(f"{r['fs']}-{r['mode']}-{r['phase']}: {r['compactor_steps']} compactor steps.")
+    md += [""] + [f"problem: {p}" for p in problems]
+    open(f"{run_dir}/table.md", "w").write("\n".join(md) + "\n")
+    print("\n".join(md))
+
+    plt = plt_or_none()
+    if not plt:
+        return
+    fig, axes = plt.subplots(1, len(fss), figsize=(3.6 * len(fss), 3.8), squeeze=False)
+    for ax, fs in zip(axes[0], fss):
+        width = 0.38
+        for k, (what, label, hatch) in enumerate((("speedup_wall", "vld, wall", None),
+                                                   ("speedup_sim", "vld, simulated", "//"))):
+            xs = [j + (k - 0.5) * width for j in range(len(PHASES_SF))]
+            ys = [(by.get((fs, "vld", ph)) or {}).get(what) or 0 for ph in PHASES_SF]
+            ax.bar(xs, ys, width, color="tab:blue", alpha=0.55 if hatch else 0.9, hatch=hatch,
+                   edgecolor="tab:blue", label=label)
+            for x, y in zip(xs, ys):
+                ax.text(x, y, f"{y:.2f}", ha="center", va="bottom", fontsize=7)
+        ax.axhline(1.0, color="tab:red", lw=1.5, label="in place = 1")
+        ax.set_xticks(range(len(PHASES_SF)))
+        ax.set_xticklabels(PHASES_SF, fontsize=8)
+        ax.set_title(FS_TITLE.get(fs, fs), fontsize=9)
+        ax.set_ylabel("performance relative to in place", fontsize=8)
+        ax.grid(True, axis="y", alpha=0.3)
+        ax.legend(fontsize=7)
+    fig.suptitle(f"Small files ({n} x {e['FILE_KB']} KiB), {e['GEOMETRY']}, latency=sleep "
+                 f"(paper 001 Fig. 6; load at start {meta['loadavg'][0]})", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(f"{run_dir}/fs-smallfile.png", dpi=90)
+    print(f"results: {run_dir}/{{results.json,table.md,fs-smallfile.png}}")
+
+
+# ---------------------------------------------------------------- largefile report
+PHASES_LF = [("1-seqwrite", "sequential write"), ("2-seqread", "sequential read"),
+             ("3-randwrite", "random write"), ("4-seqread", "sequential read after random write"),
+             ("5-randread", "random read")]
+
+
+def report_largefile(run_dir, command):
+    e = os.environ
+    meta = meta_for(run_dir, command)
+    raw = f"{run_dir}/raw"
+    modes = e["MODES"].split()
+    mb = int(e["LF_MB"])
+    rows, problems, outside = [], [], []
+    for variant in ("async", "sync"):
+        for mode in modes:
+            prev = None
+            for key, label in PHASES_LF:
+                pre = f"{raw}/{variant}-{mode}-{key}"
+                b, a = load(f"{pre}.before.stats.json"), load(f"{pre}.after.stats.json")
+                o = json.load(open(f"{pre}.op.json"))
+                d = diff(b, a)
+                if prev:
+                    outside.append(diff(prev, b))
+                prev = a
+                nbytes = o["bytes"]
+                rows.append({"variant": variant, "mode": mode, "phase": key, "label": label,
+                             "bytes": nbytes, "wall_s": o["elapsed_s"],
+                             "mb_per_s_wall": nbytes / o["elapsed_s"] / 1e6,
+                             "sim_busy_s": d["busy_us"] / 1e6,
+                             "mb_per_s_sim": nbytes / d["busy_us"] if d["busy_us"] else None,
+                             "nbd_writes": d["write"], "nbd_flushes": d["flush"], "nbd_reads": d["read"],
+                             "mib_written": d["bytes_written"] / 2**20, "mib_read": d["bytes_read"] / 2**20,
+                             "sim_write_mean_us": d["write_mean_us"], "sim_read_mean_us": d["read_mean_us"],
+                             "compactor_steps": d.get("compactor_steps"),
+                             "loadavg": [o["loadavg_before"], o["loadavg_after"]]})
+                if d["errors"]:
+                    problems.append(f"{variant}-{mode}-{key}: {d['errors']} plugin errors")
+    by = {(r["variant"], r["mode"], r["phase"]): r for r in rows}
+    for r in rows:
+        ip = by.get((r["variant"], "inplace", r["phase"]))
+        r["vld_over_inplace_wall"] = r["mb_per_s_wall"] / ip["mb_per_s_wall"] if ip else None
+        r["vld_over_inplace_sim"] = (r["mb_per_s_sim"] / ip["mb_per_s_sim"]
+                                     if ip and r["mb_per_s_sim"] and ip["mb_per_s_sim"] else None)
+    between = {k: sum(o[k] for o in outside) for k in ("write", "flush", "read")}
+    between["busy_us"] = sum(o["busy_us"] for o in outside)
+    json.dump(dict(meta, rows=rows, between_phases=between, problems=problems),
+              open(f"{run_dir}/results.json", "w"), indent=1)
+    md = header(meta, f"{e['GEOMETRY']}, {e['SIZE']} export, latency=sleep, compactor={e['PAPER_COMPACTOR']}; "
+                f"one {mb} MiB file in ext4; caches dropped before every phase. MB/s = file bytes / "
+                "wall time of the phase (the closing fsync and sync() included) and / the drive's simulated busy time in the "
+                "phase (10^6 bytes/s). *async* and *sync* are two runs on fresh file systems that differ "
+                "in phase 3 only: 4 KiB random writes with one fsync at the end, or an fsync after each.")
+    md += ["| run | phase | in place MB/s wall | vld MB/s wall | vld / in place wall | "
+           "in place MB/s sim | vld MB/s sim | vld / in place sim | in place NBD w / f / r | "
+           "vld NBD w / f / r |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for variant in ("async", "sync"):
+        for key, label in PHASES_LF:
+            i, v = by.get((variant, "inplace", key)), by.get((variant, "vld", key))
+            if not (i and v):
+                continue
+            lab = label + (f" ({variant})" if key == "3-randwrite" else "")
+            wfr = lambda r: f"{r['nbd_writes']} / {r['nbd_flushes']} / {r['nbd_reads']}"
+            md.append(f"| {variant} | {key[0]} {lab} | {i['mb_per_s_wall']:.2f} | {v['mb_per_s_wall']:.2f} | "
+                      f"**{v['vld_over_inplace_wall']:.2f}x** | {fmt(i['mb_per_s_sim'], '.2f')} | "
+                      f"{fmt(v['mb_per_s_sim'], '.2f')} | **{fmt(v['vld_over_inplace_sim'], '.2f')}x** | "
+                      f"{wfr(i)} | {wfr(v)} |")
+    md += ["", "w / f / r = NBD writes / flushes / reads in the phase.",
+           f"Between the phases (drop_caches, not counted above): {between['write']} writes, "
+           f"{between['flush']} flushes, {between['read']} reads in all runs together, "
+           f"{between['busy_us'] / 1000:.1f} ms simulated."]
+    for r in rows:
+        if r["compactor_steps"]:
+            md.append(f"{r['variant']}-{r['mode']}-{r['phase']}: {r['compactor_steps']} compactor steps.")
+    md += [""] + [f"problem: {p}" for p in problems]
+    open(f"{run_dir}/table.md", "w").write("\n".join(md) + "\n")
+    print("\n".join(md))
+
+    plt = plt_or_none()
+    if not plt:
+        return
+    fig, axes = plt.subplots(2, 1, figsize=(10, 6.4), sharex=True)
+    groups = [("async", "1-seqwrite", "seq write"), ("async", "2-seqread", "seq read"),
+              ("async", "3-randwrite", "rand write\nasync"), ("sync", "3-randwrite", "rand write\nsync"),
+              ("async", "4-seqread", "seq read after\nasync rand write"),
+              ("sync", "4-seqread", "seq read after\nsync rand write"),
+              ("async", "5-randread", "rand read\n(async run)"), ("sync", "5-randread", "rand read\n(sync run)")]
+    for ax, what, ylabel in ((axes[0], "mb_per_s_wall", "MB/s, wall"),
+                             (axes[1], "mb_per_s_sim", "MB/s, simulated busy time")):
+        width = 0.38
+        for k, mode in enumerate(modes):
+            xs = [j + (k - (len(modes) - 1) / 2) * width for j in range(len(groups))]
+            ys = [(by.get((v, mode, p)) or {}).get(what) or 0 for v, p, _ in groups]
+            ax.bar(xs, ys, width, color=MODE_COLOR.get(mode), label=MODE_NAME.get(mode, mode))
+            for x, y in zip(xs, ys):
+                ax.text(x, y, f"{y:.1f}" if y >= 10 else f"{y:.2f}", ha="center", va="bottom",
+                        fontsize=7, rotation=90)
+        ax.set_ylabel(ylabel, fontsize=8)
+        top = max([(r[what] or 0) for r in rows] + [1])
+        ax.set_ylim(0, top * 1.25)
+        ax.grid(True, axis="y", alpha=0.3)
+        ax.legend(fontsize=8)
+    axes[1].set_xticks(range(len(groups)))
+    axes[1].set_xticklabels([g[2] for g in groups], fontsize=8)
+    fig.suptitle(f"Large file ({mb} MiB) in ext4, {e['GEOMETRY']}, latency=sleep "
+                 f"(paper 001 Fig. 7; load at start {meta['loadavg'][0]})", fontsize=10)
+    fig.tight_layout()
+    fig.savefig(f"{run_dir}/fs-largefile.png", dpi=90)
+    print(f"results: {run_dir}/{{results.json,table.md,fs-largefile.png}}")
+
+
+if __name__ == "__main__":
+    cmd = sys.argv[1]
+    if cmd == "snap":
+        snap(sys.argv[2], sys.argv[3])
+    elif cmd == "op":
+        op(sys.argv[2:])
+    elif cmd == "report":
+        {"fio": report_fio, "smallfile": report_smallfile,
+         "largefile": report_largefile}[sys.argv[2]](sys.argv[3], sys.argv[4])
+    else:
+        sys.exit(f"bench-fs: unknown command {cmd}")
