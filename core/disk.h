@@ -23,6 +23,7 @@
 #include <optional>
 #include <nlohmann/json.hpp>
 #include <span>
+#include <string>
 
 #include "core/image_format.h"
 #include "geometry/drive_model.h"
@@ -102,6 +103,11 @@ class Disk {
 
   // Mode-specific statistics for the stats file (an object, maybe empty).
   virtual nlohmann::json extra_stats() const { return nlohmann::json::object(); }
+  // "" if the disk's in-memory state agrees with itself (mode=vld: map,
+  // free space, log), else the first disagreement. Cost: a walk of the
+  // whole state; the controller calls it after every request only in
+  // builds with VLD_CHECK_EACH_REQUEST (Debug, sanitizers).
+  virtual std::string check_consistency() const { return ""; }
 };
 
 }  // namespace vld

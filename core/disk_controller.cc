@@ -1,6 +1,9 @@
 #include "core/disk_controller.h"
 
 #include <algorithm>
+#include <cassert>
+#include <cstdio>
+#include <cstdlib>
 #include <string>
 
 #include "core/util/error.h"
@@ -29,6 +32,16 @@ void DiskController::make_writable(const DiskFactory& open_writable,
   read_only_ = false;
 }
 
+void DiskController::check_after_request() const {
+#ifdef VLD_CHECK_EACH_REQUEST
+  if (std::string why = disk_->check_consistency(); !why.empty()) {
+    std::fprintf(stderr, "vld: the disk's state is inconsistent after a request: %s\n",
+                 why.c_str());
+    std::abort();  // a bug: stop before anything is written on top of it
+  }
+#endif
+}
+
 void DiskController::check_range(uint64_t offset, uint64_t len) const {
   uint64_t size = disk_->export_bytes();
   if (offset > size || len > size - offset)
@@ -52,6 +65,8 @@ RequestTiming DiskController::serve(Kind kind, bool fua, uint64_t bytes,
     ++stats_.requests.errors;
     throw;
   }
+  check_after_request();
+  assert(c.end >= start);  // the drive never finishes before it starts
   RequestTiming t{start, c.end, c.service, arrival ? start - *arrival : SimDuration{0}};
   if (busy_with_idle_step_ && arrival && t.queued > SimDuration{0})
     stats_.preempt_wait.add(t.queued.count());
@@ -131,6 +146,8 @@ bool DiskController::step_locked(SimTime start) {
     throw;
   }
   if (!c) return false;
+  check_after_request();  // a compaction move is a request of the drive's own
+  assert(c->end >= start);
   ++stats_.idle_steps;
   stats_.idle_busy += c->end - start;
   stats_.physical_writes += c->physical_blocks_written;

@@ -99,6 +99,9 @@ class DiskController {
   template <typename Op>
   RequestTiming serve(Kind kind, bool fua, uint64_t bytes, std::optional<SimTime> arrival, Op op);
   void check_range(uint64_t offset, uint64_t len) const;
+  // With VLD_CHECK_EACH_REQUEST: aborts, naming it, if the disk's state
+  // disagrees with itself (Disk::check_consistency). REQUIRES: mu_ held.
+  void check_after_request() const;
 
   mutable std::mutex mu_;  // guards everything below but waiting_
   std::unique_ptr<Disk> disk_;

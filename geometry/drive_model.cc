@@ -1,6 +1,7 @@
 #include "geometry/drive_model.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstdlib>
 
 namespace vld {
@@ -21,6 +22,7 @@ DriveModel::DriveModel(const DriveGeometry& geometry, uint32_t simulated_cylinde
       buffer_(geometry.sectors_per_track) {}
 
 void DriveModel::set_head(HeadPosition h) {
+  assert(h.cylinder < geometry_.cylinders && h.head < geometry_.tracks_per_cylinder);
   head_ = h;
   buffer_.clear();
   read_ahead_since_.reset();
@@ -85,6 +87,7 @@ template <typename Fn>
 void DriveModel::for_each_track_piece(std::span<const SectorRun> runs, Fn fn) const {
   const uint32_t spt = geometry_.sectors_per_track;
   for (const SectorRun& r : runs) {
+    assert(r.first_psn + r.count <= uint64_t{geometry_.cylinders} * geometry_.sectors_per_cylinder());
     uint64_t psn = r.first_psn;
     uint32_t left = r.count;
     while (left > 0) {
@@ -113,6 +116,7 @@ Access DriveModel::run(std::span<const SectorRun> runs, SimTime start, HeadPosit
     *head = target;
   });
   a.end = t;
+  assert(a.end - start == a.breakdown.total());  // the breakdown is the whole time
   return a;
 }
 
@@ -210,6 +214,7 @@ Access DriveModel::read(std::span<const SectorRun> runs, SimTime start, bool cha
     read_ahead(t);
   });
   a.end = t;
+  assert(a.end - start == a.breakdown.total());  // the breakdown is the whole time
   return a;
 }
 

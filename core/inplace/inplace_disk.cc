@@ -1,6 +1,7 @@
 #include "core/inplace/inplace_disk.h"
 
 #include <algorithm>
+#include <cassert>
 #include <vector>
 
 #include "core/util/error.h"
@@ -52,6 +53,7 @@ void InplaceDisk::rebuild_live_map() {
 }
 
 Completion InplaceDisk::read(uint64_t offset, std::span<std::byte> out, SimTime start) {
+  assert(offset + out.size() <= sb_.export_bytes);  // the controller checked the range
   store_->read(sb_.platter_offset + offset, out);
   SectorRun run = covering_run(offset, out.size());
   Access a = drive_.read(std::span(&run, 1), start);
@@ -60,6 +62,7 @@ Completion InplaceDisk::read(uint64_t offset, std::span<std::byte> out, SimTime 
 
 Completion InplaceDisk::write(uint64_t offset, std::span<const std::byte> data, bool fua,
                               SimTime start) {
+  assert(offset + data.size() <= sb_.export_bytes);  // the controller checked the range
   store_->check();
   // Bytes map one to one, so a write that is not sector-aligned needs no
   // read-modify-write in the backing file; the drive still pays for whole

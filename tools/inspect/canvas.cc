@@ -41,19 +41,17 @@ void Canvas::triangle_right(int64_t x, int64_t y, int64_t size, Rgb c) {
 
 namespace {
 
-// Encodes the canvas as an 8-bit RGB PNG into file. libpng reports errors
-// by longjmp, so nothing here has a destructor; false and *why on failure.
-bool encode_png(FILE* file, const Canvas& canvas, const char** why) {
+// Encodes the canvas as an 8-bit RGB PNG into file: nullptr, or what
+// failed. (The project's convention outside exceptions is a why that is
+// empty when all is well; libpng reports errors by longjmp, so nothing here
+// may have a destructor, and the why is a static string.)
+const char* encode_png(FILE* file, const Canvas& canvas) {
   png_structp png = png_create_write_struct(PNG_LIBPNG_VER_STRING, nullptr, nullptr, nullptr);
-  if (!png) {
-    *why = "libpng could not start";
-    return false;
-  }
+  if (!png) return "libpng could not start";
   png_infop info = png_create_info_struct(png);
   if (!info || setjmp(png_jmpbuf(png))) {
     png_destroy_write_struct(&png, &info);
-    *why = "libpng failed to encode";
-    return false;
+    return "libpng failed to encode";
   }
   png_init_io(png, file);
   png_set_IHDR(png, info, canvas.width(), canvas.height(), 8, PNG_COLOR_TYPE_RGB,
@@ -63,7 +61,7 @@ bool encode_png(FILE* file, const Canvas& canvas, const char** why) {
     png_write_row(png, const_cast<png_bytep>(canvas.row(y)));
   png_write_end(png, nullptr);
   png_destroy_write_struct(&png, &info);
-  return true;
+  return nullptr;
 }
 
 }  // namespace
@@ -76,8 +74,8 @@ void write_png(const std::string& path, const Canvas& canvas) {
                     "); give a writable path in an existing directory",
                 err);
   }
-  const char* why = nullptr;
-  const bool ok = encode_png(file, canvas, &why);
+  const char* why = encode_png(file, canvas);
+  const bool ok = why == nullptr;
   const bool closed = std::fclose(file) == 0;
   if (!ok || !closed) {
     const int err = ok ? errno : EIO;
