@@ -6,10 +6,9 @@
 // physical sector n; mode=vld (the virtual log disk) places every block
 // eagerly and keeps an indirection map. Callers see the same interface.
 //
-// Durability contract, for every implementation: when write() with fua, or
-// flush(), returns, the data of that write (for flush: of every write that
-// returned before the flush was called) is on stable storage. A write without
-// fua may be lost by a crash until the next flush.
+// Every implementation keeps docs/crash-contract.md; what it needs from a
+// Disk is clause 2: when write() with fua, or flush(), returns, that write
+// (for flush: every write that returned before it) is on stable storage.
 //
 // Thread-safety: not thread-safe. DiskController serialises requests, as the
 // one actuator of a real drive does.

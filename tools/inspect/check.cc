@@ -150,7 +150,7 @@ void check_live_map_sectors(const Inspection& in, Findings& findings) {
                               " live map sectors authenticate (MAC) and hold what recovery took");
 }
 
-// Crash contract (5), first half: every mapping on the platters, no
+// Crash contract clause 5, first half: every mapping on the platters, no
 // physical sector claimed twice.
 void check_claims(const Inspection& in, Findings& findings) {
   const VldLayout& layout = in.layout;
@@ -186,7 +186,7 @@ void check_claims(const Inspection& in, Findings& findings) {
                               " mapped blocks, all on the platters; no physical sector claimed twice");
 }
 
-// Crash contract (4) and (5), second half: a VldDisk opened on the image (on
+// Crash contract clauses 4 and 5, second half: a VldDisk opened on the image (on
 // an overlay: its writes stay in memory) recovers the same map, finds itself
 // consistent, and its free map is the one the recovered state implies.
 void check_opened_disk(const Inspection& in, Findings& findings) {
@@ -201,7 +201,7 @@ void check_opened_disk(const Inspection& in, Findings& findings) {
   }
   const uint64_t errors_before = findings.error_count;
   if (disk->map() != in.state.map)
-    findings.error("recovery", "recovering twice does not give the same map (crash contract (4))");
+    findings.error("recovery", "recovering twice does not give the same map (crash contract clause 4)");
   if (disk->live_blocks() != in.live_blocks)
     findings.error("free_map", "an opened disk counts " + std::to_string(disk->live_blocks()) +
                                    " live blocks, the recovered map " + std::to_string(in.live_blocks));

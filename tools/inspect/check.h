@@ -3,7 +3,7 @@
 // sector the record's tree reaches authenticates and holds the seq its
 // pointer names; every live map sector holds what recovery took; every
 // mapping lies on the platters and no physical sector is claimed twice (the
-// crash contract's promise (5)); a VldDisk opened on an overlay recovers
+// crash contract's clause 5); a VldDisk opened on an overlay recovers
 // the same map and computes the same free map (promises (4) and (5)); every
 // mapped block matches its checksum.
 //

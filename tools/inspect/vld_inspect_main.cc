@@ -27,7 +27,7 @@
 // Why: the image is the drive's platters, and what is on them (where the log
 // tail is, how full each track is, whether a crash left anything behind)
 // otherwise shows only through a running server's statistics. vld-inspect
-// answers offline, and --check is the crash contract's promise (5) -- no
+// answers offline, and --check is the crash contract's clause 5 -- no
 // physical block mapped twice, the free map agrees -- checked on a real
 // image, together with every checksum the format keeps.
 //
