@@ -4,7 +4,7 @@
 // makes goes through write(), and sync() is the only ordering point: when it
 // returns, every write and discard issued before it is durable (fdatasync for
 // a file). Nothing is promised about writes after the last sync until the
-// next one; that is the crash model the crash harness (issue 3) enumerates,
+// next one; that is the crash model (docs/crash-contract.md) the crash harness enumerates,
 // which is why the interface is this narrow and virtual.
 //
 // Thread-safety: implementations are not thread-safe; the disk controller

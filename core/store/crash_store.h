@@ -1,7 +1,7 @@
 // RecordingStore: a BackingStore that remembers what happened to it, so a
 // crash harness can rebuild every image a crash could have left behind.
 //
-// The crash model (issue 3). The log is a sequence of events: writes,
+// The crash model (docs/crash-contract.md, "What is assumed"). The log is a sequence of events: writes,
 // discards and syncs, in the order the code under test issued them. A crash
 // point is a prefix of that log: crashing "after event p" means the first p
 // events completed and nothing after them was issued. For a crash point p:
