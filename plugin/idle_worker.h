@@ -81,8 +81,8 @@ class IdleWorker {
   DiskController& controller_;
   const Pacer& pacer_;
   std::chrono::milliseconds quiet_;
-  std::mutex mu_;
-  std::condition_variable cv_;
+  std::mutex mu_;               // guards stop_ only
+  std::condition_variable cv_;  // signalled when stop_ is set
   bool stop_ = false;
   std::thread thread_;
 };

@@ -120,8 +120,8 @@ class StatsWriter {
     }
   }
   std::string path_;
-  std::mutex mu_;
-  std::condition_variable cv_;
+  std::mutex mu_;               // guards stop_ only
+  std::condition_variable cv_;  // signalled when stop_ is set
   bool stop_ = false;
   std::thread thread_;
 };
