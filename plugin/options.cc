@@ -5,6 +5,7 @@
 #include <cmath>
 #include <string>
 
+#include "core/vld/compactor.h"
 #include "geometry/presets.h"
 #include "plugin/parameters.h"
 
@@ -63,111 +64,74 @@ std::optional<uint64_t> parse_size(std::string_view text) {
 }
 
 namespace {
+
 std::optional<bool> on_off(std::string_view v) {
   if (v == "on" || v == "1" || v == "true") return true;
   if (v == "off" || v == "0" || v == "false") return false;
   return std::nullopt;
 }
+
+const ParameterDoc* find_parameter(std::string_view key) {
+  for (const ParameterDoc& p : kParameters)
+    if (key == p.key) return &p;
+  return nullptr;
+}
+
+// Reads v by the rule: "" and *out filled, or why not (only the reason,
+// without "key=value: ", which the caller adds).
+std::string read_value(const ValueRule& rule, std::string_view v, ParameterValue* out) {
+  out->text = v;
+  const std::string expected = rule.expected;
+  switch (rule.kind) {
+    case ValueKind::kText:
+    case ValueKind::kNonEmpty:
+      return "";
+    case ValueKind::kSize:
+    case ValueKind::kWholeNumber: {
+      auto x = rule.kind == ValueKind::kSize ? parse_size(v) : parse_uint<uint64_t>(v);
+      if (!x || *x < rule.min || *x > rule.max) return expected;
+      out->number = *x;
+      return "";
+    }
+    case ValueKind::kMicroseconds: {
+      // Bounded here, not only by the geometry's check: a larger double
+      // would overflow the nanosecond count it becomes (sim_us).
+      auto x = parse_double(v);
+      if (!x || *x > 1e6) return expected;
+      out->real = *x;
+      return "";
+    }
+    case ValueKind::kOnOff: {
+      auto x = on_off(v);
+      if (!x) return expected;
+      out->on = *x;
+      return "";
+    }
+    case ValueKind::kPreset:
+      return find_preset(v) ? "" : expected + join_presets();
+    case ValueKind::kSeekCurve: {
+      std::string why;
+      out->seek = SeekCurve::parse(v, &why);
+      return out->seek ? "" : why + expected;
+    }
+    case ValueKind::kCompactionPolicy:
+      out->policy = parse_compaction_policy(v);
+      return out->policy ? "" : expected;
+  }
+  return expected;
+}
+
 }  // namespace
 
 std::string set_option(PluginOptions* o, std::string_view key, std::string_view v) {
-  auto bad = [&](const std::string& what) { return s(key) + "=" + s(v) + ": " + what; };
-  auto u32 = [&](std::optional<uint32_t>* dst, const char* what) -> std::string {
-    auto x = parse_uint<uint32_t>(v);
-    if (!x || *x == 0) return bad(std::string("expected a positive whole number (") + what + ")");
-    *dst = *x;
-    return "";
-  };
-  auto us = [&](std::optional<double>* dst) -> std::string {
-    // Bounded here, not only by the geometry's check: a larger double
-    // would overflow the nanosecond count it becomes (sim_us).
-    auto x = parse_double(v);
-    if (!x || *x > 1e6) return bad("expected a duration in microseconds from 0 to 1000000 (1 s), e.g. 500");
-    *dst = *x;
-    return "";
-  };
-
-  if (key == "file") {
-    if (v.empty()) return "file= must name the backing image";
-    o->file = s(v);
-  } else if (key == "size") {
-    auto x = parse_size(v);
-    if (!x || *x == 0) return bad("expected a size such as 1G, 512M or 1048576");
-    o->size_bytes = *x;
-  } else if (key == "geometry") {
-    if (!find_preset(v)) return bad("unknown geometry; choose one of " + join_presets());
-    o->geometry = s(v);
-  } else if (key == "mode") {
-    if (v == "inplace") o->mode = DiskMode::kInplace;
-    else if (v == "vld") o->mode = DiskMode::kVld;
-    else return bad("expected mode=inplace or mode=vld");
-  } else if (key == "block") {
-    auto x = parse_size(v);
-    if (!x || *x < 512 || *x > 65536 || (*x & (*x - 1)) != 0)
-      return bad("expected a power of two from 512 to 64K (bytes), e.g. block=4096");
-    o->block_bytes = static_cast<uint32_t>(*x);
-  } else if (key == "spare") {
-    auto x = parse_uint<uint32_t>(v);
-    if (!x || *x > 1000) return bad("expected a percentage from 0 to 1000, e.g. spare=25");
-    o->spare_percent = *x;
-  } else if (key == "sectors_per_track") {
-    return u32(&o->sectors_per_track, "sectors per track");
-  } else if (key == "tracks_per_cylinder") {
-    return u32(&o->tracks_per_cylinder, "tracks per cylinder, i.e. heads");
-  } else if (key == "cylinders") {
-    return u32(&o->cylinders, "cylinders of the whole drive");
-  } else if (key == "rpm") {
-    return u32(&o->rpm, "revolutions per minute");
-  } else if (key == "head_switch_us") {
-    return us(&o->head_switch_us);
-  } else if (key == "overhead_us") {
-    return us(&o->overhead_us);
-  } else if (key == "seek") {
-    std::string why;
-    auto c = SeekCurve::parse(v, &why);
-    if (!c) return bad(why + "; e.g. seek=3.24,0.400,383,8.00,0.008");
-    o->seek = *c;
-  } else if (key == "fill") {
-    auto x = parse_uint<uint32_t>(v);
-    if (!x || *x < 1 || *x > 100)
-      return bad("expected the percentage an empty track is filled to, 1-100, e.g. fill=75");
-    o->disk.vld.fill_fraction = *x / 100.0;
-  } else if (key == "window") {
-    auto x = parse_uint<uint32_t>(v);
-    if (!x || *x == 0) return bad("expected a number of cylinders >= 1, e.g. window=32");
-    o->disk.vld.window_cylinders = *x;
-  } else if (key == "track_buffer") {
-    auto x = on_off(v);
-    if (!x) return bad("expected track_buffer=on or track_buffer=off");
-    o->disk.track_buffer = *x;
-  } else if (key == "compactor") {
-    auto x = on_off(v);
-    if (!x) return bad("expected compactor=on or compactor=off");
-    o->disk.vld.compactor.enabled = *x;
-  } else if (key == "compactor_policy") {
-    auto p = parse_compaction_policy(v);
-    if (!p) return bad("expected compactor_policy=fewest-live, cost-benefit or random");
-    o->disk.vld.compactor.policy = *p;
-  } else if (key == "compactor_quiet_ms") {
-    auto x = parse_uint<uint32_t>(v);
-    if (!x || *x > 3600000)
-      return bad("expected milliseconds of idle time before compacting, 0-3600000, e.g. 50");
-    o->compactor_quiet_ms = *x;
-  } else if (key == "latency") {
-    if (v == "sleep") o->latency = LatencyMode::kSleep;
-    else if (v == "none") o->latency = LatencyMode::kNone;
-    else return bad("expected latency=sleep or latency=none");
-  } else if (key == "statsfile") {
-    if (v.empty()) return "statsfile= must name a file";
-    o->statsfile = s(v);
-  } else if (key == "seed") {
-    auto x = parse_uint<uint64_t>(v);
-    if (!x) return bad("expected a whole number");
-    o->seed = *x;
-    o->disk.vld.compactor.seed = *x;
-  } else {
-    return "unknown parameter '" + s(key) + "'; see nbdkit vld --help for the list";
-  }
+  const ParameterDoc* p = find_parameter(key);
+  if (!p) return "unknown parameter '" + s(key) + "'; see nbdkit vld --help for the list";
+  if (p->rule.kind == ValueKind::kNonEmpty && v.empty())
+    return s(key) + "= " + p->rule.expected;
+  ParameterValue value;
+  std::string why = read_value(p->rule, v, &value);
+  if (why.empty() && !p->store(*o, value)) why = p->rule.expected;
+  if (!why.empty()) return s(key) + "=" + s(v) + ": " + why;
   return "";
 }
 

@@ -8,7 +8,10 @@
 //     (gen_man_parameters.cc) writes each entry as a POD =item with `pod`
 //     as its text, a =head2 wherever `group` changes, and splices the
 //     result into nbdkit-vld-plugin.pod at build time.
-// Add a parameter here, and to set_option(), and both texts have it;
+// set_option() (options.cc) applies a key=value from this table too: each
+// entry says how its value is read and checked (`rule`: a ValueKind with
+// its bounds and error text) and where it is stored (`store`). So a
+// parameter is added here and nowhere else, unless it needs a new kind.
 // tests/unit/options_test.cc checks that set_option() knows every key.
 //
 // Rules for the texts: `help` is wrapped by hand, lines separated by '\n',
@@ -21,15 +24,63 @@
 #define VLD_PLUGIN_PARAMETERS_H_
 
 #include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <string_view>
+
+#include "plugin/options.h"
 
 namespace vld {
 
 enum class ParameterGroup { kImage, kFormat, kRunTime };
 
+// How set_option() reads a value; options.cc has one reader per kind. An
+// error is "key=value: " + expected, unless said otherwise.
+enum class ValueKind {
+  kText,              // any text; the store checks it
+  kNonEmpty,          // any text but ""; "" is refused with "key= " + expected
+  kSize,              // parse_size() (1G, 512K, 1048576), from min to max
+  kWholeNumber,       // decimal digits, from min to max
+  kMicroseconds,      // a duration in microseconds from 0 to 1000000
+  kOnOff,             // on|off (or 1|0, true|false)
+  kPreset,            // a geometry preset's name; the error lists them after expected
+  kSeekCurve,         // SeekCurve::parse(); the error is its reason, then expected
+  kCompactionPolicy,  // parse_compaction_policy()
+};
+
+inline constexpr uint64_t kMaxU32 = UINT32_MAX;
+
+struct ValueRule {
+  ValueKind kind;
+  const char* expected;    // the error's text
+  uint64_t min = 0;        // kSize, kWholeNumber: bounds, inclusive
+  uint64_t max = UINT64_MAX;
+};
+
+// A value as its rule read it: `text` always, and the field of its kind.
+struct ParameterValue {
+  std::string_view text;
+  uint64_t number = 0;     // kSize, kWholeNumber
+  double real = 0;         // kMicroseconds
+  bool on = false;         // kOnOff
+  std::optional<SeekCurve> seek;           // kSeekCurve
+  std::optional<CompactionPolicy> policy;  // kCompactionPolicy
+  uint32_t u32() const { return static_cast<uint32_t>(number); }  // REQUIRES: max <= kMaxU32
+};
+
+// Stores a value read by the rule; false refuses it ("key=value: " +
+// expected), e.g. a kText that is none of the choices.
+using StoreValue = bool (*)(PluginOptions& o, const ParameterValue& v);
+
+inline constexpr const char* kMicrosecondsExpected =
+    "expected a duration in microseconds from 0 to 1000000 (1 s), e.g. 500";
+
 struct ParameterDoc {
   const char* key;        // "file"
   const char* value;      // the metavariable in --help: "PATH", "vld|inplace"
   ParameterGroup group;
+  ValueRule rule;         // how set_option() reads the value
+  StoreValue store;       // and where it puts it
   const char* help;       // --help text after the column
   const char* pod;        // the man page's text for the item
   // The item's value in the man page if not `value` (POD), e.g. the choices
@@ -43,6 +94,8 @@ inline constexpr size_t kHelpColumn = 23;
 
 inline constexpr ParameterDoc kParameters[] = {
     {"file", "PATH", ParameterGroup::kImage,
+     {ValueKind::kNonEmpty, "must name the backing image"},
+     [](PluginOptions& o, const ParameterValue& v) { o.file = v.text; return true; },
      "(required) backing image; created if absent (needs size=)",
      "The backing image: the simulated drive's platters in one file, with a superblock "
      "and the log records. This parameter is required.\n\n"
@@ -58,12 +111,20 @@ inline constexpr ParameterDoc kParameters[] = {
      nullptr, /*magic=*/true},
 
     {"size", "SIZE", ParameterGroup::kFormat,
+     {ValueKind::kSize, "expected a size such as 1G, 512M or 1048576", 1},
+     [](PluginOptions& o, const ParameterValue& v) { o.size_bytes = v.number; return true; },
      "export size for a new image, e.g. 1G (no default)",
      "The size of the export (the disk clients see) when B<file=> is created: bytes, or a "
      "number with the suffix B<K>, B<M>, B<G> or B<T> (powers of 1024), e.g. C<size=1G>. "
      "There is no default. The simulated platters are larger: see B<spare=>."},
 
     {"mode", "vld|inplace", ParameterGroup::kFormat,
+     {ValueKind::kText, "expected mode=inplace or mode=vld"},
+     [](PluginOptions& o, const ParameterValue& v) {
+       if (v.text == "inplace") o.mode = DiskMode::kInplace;
+       else if (v.text == "vld") o.mode = DiskMode::kVld;
+       return v.text == "inplace" || v.text == "vld";
+     },
      "disk mode of a new image: the virtual log disk or the\n"
      "conventional update-in-place disk (default vld)",
      "The disk a new image simulates. B<vld> (the default) is the virtual log disk: eager "
@@ -73,6 +134,8 @@ inline constexpr ParameterDoc kParameters[] = {
      "B<vld>|B<inplace>"},
 
     {"geometry", "NAME", ParameterGroup::kFormat,
+     {ValueKind::kPreset, "unknown geometry; choose one of "},
+     [](PluginOptions& o, const ParameterValue& v) { o.geometry = v.text; return true; },
      "drive preset: hp97560|st19101|savvio10k4 (default st19101)",
      "The drive: one of the presets\n\n"
      "=over 4\n\n"
@@ -93,6 +156,13 @@ inline constexpr ParameterDoc kParameters[] = {
      "B<hp97560>|B<st19101>|B<savvio10k4>"},
 
     {"block", "BYTES", ParameterGroup::kFormat,
+     {ValueKind::kSize, "expected a power of two from 512 to 64K (bytes), e.g. block=4096", 512,
+      65536},
+     [](PluginOptions& o, const ParameterValue& v) {
+       if ((v.number & (v.number - 1)) != 0) return false;  // not a power of two
+       o.block_bytes = v.u32();
+       return true;
+     },
      "physical block of a new image (default 4096)",
      "The physical block of a new image in bytes: a power of two from 512 to 64K (default "
      "4096). The map has one entry per block, a write smaller than a block reads the rest "
@@ -100,6 +170,8 @@ inline constexpr ParameterDoc kParameters[] = {
      "size."},
 
     {"spare", "PERCENT", ParameterGroup::kFormat,
+     {ValueKind::kWholeNumber, "expected a percentage from 0 to 1000, e.g. spare=25", 0, 1000},
+     [](PluginOptions& o, const ParameterValue& v) { o.spare_percent = v.u32(); return true; },
      "spare beyond export+metadata (default 25 -> 80% full)",
      "Room on the simulated platters beyond the export and the map, in percent of the "
      "export (0 to 1000, default 25): a full export then fills 80% of the platters, the "
@@ -111,34 +183,52 @@ inline constexpr ParameterDoc kParameters[] = {
      "sector)."},
 
     {"sectors_per_track", "N", ParameterGroup::kFormat,
+     {ValueKind::kWholeNumber, "expected a positive whole number (sectors per track)", 1,
+      kMaxU32},
+     [](PluginOptions& o, const ParameterValue& v) { o.sectors_per_track = v.u32(); return true; },
      "override the preset (e.g. st19101: 256)",
      "Override the preset's sectors (of 512 bytes) per track (st19101: 256)."},
 
     {"tracks_per_cylinder", "N", ParameterGroup::kFormat,
+     {ValueKind::kWholeNumber,
+      "expected a positive whole number (tracks per cylinder, i.e. heads)", 1, kMaxU32},
+     [](PluginOptions& o, const ParameterValue& v) { o.tracks_per_cylinder = v.u32(); return true; },
      "override the preset (heads; st19101: 16)",
      "Override the preset's tracks per cylinder, i.e. heads (st19101: 16)."},
 
     {"cylinders", "N", ParameterGroup::kFormat,
+     {ValueKind::kWholeNumber, "expected a positive whole number (cylinders of the whole drive)",
+      1, kMaxU32},
+     [](PluginOptions& o, const ParameterValue& v) { o.cylinders = v.u32(); return true; },
      "override the preset's whole-drive cylinders (st19101: 6962)",
      "Override the preset's cylinders of the whole drive (st19101: 6962). The image holds "
      "only the cylinders that the export, the map and the spare need (the statistics' "
      "C<simulated_cylinders>)."},
 
     {"rpm", "N", ParameterGroup::kFormat,
+     {ValueKind::kWholeNumber, "expected a positive whole number (revolutions per minute)", 1,
+      kMaxU32},
+     [](PluginOptions& o, const ParameterValue& v) { o.rpm = v.u32(); return true; },
      "override the preset (st19101: 10000)",
      "Override the preset's rotation speed in revolutions per minute (st19101: 10000)."},
 
     {"head_switch_us", "US", ParameterGroup::kFormat,
+     {ValueKind::kMicroseconds, kMicrosecondsExpected},
+     [](PluginOptions& o, const ParameterValue& v) { o.head_switch_us = v.real; return true; },
      "override the preset (st19101: 500)",
      "Override the preset's time to switch heads within a cylinder, in microseconds "
      "(st19101: 500)."},
 
     {"overhead_us", "US", ParameterGroup::kFormat,
+     {ValueKind::kMicroseconds, kMicrosecondsExpected},
+     [](PluginOptions& o, const ParameterValue& v) { o.overhead_us = v.real; return true; },
      "controller overhead per command (st19101: 100)",
      "Override the preset's controller overhead, paid by every command before the "
      "mechanics, in microseconds (st19101: 100)."},
 
     {"seek", "A,B,D,C,E", ParameterGroup::kFormat,
+     {ValueKind::kSeekCurve, "; e.g. seek=3.24,0.400,383,8.00,0.008"},
+     [](PluginOptions& o, const ParameterValue& v) { o.seek = v.seek; return true; },
      "seek curve in ms: A+B*sqrt(d) below D cylinders, C+E*d above",
      "Override the preset's seek curve. A seek of I<d> cylinders takes I<A> + I<B> * "
      "sqrt(I<d>) milliseconds below I<D> cylinders and I<C> + I<E> * I<d> from there on "
@@ -146,6 +236,12 @@ inline constexpr ParameterDoc kParameters[] = {
      "C<seek=3.24,0.400,383,8.00,0.008>."},
 
     {"fill", "PERCENT", ParameterGroup::kRunTime,
+     {ValueKind::kWholeNumber,
+      "expected the percentage an empty track is filled to, 1-100, e.g. fill=75", 1, 100},
+     [](PluginOptions& o, const ParameterValue& v) {
+       o.disk.vld.fill_fraction = v.u32() / 100.0;
+       return true;
+     },
      "vld: fill empty tracks to this before moving on (default 75)",
      "B<mode=vld>: the allocator fills an empty track until this percentage of it is in "
      "use (1 to 100, default 75), unless an empty track is sooner under the head; then the "
@@ -154,6 +250,11 @@ inline constexpr ParameterDoc kParameters[] = {
      "slow to reach (paper 001, section 2.3)."},
 
     {"window", "CYLINDERS", ParameterGroup::kRunTime,
+     {ValueKind::kWholeNumber, "expected a number of cylinders >= 1, e.g. window=32", 1, kMaxU32},
+     [](PluginOptions& o, const ParameterValue& v) {
+       o.disk.vld.window_cylinders = v.u32();
+       return true;
+     },
      "vld: cylinders written between log records; recovery after\n"
      "a crash scans only these (default 32)",
      "B<mode=vld>: every write between two log records goes into a window of this many "
@@ -164,6 +265,8 @@ inline constexpr ParameterDoc kParameters[] = {
      "free space is used. A wider window means fewer records and a longer recovery."},
 
     {"track_buffer", "on|off", ParameterGroup::kRunTime,
+     {ValueKind::kOnOff, "expected track_buffer=on or track_buffer=off"},
+     [](PluginOptions& o, const ParameterValue& v) { o.disk.track_buffer = v.on; return true; },
      "reads go through the drive's one-track read-ahead buffer\n"
      "(paper 001 section 4.2) (default on)",
      "With B<on> (the default) reads go through the drive's one-track read-ahead buffer: "
@@ -174,6 +277,11 @@ inline constexpr ParameterDoc kParameters[] = {
      "B<on>|B<off>"},
 
     {"compactor", "on|off", ParameterGroup::kRunTime,
+     {ValueKind::kOnOff, "expected compactor=on or compactor=off"},
+     [](PluginOptions& o, const ParameterValue& v) {
+       o.disk.vld.compactor.enabled = v.on;
+       return true;
+     },
      "vld: empty tracks in idle time by moving their blocks\n"
      "into holes elsewhere (default on; runs only with\n"
      "latency=sleep, after compactor_quiet_ms of no requests)",
@@ -185,6 +293,12 @@ inline constexpr ParameterDoc kParameters[] = {
      "B<on>|B<off>"},
 
     {"compactor_policy", "P", ParameterGroup::kRunTime,
+     {ValueKind::kCompactionPolicy,
+      "expected compactor_policy=fewest-live, cost-benefit or random"},
+     [](PluginOptions& o, const ParameterValue& v) {
+       o.disk.vld.compactor.policy = *v.policy;
+       return true;
+     },
      "vld: which track to empty first: fewest-live,\n"
      "cost-benefit or random (default fewest-live)",
      "B<mode=vld>: which track of the window the compactor empties next: B<fewest-live> "
@@ -194,11 +308,20 @@ inline constexpr ParameterDoc kParameters[] = {
      "B<fewest-live>|B<cost-benefit>|B<random>"},
 
     {"compactor_quiet_ms", "MS", ParameterGroup::kRunTime,
+     {ValueKind::kWholeNumber,
+      "expected milliseconds of idle time before compacting, 0-3600000, e.g. 50", 0, 3600000},
+     [](PluginOptions& o, const ParameterValue& v) { o.compactor_quiet_ms = v.u32(); return true; },
      "vld: idle time before the compactor starts (default 50)",
      "B<mode=vld>: how long the drive must have been idle, in milliseconds of wall time "
      "(0 to 3600000, default 50), before the compactor starts."},
 
     {"latency", "sleep|none", ParameterGroup::kRunTime,
+     {ValueKind::kText, "expected latency=sleep or latency=none"},
+     [](PluginOptions& o, const ParameterValue& v) {
+       if (v.text == "sleep") o.latency = LatencyMode::kSleep;
+       else if (v.text == "none") o.latency = LatencyMode::kNone;
+       return v.text == "sleep" || v.text == "none";
+     },
      "sleep: replies leave at their simulated completion time;\n"
      "none: memory speed, simulated time only (default sleep)",
      "With B<sleep> (the default) each reply leaves when the simulated drive would have "
@@ -209,11 +332,19 @@ inline constexpr ParameterDoc kParameters[] = {
      "B<sleep>|B<none>"},
 
     {"statsfile", "PATH", ParameterGroup::kRunTime,
+     {ValueKind::kNonEmpty, "must name a file"},
+     [](PluginOptions& o, const ParameterValue& v) { o.statsfile = v.text; return true; },
      "JSON statistics, rewritten every second and at exit (default off)",
      "Write the drive's statistics to this file as one JSON object, every second and once "
      "more when nbdkit exits. See L</STATISTICS>. By default none are written."},
 
     {"seed", "N", ParameterGroup::kRunTime,
+     {ValueKind::kWholeNumber, "expected a whole number"},
+     [](PluginOptions& o, const ParameterValue& v) {
+       o.seed = v.number;
+       o.disk.vld.compactor.seed = v.number;
+       return true;
+     },
      "seed for compactor_policy=random (default 0)",
      "The seed of B<compactor_policy=random> (default 0)."},
 };

@@ -191,81 +191,98 @@ std::optional<std::vector<Extent>> EagerAllocator::place(std::span<const uint32_
   // policy: data and its map sectors back to back in one pass. Freed data
   // leaves holes of exactly one block, so plan A often pays a second locate
   // for the map sector. Keep whichever ends sooner.
-  std::optional<uint32_t> fill_a = fill_track_;
-  AllocatorStats stats_a = stats_;
-  SimTime end_a;
-  auto a = plan_pieces(piece_sectors, head, start, window, &fill_a, &stats_a, &end_a, mode);
-  std::vector<size_t> order_a(piece_sectors.size());
-  for (size_t i = 0; i < order_a.size(); ++i) order_a[i] = i;
-  if (time_order) *time_order = order_a;
+  Plan a = plan_from_here(piece_sectors, head, start, window, mode);
+  if (time_order) *time_order = piece_order(piece_sectors.size());
   // If plan A is already one back-to-back run, plan B (one run) cannot end
   // sooner: it cannot start before A's first piece. Plan C still can, by a
   // sector: a lone free sector just before the same hole takes the map.
-  const bool a_is_one_run = a && back_to_back(*a);
+  const bool a_is_one_run = a.extents && back_to_back(*a.extents);
+  // Plan C only for a caller that asks for the order: one transferring the
+  // extents in piece order would lose a revolution.
+  if (a.extents && time_order) try_small_first(piece_sectors, head, start, window, mode, &a, time_order);
+  if (piece_sectors.size() >= 2 && !a_is_one_run) {
+    auto run = try_one_run(piece_sectors, head, start, window, mode, a, time_order);
+    if (run) return run;
+  }
+  if (a.extents) {
+    fill_track_ = a.fill;
+    stats_ = a.stats;
+  }
+  return std::move(a.extents);
+}
 
-  // Plan C: the small pieces (map sectors) first, then the rest: the head
-  // often passes a lone free sector on its way to the next hole big enough
-  // for a block, and a map sector written there costs one sector time.
-  std::vector<size_t> order_c(piece_sectors.size());
-  for (size_t i = 0; i < order_c.size(); ++i) order_c[i] = i;
+std::vector<size_t> EagerAllocator::piece_order(size_t pieces) {
+  std::vector<size_t> order(pieces);
+  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
+  return order;
+}
+
+EagerAllocator::Plan EagerAllocator::plan_from_here(std::span<const uint32_t> piece_sectors,
+                                                    HeadPosition head, SimTime start,
+                                                    const CylinderWindow& window, PlaceMode mode) {
+  Plan p;
+  p.fill = fill_track_;
+  p.stats = stats_;
+  p.extents = plan_pieces(piece_sectors, head, start, window, &p.fill, &p.stats, &p.end, mode);
+  return p;
+}
+
+void EagerAllocator::try_small_first(std::span<const uint32_t> piece_sectors, HeadPosition head,
+                                     SimTime start, const CylinderWindow& window, PlaceMode mode,
+                                     Plan* a, std::vector<size_t>* time_order) {
+  // The small pieces (map sectors) first, then the rest: the head often
+  // passes a lone free sector on its way to the next hole big enough for a
+  // block, and a map sector written there costs one sector time.
+  std::vector<size_t> order_c = piece_order(piece_sectors.size());
   std::stable_sort(order_c.begin(), order_c.end(), [&](size_t x, size_t y) {
     return piece_sectors[x] < piece_sectors[y];
   });
-  // Only for a caller that asks for the order: one transferring the extents
-  // in piece order would lose a revolution.
-  if (a && time_order && order_c != order_a) {
-    std::vector<uint32_t> sizes_c;
-    for (size_t i : order_c) sizes_c.push_back(piece_sectors[i]);
-    release_all(*a);
-    std::optional<uint32_t> fill_c = fill_track_;
-    AllocatorStats stats_c = stats_;
-    SimTime end_c;
-    auto c = plan_pieces(sizes_c, head, start, window, &fill_c, &stats_c, &end_c, mode);
-    if (c && end_c < end_a) {
-      std::vector<Extent> back(piece_sectors.size());
-      for (size_t k = 0; k < order_c.size(); ++k) back[order_c[k]] = (*c)[k];
-      a = std::move(back);
-      end_a = end_c;
-      fill_a = fill_c;
-      stats_a = stats_c;
-      ++stats_a.small_first_commands;
-      *time_order = order_c;
-    } else {
-      if (c) release_all(*c);
-      allocate_all(*a);
-    }
+  if (order_c == piece_order(piece_sectors.size())) return;  // plan A already is plan C
+  std::vector<uint32_t> sizes_c;
+  for (size_t i : order_c) sizes_c.push_back(piece_sectors[i]);
+  release_all(*a->extents);
+  Plan c = plan_from_here(sizes_c, head, start, window, mode);
+  if (!c.extents || !(c.end < a->end)) {
+    if (c.extents) release_all(*c.extents);
+    allocate_all(*a->extents);
+    return;
   }
+  std::vector<Extent> back(piece_sectors.size());
+  for (size_t k = 0; k < order_c.size(); ++k) back[order_c[k]] = (*c.extents)[k];
+  c.extents = std::move(back);
+  ++c.stats.small_first_commands;
+  *a = std::move(c);
+  *time_order = order_c;
+}
+
+std::optional<std::vector<Extent>> EagerAllocator::try_one_run(
+    std::span<const uint32_t> piece_sectors, HeadPosition head, SimTime start,
+    const CylinderWindow& window, PlaceMode mode, const Plan& a, std::vector<size_t>* time_order) {
+  const uint32_t spt = drive_.geometry().sectors_per_track;
   uint32_t total = 0;
   for (uint32_t len : piece_sectors) total += len;
-  if (piece_sectors.size() >= 2 && total <= drive_.geometry().sectors_per_track &&
-      !a_is_one_run) {
-    if (a) release_all(*a);
-    std::optional<uint32_t> fill_b = fill_track_;
-    bool greedy_b = false;
-    auto b = choose(total, head, start, window, &fill_b, &greedy_b, mode);
-    if (b && (!a || start + b->locate + drive_.transfer_time(total) < end_a)) {
-      std::vector<Extent> out;
-      const uint32_t spt = drive_.geometry().sectors_per_track;
-      uint32_t sector = b->extent.sector;
-      for (uint32_t len : piece_sectors) {
-        out.push_back(Extent{b->extent.track, sector, len});
-        sector = (sector + len) % spt;
-      }
-      free_.allocate(b->extent.track, b->extent.sector, total);
-      if (fill_b != fill_track_ && fill_b) ++stats_.fill_switches;
-      fill_track_ = fill_b;
-      ++stats_.contiguous_commands;
-      if (time_order) *time_order = order_a;  // the run is in piece order
-      count(stats_, piece_sectors.size(), *b, greedy_b);
-      return out;
-    }
-    if (a) allocate_all(*a);
+  if (total > spt) return std::nullopt;
+  if (a.extents) release_all(*a.extents);
+  std::optional<uint32_t> fill_b = fill_track_;
+  bool greedy_b = false;
+  auto b = choose(total, head, start, window, &fill_b, &greedy_b, mode);
+  if (!b || (a.extents && !(start + b->locate + drive_.transfer_time(total) < a.end))) {
+    if (a.extents) allocate_all(*a.extents);
+    return std::nullopt;
   }
-  if (a) {
-    fill_track_ = fill_a;
-    stats_ = stats_a;
+  std::vector<Extent> out;
+  uint32_t sector = b->extent.sector;
+  for (uint32_t len : piece_sectors) {
+    out.push_back(Extent{b->extent.track, sector, len});
+    sector = (sector + len) % spt;
   }
-  return a;
+  free_.allocate(b->extent.track, b->extent.sector, total);
+  if (fill_b != fill_track_ && fill_b) ++stats_.fill_switches;
+  fill_track_ = fill_b;
+  ++stats_.contiguous_commands;
+  if (time_order) *time_order = piece_order(piece_sectors.size());  // the run is in piece order
+  count(stats_, piece_sectors.size(), *b, greedy_b);
+  return out;
 }
 
 bool EagerAllocator::back_to_back(std::span<const Extent> extents) const {

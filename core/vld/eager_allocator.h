@@ -168,6 +168,32 @@ class EagerAllocator {
   std::optional<Choice> choose(uint32_t len, HeadPosition head, SimTime t,
                                const CylinderWindow& window, std::optional<uint32_t>* fill,
                                bool* greedy, PlaceMode mode) const;
+  // A plan of place(): its extents (allocated; nullopt: none fit), when its
+  // last transfer ends, and the fill track and stats keeping it would leave.
+  struct Plan {
+    std::optional<std::vector<Extent>> extents;
+    SimTime end{};
+    std::optional<uint32_t> fill;
+    AllocatorStats stats;
+  };
+  // 0, 1, ..., pieces - 1.
+  static std::vector<size_t> piece_order(size_t pieces);
+  // Plan A from the current fill track and stats (plan_pieces).
+  Plan plan_from_here(std::span<const uint32_t> piece_sectors, HeadPosition head, SimTime start,
+                      const CylinderWindow& window, PlaceMode mode);
+  // Plan C of place(): the small pieces first. Replaces *a (and
+  // *time_order) if it ends sooner; either way exactly the kept plan's
+  // extents stay allocated. REQUIRES: a->extents.
+  void try_small_first(std::span<const uint32_t> piece_sectors, HeadPosition head,
+                       SimTime start, const CylinderWindow& window, PlaceMode mode, Plan* a,
+                       std::vector<size_t>* time_order);
+  // Plan B of place(): the whole command as one run, if it fits a track
+  // and ends before plan A. Taken: allocated and counted in place of A
+  // (whose extents are released). Not taken: nullopt, A stays allocated.
+  std::optional<std::vector<Extent>> try_one_run(std::span<const uint32_t> piece_sectors,
+                                                 HeadPosition head, SimTime start,
+                                                 const CylinderWindow& window, PlaceMode mode,
+                                                 const Plan& a, std::vector<size_t>* time_order);
   // Whether the extents follow each other on one track with no gap.
   bool back_to_back(std::span<const Extent> extents) const;
   // Plan A of place(): piece by piece; allocates; nullopt allocates nothing.

@@ -15,16 +15,6 @@
 
 namespace vld {
 
-VldLayout::VldLayout(const Superblock& sb)
-    : spt(sb.geometry.sectors_per_track),
-      heads(sb.geometry.tracks_per_cylinder),
-      cylinders(sb.simulated_cylinders),
-      tracks(sb.simulated_cylinders * sb.geometry.tracks_per_cylinder),
-      block_sectors(sb.block_bytes / kSectorBytes),
-      blocks(sb.export_bytes / sb.block_bytes),
-      pieces((sb.export_bytes / sb.block_bytes + kEntriesPerPiece - 1) / kEntriesPerPiece),
-      platter_offset(sb.platter_offset) {}
-
 namespace {
 
 // Reads sectors and accounts for what the reads would cost on the drive.
@@ -106,6 +96,17 @@ std::string piece_at(const VldLayout& L, uint32_t piece, uint64_t seq, uint64_t 
   const uint64_t last = std::min<uint64_t>(first + kEntriesPerPiece, L.blocks) - 1;
   return fmt::format("the map sector of piece {} (blocks {}..{}, seq {}) at physical sector {}",
                      piece, first, last, seq, psn);
+}
+
+// Installs map sector m, found at psn, as its piece's version: the node and
+// the map entries of the piece's blocks.
+void adopt(RecoveredState& st, const VldLayout& L, uint32_t psn, const MapSector& m) {
+  st.nodes[m.piece].psn = psn;
+  st.nodes[m.piece].seq = m.seq;
+  for (uint32_t e = 0; e < kEntriesPerPiece; ++e) {
+    const uint64_t block = uint64_t{m.piece} * kEntriesPerPiece + e;
+    if (block < L.blocks) st.map[block] = m.entries[e];
+  }
 }
 
 // ---- salvage: no record to trust -------------------------------------------------
@@ -211,13 +212,8 @@ class Salvage {
       }
     }
     for (const Found* f : versions) {
-      st_.nodes[f->m.piece].psn = f->psn;
-      st_.nodes[f->m.piece].seq = f->m.seq;
+      adopt(st_, L_, f->psn, f->m);
       st_.protected_psns.push_back(f->psn);
-      for (uint32_t e = 0; e < kEntriesPerPiece; ++e) {
-        const uint64_t block = uint64_t{f->m.piece} * kEntriesPerPiece + e;
-        if (block < L_.blocks) st_.map[block] = f->m.entries[e];
-      }
     }
     return std::nullopt;
   }
@@ -242,49 +238,74 @@ class Salvage {
   uint64_t vouched_ = 0, max_seq_ = 0;
 };
 
-}  // namespace
 
-RecoveredState recover(BackingStore& store, const Superblock& sb, bool track_buffer,
-                       const ScanProgress& progress) {
-  auto wall_start = std::chrono::steady_clock::now();
-  const VldLayout L(sb);
-  RecoveredState st;
-  st.map.assign(L.blocks, MapEntry{});
-  st.nodes.assign(L.pieces, LogNode{});
-  RecoveryReport& rep = st.report;
-  Reader reader(store, sb, track_buffer, rep);
-  auto finish = [&] {
-    rep.simulated_ms = to_ms(reader.elapsed());
-    rep.wall_ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() -
-                                                            wall_start)
-                      .count();
+// ---- recovery: one method per step of recovery.h ---------------------------------
+
+// One run of recover(): what the steps read and decided so far.
+class Recovery {
+ public:
+  Recovery(BackingStore& store, const Superblock& sb, bool track_buffer,
+           const ScanProgress& progress)
+      : sb_(sb), L_(sb), progress_(progress), reader_(store, sb, track_buffer, st_.report) {
+    st_.map.assign(L_.blocks, MapEntry{});
+    st_.nodes.assign(L_.pieces, LogNode{});
+    cur_seq_.assign(L_.pieces, 0);
+  }
+
+  RecoveredState run() {
+    read_records();
+    if (!bad_slots_.empty()) {
+      salvage_whole_disk();
+    } else {
+      walk_base_tree();
+      st_.record = *rec_;
+      st_.next_seq = std::max<uint64_t>(st_.record.next_seq, 1);
+      if (rec_->clean) {
+        st_.report.clean = true;
+        st_.report.method = "clean-walk";
+      } else {
+        replay_window();
+      }
+      if (!st_.needs_checkpoint) link_children();
+    }
+    finish();
+    return std::move(st_);
+  }
+
+ private:
+  // What became of a group of candidates: its size, and why it was rolled
+  // back ("" if accepted).
+  struct Outcome {
+    uint64_t count;
+    std::string why;
   };
 
   // The newest valid log record. VldDisk::format writes both slots and
   // every record after replaces the older one, so a slot without a valid
   // record is damaged.
-  std::optional<LogRecord> rec;
-  std::vector<uint32_t> bad_slots;
-  for (uint32_t slot = 0; slot < VldLayout::kRecordSlots; ++slot) {
-    SectorBytes b = reader.sector(slot);
-    auto r = decode_log_record(b.data(), sb.secret);
-    if (r && (!rec || r->generation > rec->generation)) rec = r;
-    if (!r) bad_slots.push_back(slot);
+  void read_records() {
+    for (uint32_t slot = 0; slot < VldLayout::kRecordSlots; ++slot) {
+      SectorBytes b = reader_.sector(slot);
+      auto r = decode_log_record(b.data(), sb_.secret);
+      if (r && (!rec_ || r->generation > rec_->generation)) rec_ = r;
+      if (!r) bad_slots_.push_back(slot);
+    }
   }
 
-  if (!bad_slots.empty()) {
-    // The surviving record (if any) may be the older one, and writes since
-    // the newer one may lie anywhere: scan the whole disk (the paper's last
-    // resort) and take the newest root whose tree is whole. A record that
-    // survives still vouches for its durable seq.
+  // A damaged slot: the surviving record (if any) may be the older one, and
+  // writes since the newer one may lie anywhere: scan the whole disk (the
+  // paper's last resort) and take the newest root whose tree is whole. A
+  // record that survives still vouches for its durable seq.
+  void salvage_whole_disk() {
+    RecoveryReport& rep = st_.report;
     rep.method = "full-scan";
-    rep.damage = bad_slots.size() == 2
+    rep.damage = bad_slots_.size() == 2
                      ? "both log record slots (physical sectors 0 and 1) fail their MAC check"
                      : fmt::format("log record slot {0} (physical sector {0}) fails its MAC check",
-                                   bad_slots[0]);
-    Salvage salvage(reader, sb, L, st);
-    salvage.scan(progress);
-    if (rec) salvage.vouch(rec->durable_seq);
+                                   bad_slots_[0]);
+    Salvage salvage(reader_, sb_, L_, st_);
+    salvage.scan(progress_);
+    if (rec_) salvage.vouch(rec_->durable_seq);
     rep.candidates = salvage.found();
     if (auto bad = salvage.choose()) {
       throw Error("image damaged: " + rep.damage + ", and a scan of the whole disk found no whole map "
@@ -293,96 +314,104 @@ RecoveredState recover(BackingStore& store, const Superblock& sb, bool track_buf
                       "; the image is not served",
                   EIO);
     }
-    st.record = rec.value_or(LogRecord{});
-    st.next_seq = std::max<uint64_t>({st.record.next_seq, salvage.max_seq() + 1, 1}) +
-                  kRecoveryEpochGap;
-    st.needs_checkpoint = true;
-    finish();
-    return st;
+    st_.record = rec_.value_or(LogRecord{});
+    st_.next_seq = std::max<uint64_t>({st_.record.next_seq, salvage.max_seq() + 1, 1}) +
+                   kRecoveryEpochGap;
+    st_.needs_checkpoint = true;
   }
 
   // 1. The tree from the record's root, newest first. A pointer names the
   // piece it leads to, so one to a piece already met (an older version: its
   // children were adopted by the newer one) is dropped unread: the walk reads
   // exactly the live map sectors.
-  std::vector<uint64_t> cur_seq(L.pieces, 0);
-  std::unordered_map<uint64_t, std::vector<LogPointer>> pointers_of;  // seq -> pointers
-  if (rec->has_root) {
-    std::optional<MapSector> m;  // the sector the walk is at
-    walk_log_tree(rec->root, static_cast<uint32_t>(L.pieces), [&](const LogWalkStep& at) {
-      if (at.piece >= L.pieces) return LogWalkVisit{};
-      // Newest first: no newer version of this piece is reachable, so this
-      // is its live version, which the record vouches for (nothing the
-      // record's tree reaches is recycled before the next record). If it is
-      // not there, the image is damaged: refuse, naming it, rather than
-      // serve the piece's blocks (and every piece below it) as zeros.
-      auto damaged = [&](const std::string& what) {
-        return Error("image damaged: " + piece_at(L, at.piece, at.seq, at.psn) + " " + what +
-                         "; its blocks cannot be located, so the image is not served",
-                     EIO);
-      };
-      if (at.psn < VldLayout::kRecordSlots || at.psn >= uint64_t{L.tracks} * L.spt)
-        throw damaged("is outside the platters");
-      SectorBytes b = reader.sector(at.psn);
-      ++rep.map_sectors_walked;
-      m = decode_map_sector(b.data(), sb.secret);
-      if (!m) throw damaged("fails its MAC check");
-      if (m->seq != at.seq || m->piece != at.piece)
-        throw damaged("holds another map sector (piece " + std::to_string(m->piece) + ", seq " +
-                      std::to_string(m->seq) + ")");
-      st.protected_psns.push_back(at.psn);
-      cur_seq[m->piece] = m->seq;
-      st.nodes[m->piece].psn = at.psn;
-      st.nodes[m->piece].seq = m->seq;
-      for (uint32_t i = 0; i < kEntriesPerPiece; ++i) {
-        uint64_t block = uint64_t{m->piece} * kEntriesPerPiece + i;
-        if (block < L.blocks) st.map[block] = m->entries[i];
-      }
-      pointers_of[m->seq].assign(m->pointers.begin(), m->pointers.begin() + m->pointer_count);
-      return LogWalkVisit{&*m};
-    });
+  void walk_base_tree() {
+    if (!rec_->has_root) return;
+    walk_log_tree(rec_->root, static_cast<uint32_t>(L_.pieces),
+                  [&](const LogWalkStep& at) { return visit_base(at); });
   }
-  st.record = *rec;
-  st.next_seq = std::max<uint64_t>(st.record.next_seq, 1);
 
-  if (rec->clean) {
-    rep.clean = true;
-    rep.method = "clean-walk";
-  } else {
-    // 2. Candidates: map sectors newer than the record, in its window.
-    const uint64_t durable = rec->durable_seq;
-    const uint32_t first = rec->window_first;
-    const uint32_t count = std::min(rec->window_cylinders, L.cylinders);
-    rep.method = "record+window";
-    std::vector<Found> cands;
+  // Newest first: no newer version of this piece is reachable, so this is
+  // its live version, which the record vouches for (nothing the record's
+  // tree reaches is recycled before the next record). If it is not there,
+  // the image is damaged: refuse, naming it, rather than serve the piece's
+  // blocks (and every piece below it) as zeros.
+  LogWalkVisit visit_base(const LogWalkStep& at) {
+    if (at.piece >= L_.pieces) return LogWalkVisit{};
+    if (at.psn < VldLayout::kRecordSlots || at.psn >= uint64_t{L_.tracks} * L_.spt)
+      throw base_damaged(at, "is outside the platters");
+    SectorBytes b = reader_.sector(at.psn);
+    ++st_.report.map_sectors_walked;
+    walk_at_ = decode_map_sector(b.data(), sb_.secret);
+    if (!walk_at_) throw base_damaged(at, "fails its MAC check");
+    const MapSector& m = *walk_at_;
+    if (m.seq != at.seq || m.piece != at.piece)
+      throw base_damaged(at, "holds another map sector (piece " + std::to_string(m.piece) +
+                                 ", seq " + std::to_string(m.seq) + ")");
+    st_.protected_psns.push_back(at.psn);
+    cur_seq_[m.piece] = m.seq;
+    adopt(st_, L_, at.psn, m);
+    pointers_of_[m.seq].assign(m.pointers.begin(), m.pointers.begin() + m.pointer_count);
+    return LogWalkVisit{&*walk_at_};
+  }
+
+  Error base_damaged(const LogWalkStep& at, const std::string& what) const {
+    return Error("image damaged: " + piece_at(L_, at.piece, at.seq, at.psn) + " " + what +
+                     "; its blocks cannot be located, so the image is not served",
+                 EIO);
+  }
+
+  // Steps 2 to 4: what was written since an unclean record.
+  void replay_window() {
+    st_.report.method = "record+window";
+    scan_window();
+    accept_groups();
+    refuse_lost_flushes();
+    for (const Found& f : cands_) st_.next_seq = std::max(st_.next_seq, f.m.seq + 1);
+    // A new epoch of seqs: map sectors this recovery could not see (a
+    // checkpoint an earlier, interrupted recovery wrote outside the window)
+    // can never share a seq with anything written from now on.
+    st_.next_seq += kRecoveryEpochGap;
+    // Without candidates the base tree stands as it is; otherwise VldDisk
+    // writes a fresh tree (a checkpoint) before serving.
+    st_.needs_checkpoint = !cands_.empty();
+  }
+
+  uint32_t window_cylinders() const { return std::min(rec_->window_cylinders, L_.cylinders); }
+
+  // 2. Candidates: map sectors newer than the record, in its window.
+  void scan_window() {
+    const uint32_t count = window_cylinders();
     for (uint32_t k = 0; k < count; ++k) {
-      uint32_t c = (first + k) % L.cylinders;
-      for (uint32_t h = 0; h < L.heads; ++h) {
-        uint32_t t = c * L.heads + h;
+      const uint32_t c = (rec_->window_first + k) % L_.cylinders;
+      for (uint32_t h = 0; h < L_.heads; ++h) {
+        const uint32_t t = c * L_.heads + h;
         if (t == 0) continue;  // the system track holds records, not map sectors
-        map_sectors_on(reader.track(t), t, L, sb.secret, durable, &cands);
-        if (progress) progress(uint64_t{k} * L.heads + h + 1, uint64_t{count} * L.heads);
+        map_sectors_on(reader_.track(t), t, L_, sb_.secret, rec_->durable_seq, &cands_);
+        if (progress_) progress_(uint64_t{k} * L_.heads + h + 1, uint64_t{count} * L_.heads);
       }
     }
-    rep.candidates = cands.size();
-    for (const Found& f : cands) {
-      st.protected_psns.push_back(f.psn);
+    st_.report.candidates = cands_.size();
+    protect_candidates();
+  }
+
+  // What a crash before the next record makes recovery read again
+  // (RecoveredState::protected_psns, crash contract clause 4).
+  void protect_candidates() {
+    for (const Found& f : cands_) {
+      st_.protected_psns.push_back(f.psn);
       for (uint32_t e = 0; e < kEntriesPerPiece; ++e) {
         const MapEntry& me = f.m.entries[e];
-        if ((f.m.changed >> e & 1) && me.mapped() && me.psn() >= L.spt &&
-            me.psn() < uint64_t{L.tracks} * L.spt)
-          st.protected_data_psns.push_back(static_cast<uint32_t>(me.psn()));
+        if ((f.m.changed >> e & 1) && me.mapped() && me.psn() >= L_.spt &&
+            me.psn() < uint64_t{L_.tracks} * L_.spt)
+          st_.protected_data_psns.push_back(static_cast<uint32_t>(me.psn()));
       }
     }
+  }
 
-    // 3. Groups in seq order; what became of each (empty: accepted).
+  // 3. Groups in seq order; each accepted whole or rolled back.
+  void accept_groups() {
     std::map<uint64_t, std::vector<const Found*>> groups;
-    for (const Found& f : cands) groups[f.m.group_seq].push_back(&f);
-    struct Outcome {
-      uint64_t count;
-      std::string why;
-    };
-    std::map<uint64_t, Outcome> outcomes;
+    for (const Found& f : cands_) groups[f.m.group_seq].push_back(&f);
     for (auto& [gseq, members] : groups) {
       std::sort(members.begin(), members.end(),
                 [](const Found* a, const Found* b) { return a->m.seq < b->m.seq; });
@@ -392,122 +421,144 @@ RecoveredState recover(BackingStore& store, const Superblock& sb, bool track_buf
                                 [](const Found* a, const Found* b) { return a->m.seq == b->m.seq; }),
                     members.end());
       const uint32_t want = members.front()->m.group_count;
-      bool ok = members.size() == want;
-      std::string why;
-      if (!ok) why = fmt::format("{} of its {} map sectors are missing", want - members.size(), want);
-      for (size_t i = 0; ok && i < members.size(); ++i) {
-        const MapSector& m = members[i]->m;
-        ok = m.seq == gseq + i && m.group_count == want && m.group_seq == gseq;
-        if (!ok) {
-          why = "its map sectors disagree about their group";
-          break;
-        }
-        // The chain: this version must replace the one accepted so far.
-        ok = m.prev_seq == cur_seq[m.piece];
-        if (!ok)
-          why = fmt::format("piece {} replaces seq {}, but seq {} is the version accepted",
-                            m.piece, m.prev_seq, cur_seq[m.piece]);
-        // The data this request wrote must be there, whole.
-        for (uint32_t e = 0; ok && e < kEntriesPerPiece; ++e) {
-          if (!(m.changed >> e & 1) || !m.entries[e].mapped()) continue;
-          uint64_t block = uint64_t{m.piece} * kEntriesPerPiece + e;
-          if (block >= L.blocks || m.entries[e].psn() >= uint64_t{L.tracks} * L.spt) {
-            ok = false;
-            why = fmt::format("block {} maps outside the platters", block);
-            break;
-          }
-          std::vector<std::byte> data = reader.block(m.entries[e].psn());
-          ++rep.data_blocks_checked;
-          ok = data_checksum(data.data(), data.size(), block) == m.entries[e].checksum;
-          if (!ok)
-            why = fmt::format("data block {} at physical sector {} fails its checksum", block,
-                              m.entries[e].psn());
-        }
-      }
-      outcomes[gseq] = Outcome{want, ok ? std::string() : why};
-      if (!ok) {
-        ++rep.groups_rejected;
+      std::string why = group_flaw(gseq, members);
+      if (!why.empty()) {
+        ++st_.report.groups_rejected;
         VLD_TRACE(kRecovery, 1, "rolled back the request of group seq {} ({} of {} map sectors "
                   "found): {}", gseq, members.size(), want, why);
-        continue;
-      }
-      VLD_TRACE(kRecovery, 2, "accepted group seq {} ({} map sectors)", gseq, want);
-      ++rep.groups_accepted;
-      for (const Found* f : members) {
-        const MapSector& m = f->m;
-        cur_seq[m.piece] = m.seq;
-        st.nodes[m.piece].psn = f->psn;
-        st.nodes[m.piece].seq = m.seq;
-        for (uint32_t i = 0; i < kEntriesPerPiece; ++i) {
-          uint64_t block = uint64_t{m.piece} * kEntriesPerPiece + i;
-          if (block < L.blocks) st.map[block] = m.entries[i];
+      } else {
+        VLD_TRACE(kRecovery, 2, "accepted group seq {} ({} map sectors)", gseq, want);
+        ++st_.report.groups_accepted;
+        for (const Found* f : members) {
+          cur_seq_[f->m.piece] = f->m.seq;
+          adopt(st_, L_, f->psn, f->m);
         }
       }
+      outcomes_[gseq] = Outcome{want, std::move(why)};
     }
+  }
 
-    // 4. A request rolled back must be one a crash may lose: written after
-    // the last completed flush. A later map sector that vouches for it
-    // (synced_back) says it was flushed, so it is damaged: refuse, naming
-    // it, rather than lose a durable write silently. Nothing written since
-    // the record is recycled before the next one, so every seq up to the
-    // vouched one is in the window.
-    const Found* voucher = nullptr;
-    for (const Found& f : cands)
-      if (!voucher || f.m.vouched_seq() > voucher->m.vouched_seq()) voucher = &f;
-    const uint64_t vouched = voucher ? voucher->m.vouched_seq() : 0;
-    auto lost = [&](uint64_t seq, const std::string& what) {
-      return Error(fmt::format("image damaged: {}; map sector seq {} (piece {} at physical "
-                               "sector {}) says seq {} was flushed, so this is damage, not a "
-                               "lost write, and the image is not served",
-                               what, voucher->m.seq, voucher->m.piece, voucher->psn, seq),
-                   EIO);
-    };
-    uint64_t expect = durable + 1;
-    for (const auto& [gseq, o] : outcomes) {
+  // Why the group starting at gseq cannot be accepted, or "": all its
+  // members present, each replacing the version accepted so far for its
+  // piece, and all the data it wrote whole.
+  std::string group_flaw(uint64_t gseq, const std::vector<const Found*>& members) {
+    const uint32_t want = members.front()->m.group_count;
+    if (members.size() != want)
+      return fmt::format("{} of its {} map sectors are missing", want - members.size(), want);
+    for (size_t i = 0; i < members.size(); ++i) {
+      const MapSector& m = members[i]->m;
+      if (m.seq != gseq + i || m.group_count != want || m.group_seq != gseq)
+        return "its map sectors disagree about their group";
+      // The chain: this version must replace the one accepted so far.
+      if (m.prev_seq != cur_seq_[m.piece])
+        return fmt::format("piece {} replaces seq {}, but seq {} is the version accepted",
+                           m.piece, m.prev_seq, cur_seq_[m.piece]);
+      if (std::string why = data_flaw(m); !why.empty()) return why;
+    }
+    return "";
+  }
+
+  // The data this request wrote must be there, whole: why not, or "".
+  std::string data_flaw(const MapSector& m) {
+    for (uint32_t e = 0; e < kEntriesPerPiece; ++e) {
+      const MapEntry& me = m.entries[e];
+      if (!(m.changed >> e & 1) || !me.mapped()) continue;
+      const uint64_t block = uint64_t{m.piece} * kEntriesPerPiece + e;
+      if (block >= L_.blocks || me.psn() >= uint64_t{L_.tracks} * L_.spt)
+        return fmt::format("block {} maps outside the platters", block);
+      std::vector<std::byte> data = reader_.block(me.psn());
+      ++st_.report.data_blocks_checked;
+      if (data_checksum(data.data(), data.size(), block) != me.checksum)
+        return fmt::format("data block {} at physical sector {} fails its checksum", block,
+                           me.psn());
+    }
+    return "";
+  }
+
+  // 4. A request rolled back must be one a crash may lose: written after
+  // the last completed flush. A later map sector that vouches for it
+  // (synced_back) says it was flushed, so it is damaged: refuse, naming
+  // it, rather than lose a durable write silently. Nothing written since
+  // the record is recycled before the next one, so every seq up to the
+  // vouched one is in the window.
+  void refuse_lost_flushes() {
+    for (const Found& f : cands_)
+      if (!voucher_ || f.m.vouched_seq() > voucher_->m.vouched_seq()) voucher_ = &f;
+    const uint64_t vouched = voucher_ ? voucher_->m.vouched_seq() : 0;
+    uint64_t expect = rec_->durable_seq + 1;
+    for (const auto& [gseq, o] : outcomes_) {
       if (expect > vouched) break;
-      if (gseq > expect)
-        throw lost(expect, fmt::format("no map sector with seq {} was found in the log window "
-                                       "(cylinders {}+{})", expect, first, count));
+      if (gseq > expect) throw lost_flush(expect, not_in_window(expect));
       if (!o.why.empty())
-        throw lost(gseq, fmt::format("the request of map sectors seq {}..{}, written after the "
-                                     "last log record, cannot be rebuilt: {}",
-                                     gseq, gseq + o.count - 1, o.why));
+        throw lost_flush(gseq, fmt::format("the request of map sectors seq {}..{}, written after "
+                                           "the last log record, cannot be rebuilt: {}",
+                                           gseq, gseq + o.count - 1, o.why));
       expect = gseq + o.count;
     }
-    if (expect <= vouched)
-      throw lost(expect, fmt::format("no map sector with seq {} was found in the log window "
-                                     "(cylinders {}+{})", expect, first, count));
-
-    for (const Found& f : cands) st.next_seq = std::max(st.next_seq, f.m.seq + 1);
-    // A new epoch of seqs: map sectors this recovery could not see (a
-    // checkpoint an earlier, interrupted recovery wrote outside the window)
-    // can never share a seq with anything written from now on.
-    st.next_seq += kRecoveryEpochGap;
-    // Without candidates the base tree stands as it is; otherwise VldDisk
-    // writes a fresh tree (a checkpoint) before serving.
-    st.needs_checkpoint = !cands.empty();
+    if (expect <= vouched) throw lost_flush(expect, not_in_window(expect));
   }
 
-  if (!st.needs_checkpoint) {
-    // Children of live nodes, from their on-disk pointers.
+  std::string not_in_window(uint64_t seq) const {
+    return fmt::format("no map sector with seq {} was found in the log window (cylinders {}+{})",
+                       seq, rec_->window_first, window_cylinders());
+  }
+
+  // REQUIRES: voucher_ set (some candidate vouches for seq).
+  Error lost_flush(uint64_t seq, const std::string& what) const {
+    return Error(fmt::format("image damaged: {}; map sector seq {} (piece {} at physical "
+                             "sector {}) says seq {} was flushed, so this is damage, not a "
+                             "lost write, and the image is not served",
+                             what, voucher_->m.seq, voucher_->m.piece, voucher_->psn, seq),
+                 EIO);
+  }
+
+  // Children of live nodes, from their on-disk pointers; and the root.
+  void link_children() {
     std::unordered_map<uint64_t, uint32_t> piece_of_seq;
-    for (uint32_t p = 0; p < L.pieces; ++p)
-      if (st.nodes[p].seq) piece_of_seq[st.nodes[p].seq] = p;
-    for (uint32_t p = 0; p < L.pieces; ++p) {
-      if (!st.nodes[p].seq) continue;
-      for (const LogPointer& ptr : pointers_of[st.nodes[p].seq]) {
+    for (uint32_t p = 0; p < L_.pieces; ++p)
+      if (st_.nodes[p].seq) piece_of_seq[st_.nodes[p].seq] = p;
+    for (uint32_t p = 0; p < L_.pieces; ++p) {
+      if (!st_.nodes[p].seq) continue;
+      for (const LogPointer& ptr : pointers_of_[st_.nodes[p].seq]) {
         auto it = piece_of_seq.find(ptr.seq);
-        if (it != piece_of_seq.end() && st.nodes[it->second].psn == ptr.psn)
-          st.nodes[p].children.push_back(ChildRef{it->second, ptr.seq});
+        if (it != piece_of_seq.end() && st_.nodes[it->second].psn == ptr.psn)
+          st_.nodes[p].children.push_back(ChildRef{it->second, ptr.seq});
       }
     }
-    if (st.record.has_root) {
-      auto it = piece_of_seq.find(st.record.root.seq);
-      if (it != piece_of_seq.end()) st.root = it->second;
+    if (st_.record.has_root) {
+      auto it = piece_of_seq.find(st_.record.root.seq);
+      if (it != piece_of_seq.end()) st_.root = it->second;
     }
   }
-  finish();
-  return st;
+
+  void finish() {
+    st_.report.simulated_ms = to_ms(reader_.elapsed());
+    st_.report.wall_ms = std::chrono::duration<double, std::milli>(
+                             std::chrono::steady_clock::now() - wall_start_)
+                             .count();
+  }
+
+  const std::chrono::steady_clock::time_point wall_start_ = std::chrono::steady_clock::now();
+  const Superblock& sb_;
+  const VldLayout L_;
+  const ScanProgress& progress_;
+  RecoveredState st_;  // before reader_, which counts into st_.report
+  Reader reader_;
+  std::optional<LogRecord> rec_;             // the newest valid record
+  std::vector<uint32_t> bad_slots_;          // record slots without one
+  std::vector<uint64_t> cur_seq_;            // per piece: the version accepted so far
+  std::unordered_map<uint64_t, std::vector<LogPointer>> pointers_of_;  // seq -> pointers
+  std::optional<MapSector> walk_at_;         // the sector the base walk is at
+  std::vector<Found> cands_;                 // step 2's candidates
+  std::map<uint64_t, Outcome> outcomes_;     // group seq -> what became of it
+  const Found* voucher_ = nullptr;           // the candidate vouching for the newest seq
+};
+
+}  // namespace
+
+RecoveredState recover(BackingStore& store, const Superblock& sb, bool track_buffer,
+                       const ScanProgress& progress) {
+  return Recovery(store, sb, track_buffer, progress).run();
 }
 
 }  // namespace vld

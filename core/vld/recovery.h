@@ -62,6 +62,7 @@
 #include "core/image_format.h"
 #include "core/vld/map_sector.h"
 #include "core/vld/virtual_log.h"
+#include "core/vld/vld_layout.h"
 
 namespace vld {
 
@@ -101,17 +102,6 @@ struct RecoveredState {
 
 // How far an unclean recovery moves the seq counter on (see recover()).
 inline constexpr uint64_t kRecoveryEpochGap = uint64_t{1} << 32;
-
-// Layout facts recovery and VldDisk share.
-struct VldLayout {
-  explicit VldLayout(const Superblock& sb);
-  uint32_t spt, heads, cylinders, tracks;
-  uint32_t block_sectors;
-  uint64_t blocks, pieces;
-  uint64_t platter_offset;
-  static constexpr uint32_t kRecordSlots = 2;  // psn 0 and 1, on system track 0
-  uint64_t byte_offset(uint64_t psn) const { return platter_offset + psn * kSectorBytes; }
-};
 
 // Called after each whole track a scan reads (tracks read, tracks to read):
 // a full scan of a large image takes a while.

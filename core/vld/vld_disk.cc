@@ -96,7 +96,7 @@ void VldDisk::install(RecoveredState& st) {
   record_ = st.record;
   drive_.set_head(HeadPosition{record_.head_cylinder % layout_.cylinders,
                                record_.head % layout_.heads});
-  Command cmd{kSimEpoch, {}, true, 0, 0};
+  ServiceClock clock{kSimEpoch, {}, true, 0, 0};
   if (!st.needs_checkpoint) {
     for (uint32_t p = 0; p < layout_.pieces; ++p) {
       const LogNode& n = st.nodes[p];
@@ -110,7 +110,7 @@ void VldDisk::install(RecoveredState& st) {
       throw Error("image damaged: the virtual log tree is broken (" + why + ")", EIO);
     choose_reserve();
     // Invalidate the clean record by a newer one before serving.
-    write_record(false, cmd, window_at(drive_.head().cylinder), "open");
+    write_record(false, clock, window_at(drive_.head().cylinder), "open");
   } else {
     write_checkpoint(st);
   }
@@ -136,18 +136,18 @@ void VldDisk::write_checkpoint(RecoveredState& st) {
   for (uint32_t p = 0; p < layout_.pieces; ++p)
     if (st.nodes[p].seq) log_.set_node(p, st.nodes[p].psn, st.nodes[p].seq, {});
   log_.set_next_seq(st.next_seq);
-  Command cmd{kSimEpoch, {}, true, 0, 0};
+  ServiceClock clock{kSimEpoch, {}, true, 0, 0};
   choose_reserve();
-  checkpoint(cmd, /*retire_old=*/false);
-  write_record(false, cmd, window_at(drive_.head().cylinder), "recovered");
+  checkpoint(clock, /*retire_old=*/false);
+  write_record(false, clock, window_at(drive_.head().cylinder), "recovered");
   // After a full scan one slot may still hold a damaged record: a second
   // record replaces it, so the next open trusts the records again.
-  if (st.report.method == "full-scan") write_record(false, cmd, std::nullopt, "both slots whole");
+  if (st.report.method == "full-scan") write_record(false, clock, std::nullopt, "both slots whole");
   for (uint32_t psn : kept) free_.release(psn / layout_.spt, psn % layout_.spt, 1);
-  st.report.simulated_ms += to_ms(cmd.t - kSimEpoch);
+  st.report.simulated_ms += to_ms(clock.now - kSimEpoch);
 }
 
-void VldDisk::checkpoint(Command& cmd, bool retire_old) {
+void VldDisk::checkpoint(ServiceClock& clock, bool retire_old) {
   std::vector<uint32_t> pieces;
   for (uint32_t p = 0; p < layout_.pieces; ++p)
     if (log_.node(p).seq) pieces.push_back(p);
@@ -163,7 +163,7 @@ void VldDisk::checkpoint(Command& cmd, bool retire_old) {
   const uint64_t g = log_.next_seq();
   auto seq_of = [&](size_t j) { return g + n - 1 - j; };
   std::vector<uint32_t> sizes(n, 1);
-  auto ext = alloc_.place(sizes, drive_.head(), cmd.t, CylinderWindow{0, layout_.cylinders});
+  auto ext = alloc_.place(sizes, drive_.head(), clock.now, CylinderWindow{0, layout_.cylinders});
   if (!ext) throw Error("no room on the platters to write a map checkpoint", ENOSPC);
   std::vector<uint32_t> psn(n);
   for (size_t j = 0; j < n; ++j) psn[j] = static_cast<uint32_t>(alloc_.psn((*ext)[j]));
@@ -190,13 +190,13 @@ void VldDisk::checkpoint(Command& cmd, bool retire_old) {
     if (retire_old) retired_map_.push_back(log_.node(piece).psn);
     log_.set_node(piece, psn[j], seq_of(j), std::move(children));
   }
-  const SimTime written_from = cmd.t;
-  charge(*ext, cmd);
+  const SimTime written_from = clock.now;
+  charge(*ext, clock);
   stats_.map_sectors_written += n;
   ++stats_.checkpoints;
   VLD_TRACE(kLog, 1, "checkpoint {}: {} map sectors as one group, seq {}-{}, root piece {} at {}; "
             "{:.1f} us", stats_.checkpoints, n, g, g + n - 1, pieces[0], where((*ext)[0]),
-            to_us(cmd.t - written_from));
+            to_us(clock.now - written_from));
   log_.set_root(pieces[0]);
   log_.set_next_seq(g + n);
   if (std::string why = log_.check(); !why.empty())
@@ -205,8 +205,8 @@ void VldDisk::checkpoint(Command& cmd, bool retire_old) {
 
 // ---- log records ----------------------------------------------------------
 
-void VldDisk::write_record(bool clean, Command& cmd, std::optional<CylinderWindow> next_window,
-                           const char* why) {
+void VldDisk::write_record(bool clean, ServiceClock& clock,
+                           std::optional<CylinderWindow> next_window, const char* why) {
   store_->sync();  // everything the record vouches for is durable first
   synced_seq_ = log_.next_seq() - 1;
   LogRecord r = record_;
@@ -227,13 +227,14 @@ void VldDisk::write_record(bool clean, Command& cmd, std::optional<CylinderWindo
   const uint64_t slot = r.generation % VldLayout::kRecordSlots;
   store_->write(layout_.byte_offset(slot), std::as_bytes(std::span(bytes)));
   store_->sync();
-  cmd.syncs += 2;
+  clock.syncs += 2;
   record_ = r;
 
   // The drive's own trip to the system track.
-  SimTime before = cmd.t;
-  charge(std::span<const Extent>(std::vector<Extent>{Extent{0, static_cast<uint32_t>(slot), 1}}), cmd);
-  stats_.record_time += cmd.t - before;
+  SimTime before = clock.now;
+  charge(std::span<const Extent>(std::vector<Extent>{Extent{0, static_cast<uint32_t>(slot), 1}}),
+         clock);
+  stats_.record_time += clock.now - before;
   ++stats_.records_written;
   VLD_TRACE(kLog, 1,
             "record {} ({}): {}, slot {}, durable seq {}, next seq {}, root {}, window "
@@ -243,7 +244,7 @@ void VldDisk::write_record(bool clean, Command& cmd, std::optional<CylinderWindo
                                      r.root.psn)
                        : std::string("none"),
             r.window_first, r.window_cylinders, r.head_cylinder, r.head, pending_data_.size(),
-            retired_map_.size(), to_us(cmd.t - before));
+            retired_map_.size(), to_us(clock.now - before));
 
   // Now nothing needs what was replaced before the record.
   for (const Extent& e : pending_data_) free_.release(e.track, e.sector, e.sectors);
@@ -269,23 +270,23 @@ uint64_t VldDisk::window_free_sectors() const {
   return n;
 }
 
-VldDisk::Command VldDisk::begin(SimTime start) const {
-  Command cmd{start + drive_.geometry().controller_overhead, {}, true, 0, 0};
-  cmd.b.overhead = drive_.geometry().controller_overhead;
-  return cmd;
+VldDisk::ServiceClock VldDisk::begin(SimTime start) const {
+  ServiceClock clock{start + drive_.geometry().controller_overhead, {}, true, 0, 0};
+  clock.breakdown.overhead = drive_.geometry().controller_overhead;
+  return clock;
 }
 
-void VldDisk::sync(Command& cmd) {
+void VldDisk::sync(ServiceClock& clock) {
   store_->sync();
   synced_seq_ = log_.next_seq() - 1;
-  ++cmd.syncs;
+  ++clock.syncs;
 }
 
 bool VldDisk::durably_unmapped(uint64_t block) const {
   return !map_[block].mapped() && log_.node(static_cast<uint32_t>(block / kEntriesPerPiece)).seq <= synced_seq_;
 }
 
-void VldDisk::maybe_write_record(Command& cmd) {
+void VldDisk::maybe_write_record(ServiceClock& clock) {
   bool too_many_retired = retired_map_.size() >= options_.retired_limit;
   const uint64_t window_free = window_free_sectors();
   // A window used up to half its free space makes eager writing slow: move on.
@@ -294,7 +295,7 @@ void VldDisk::maybe_write_record(Command& cmd) {
   // After a request too big for the window was placed anywhere, come back.
   bool window_widened = window_.count > options_.window_cylinders;
   if (too_many_retired || window_spent || window_widened)
-    write_record(false, cmd, window_at(drive_.head().cylinder),
+    write_record(false, clock, window_at(drive_.head().cylinder),
                  too_many_retired ? "retired map sectors"
                  : window_spent   ? "window spent"
                                   : "window back to its width");
@@ -302,38 +303,38 @@ void VldDisk::maybe_write_record(Command& cmd) {
 
 // ---- requests -------------------------------------------------------------
 
-void VldDisk::charge(std::span<const Extent> extents, Command& cmd) {
+void VldDisk::charge(std::span<const Extent> extents, ServiceClock& clock) {
   std::vector<SectorRun> runs = alloc_.runs(extents);
-  Access a = drive_.access(runs, cmd.t, /*charge_overhead=*/false);
-  cmd.t = a.end;
-  cmd.b += a.breakdown;
+  Access a = drive_.access(runs, clock.now, /*charge_overhead=*/false);
+  clock.now = a.end;
+  clock.breakdown += a.breakdown;
 }
 
-void VldDisk::charge_read(std::span<const SectorRun> runs, Command& cmd) {
-  Access a = drive_.read(runs, cmd.t, /*charge_overhead=*/false);
-  cmd.t = a.end;
-  cmd.b += a.breakdown;
+void VldDisk::charge_read(std::span<const SectorRun> runs, ServiceClock& clock) {
+  Access a = drive_.read(runs, clock.now, /*charge_overhead=*/false);
+  clock.now = a.end;
+  clock.breakdown += a.breakdown;
 }
 
-void VldDisk::read_track(uint32_t track, Command& cmd) {
+void VldDisk::read_track(uint32_t track, ServiceClock& clock) {
   const SectorRun whole{uint64_t{track} * layout_.spt, layout_.spt};
-  charge_read(std::span(&whole, 1), cmd);
+  charge_read(std::span(&whole, 1), clock);
 }
 
-Completion VldDisk::finish(Command& cmd) const {
+Completion VldDisk::finish(ServiceClock& clock) const {
   Completion c;
-  c.end = cmd.t;
-  c.service = cmd.b;
-  c.physical_blocks_written = cmd.written;
-  c.syncs = cmd.syncs;
+  c.end = clock.now;
+  c.service = clock.breakdown;
+  c.physical_blocks_written = clock.blocks_written;
+  c.syncs = clock.syncs;
   return c;
 }
 
-void VldDisk::read_block(uint64_t block, std::byte* out, Command& cmd) {
+void VldDisk::read_block(uint64_t block, std::byte* out, ServiceClock& clock) {
   const MapEntry& e = map_[block];
   Extent ext = extent_of(e);
   store_read(ext, out);
-  charge_read(alloc_.runs(std::span(&ext, 1)), cmd);
+  charge_read(alloc_.runs(std::span(&ext, 1)), clock);
   if (data_checksum(out, sb_.block_bytes, block) != e.checksum) {
     ++stats_.checksum_failures;
     throw Error("data block " + std::to_string(block) + " (offset " +
@@ -345,10 +346,10 @@ void VldDisk::read_block(uint64_t block, std::byte* out, Command& cmd) {
 
 std::vector<std::byte>& VldDisk::current_contents(uint64_t block,
                                                   std::vector<std::vector<std::byte>>& buffers,
-                                                  Command& cmd) {
+                                                  ServiceClock& clock) {
   std::vector<std::byte>& m = buffers.emplace_back(sb_.block_bytes, std::byte{0});
   if (map_[block].mapped()) {
-    read_block(block, m.data(), cmd);
+    read_block(block, m.data(), clock);
     ++stats_.rmw_reads;
   }
   return m;
@@ -359,9 +360,9 @@ void VldDisk::release_data(const MapEntry& e) {
 }
 
 bool VldDisk::apply(std::vector<Update>& updates, std::span<const uint32_t> rewrite_pieces,
-                    bool fua, Command& cmd, PlaceMode mode) {
+                    bool fua, ServiceClock& clock, PlaceMode mode) {
   const bool move = mode != PlaceMode::kEager;  // a compaction move or a repack
-  std::optional<Placement> placed = place_group(updates, rewrite_pieces, cmd, mode);
+  std::optional<Placement> placed = place_group(updates, rewrite_pieces, clock, mode);
   if (!placed) return false;  // only a move gives up
   const std::vector<PlannedNode>& group = placed->group;
   const std::vector<Extent>& ext = placed->extents;
@@ -379,7 +380,7 @@ bool VldDisk::apply(std::vector<Update>& updates, std::span<const uint32_t> rewr
     write_map_sectors(updates, group, ext, data_pieces, member_psns, &map_sectors_written);
   } catch (const Error&) {
     for (auto it = replaced.rbegin(); it != replaced.rend(); ++it) map_[it->first] = it->second;
-    abandon_group(*placed, map_sectors_written, cmd);
+    abandon_group(*placed, map_sectors_written, clock);
     throw;
   }
   for (const auto& [block, before] : replaced) {
@@ -392,40 +393,40 @@ bool VldDisk::apply(std::vector<Update>& updates, std::span<const uint32_t> rewr
 
   // The drive: one pass over data and map sectors, in the order the head
   // meets them; what the map sectors added to the data alone.
-  SimTime data_only_end = cmd.t;
+  SimTime data_only_end = clock.now;
   if (data_pieces > 0) {
     std::vector<SectorRun> data_runs = alloc_.runs(std::span(ext.data(), data_pieces));
-    data_only_end = drive_.estimate(data_runs, cmd.t, false).end;
+    data_only_end = drive_.estimate(data_runs, clock.now, false).end;
   }
   std::vector<Extent> in_time;
   for (size_t i : placed->order) in_time.push_back(ext[i]);
   if (!move)
-    for (size_t k = 0; k < data_pieces; ++k) track_written_[ext[k].track] = cmd.t;
-  const ServiceBreakdown before = cmd.b;
-  charge(in_time, cmd);
+    for (size_t k = 0; k < data_pieces; ++k) track_written_[ext[k].track] = clock.now;
+  const ServiceBreakdown before = clock.breakdown;
+  charge(in_time, clock);
   if (trace::enabled(trace::Channel::kAllocator))
-    trace_placement(updates, group, ext, data_pieces, move, before, cmd, placed->alloc_before);
+    trace_placement(updates, group, ext, data_pieces, move, before, clock, placed->alloc_before);
   if (trace::enabled(trace::Channel::kLog, 2)) trace_group(group, member_psns);
-  if (cmd.t > data_only_end) stats_.map_time += cmd.t - data_only_end;
+  if (clock.now > data_only_end) stats_.map_time += clock.now - data_only_end;
   ++stats_.map_updates;
   stats_.map_sectors_written += group.size();
   stats_.data_blocks_written += data_pieces;
   if (!move) stats_.client_blocks_written += data_pieces;
-  cmd.written += data_pieces;
+  clock.blocks_written += data_pieces;
 
   for (uint32_t psn : log_.commit(group, member_psns)) retired_map_.push_back(psn);
-  if (fua) sync(cmd);
+  if (fua) sync(clock);
   // A compaction move leaves records to the end of its track (end_victim).
   if (!move) {
     compaction_settled_ = false;
-    maybe_write_record(cmd);
+    maybe_write_record(clock);
   }
   return true;
 }
 
 std::optional<VldDisk::Placement> VldDisk::place_group(std::span<const Update> updates,
                                                         std::span<const uint32_t> rewrite_pieces,
-                                                        Command& cmd, PlaceMode mode) {
+                                                        ServiceClock& clock, PlaceMode mode) {
   const bool move = mode != PlaceMode::kEager;
   std::vector<uint32_t> pieces(rewrite_pieces.begin(), rewrite_pieces.end());
   for (const Update& u : updates) pieces.push_back(static_cast<uint32_t>(u.block / kEntriesPerPiece));
@@ -447,27 +448,27 @@ std::optional<VldDisk::Placement> VldDisk::place_group(std::span<const Update> u
 
   p.alloc_before = alloc_.stats();
   std::optional<std::vector<Extent>> ext =
-      alloc_.place(sizes, drive_.head(), cmd.t, window_, &p.order, mode);
+      alloc_.place(sizes, drive_.head(), clock.now, window_, &p.order, mode);
   if (!ext && move) return std::nullopt;
   // (Freed map sectors alone rarely make a run that holds a block.)
   const bool fits_somewhere = could_fit_anywhere(sizes);
   if (!ext && (fits_somewhere || !pending_data_.empty() || p.data_pieces == 0)) {
     // The window is full: move it to the head (freeing what waited for a
     // record) and try again.
-    write_record(false, cmd, window_at(drive_.head().cylinder), "window full");
-    ext = alloc_.place(sizes, drive_.head(), cmd.t, window_, &p.order);
+    write_record(false, clock, window_at(drive_.head().cylinder), "window full");
+    ext = alloc_.place(sizes, drive_.head(), clock.now, window_, &p.order);
   }
   if (!ext && could_fit_anywhere(sizes)) {  // anywhere at all
-    write_record(false, cmd, CylinderWindow{drive_.head().cylinder, layout_.cylinders},
+    write_record(false, clock, CylinderWindow{drive_.head().cylinder, layout_.cylinders},
                  "window full: the whole disk");
-    ext = alloc_.place(sizes, drive_.head(), cmd.t, window_, &p.order);
+    ext = alloc_.place(sizes, drive_.head(), clock.now, window_, &p.order);
   }
   // Free space left only in runs too short for a block: make some longer.
   // Each repack leaves a run that holds a block; bounded all the same.
-  for (uint32_t repacks = 0; !ext && p.data_pieces > 0 && repacks < layout_.tracks && repack(cmd);
+  for (uint32_t repacks = 0; !ext && p.data_pieces > 0 && repacks < layout_.tracks && repack(clock);
        ++repacks) {
     plan_group();
-    ext = alloc_.place(sizes, drive_.head(), cmd.t, window_, &p.order);
+    ext = alloc_.place(sizes, drive_.head(), clock.now, window_, &p.order);
   }
   if (!ext)
     throw Error(fmt::format("no free space left on the simulated platters for a {}-block "
@@ -527,7 +528,8 @@ void VldDisk::write_map_sectors(std::span<const Update> updates,
   }
 }
 
-void VldDisk::abandon_group(const Placement& placed, size_t map_sectors_written, Command& cmd) {
+void VldDisk::abandon_group(const Placement& placed, size_t map_sectors_written,
+                            ServiceClock& clock) {
   if (map_sectors_written > 0) {
     // Some of its map sectors may be on the platter, perhaps all of them:
     // recovery would take the request, and then reject every later one
@@ -539,7 +541,7 @@ void VldDisk::abandon_group(const Placement& placed, size_t map_sectors_written,
     // seqs would read as a lost flushed write to recovery.)
     log_.set_next_seq(placed.group.back().seq + 1);
     try {
-      write_record(false, cmd, std::nullopt, "a failed request's map sectors voided");
+      write_record(false, clock, std::nullopt, "a failed request's map sectors voided");
     } catch (const Error& e) {
       // Nothing more is written: the sectors are freed in memory only.
       store_->stop(std::string("a log record voiding a failed request could not be written (") +
@@ -580,120 +582,12 @@ void VldDisk::live_on(uint32_t track, std::vector<uint64_t>* blocks,
   }
 }
 
-// ---- running out of room for whole blocks ------------------------------------
-
-bool VldDisk::block_runs_scarce() const {
-  // Fewer tracks with a free run that holds a block than a track holds
-  // blocks (an empty track counts for all it holds), the reserve aside. The
-  // longest run is cached per track, so this costs one look per track.
-  const uint32_t enough = layout_.spt / layout_.block_sectors;
-  uint32_t runs = 0;
-  for (uint32_t t = 1; t < layout_.tracks && runs < enough; ++t) {
-    if (!alloc_.usable(t)) continue;
-    if (free_.is_empty(t)) runs += enough;
-    else if (free_.longest_free_run(t) >= layout_.block_sectors) ++runs;
-  }
-  return runs < enough;
-}
-
-void VldDisk::choose_reserve() {
-  // The last empty track: far from where a new image's writes begin, so the
-  // reserve changes nothing until the disk fills.
-  alloc_.set_reserved_track(std::nullopt);
-  for (uint32_t t = layout_.tracks; t-- > 1;)
-    if (free_.is_empty(t) && alloc_.usable(t)) {
-      alloc_.set_reserved_track(t);
-      break;
-    }
-  VLD_TRACE(kAllocator, 1, "reserve track: {}",
-            alloc_.reserved_track() ? std::to_string(*alloc_.reserved_track()) : "none (no empty track)");
-}
-
-bool VldDisk::repack(Command& cmd) {
-  // One track at a time is kept out of placement: give up the compactor's
-  // (its record also frees the last repack's victim, if one waits).
-  if (victim_) end_victim(cmd, /*emptied=*/false);
-  // The last repack's victim is the reserve once a record frees its old
-  // copies, and the moves go to the reserve, so the window must hold it:
-  // one record does both. It also frees whatever else waited, so the free
-  // counts below are true.
-  if (next_reserve_)
-    write_record(false, cmd, window_at(*next_reserve_ / layout_.heads),
-                 "repack: the last victim freed");
-  const std::optional<uint32_t> reserve = alloc_.reserved_track();
-  if (!reserve || !free_.is_empty(*reserve)) return false;
-  if (!window_.contains(*reserve / layout_.heads, layout_.cylinders))
-    write_record(false, cmd, window_at(*reserve / layout_.heads), "repack: window to the reserve");
-
-  // Victims in order of the free sectors they would turn into one run;
-  // worth it only if the run left on the reserve after the blocks holds a
-  // block (the move's map sectors go elsewhere): otherwise repacking could
-  // go round the tracks for ever.
-  std::vector<uint32_t> blocks_on(layout_.tracks, 0);
-  for (const MapEntry& e : map_)
-    if (e.mapped()) ++blocks_on[e.psn() / layout_.spt];
-  std::vector<std::pair<uint32_t, uint32_t>> by_free;  // (free sectors, track)
-  for (uint32_t t = 1; t < layout_.tracks; ++t)
-    if (t != *reserve && !free_.is_empty(t) && free_.free_sectors(t) >= layout_.block_sectors &&
-        (blocks_on[t] + 1) * layout_.block_sectors <= layout_.spt)
-      by_free.emplace_back(free_.free_sectors(t), t);
-  std::sort(by_free.begin(), by_free.end(), std::greater<>());
-  for (const auto& [free_sectors, track] : by_free) {
-    std::vector<uint64_t> blocks;
-    std::vector<uint32_t> pieces;
-    live_on(track, &blocks, &pieces);
-    // Read the whole track (one revolution); a block that fails its
-    // checksum is not moved (a new checksum would hide the damage): try
-    // the next track.
-    const SimTime started = cmd.t;
-    read_track(track, cmd);
-    std::vector<std::vector<std::byte>> data(blocks.size(), std::vector<std::byte>(sb_.block_bytes));
-    bool damaged = false;
-    for (size_t i = 0; i < blocks.size() && !damaged; ++i) {
-      store_read(extent_of(map_[blocks[i]]), data[i].data());
-      damaged = data_checksum(data[i].data(), sb_.block_bytes, blocks[i]) != map_[blocks[i]].checksum;
-    }
-    if (damaged) {
-      VLD_TRACE(kAllocator, 1, "repack: track {} holds a damaged block; not moving it", track);
-      continue;
-    }
-    std::vector<Update> updates;
-    for (size_t i = 0; i < blocks.size(); ++i) updates.push_back(Update{blocks[i], data[i].data()});
-    alloc_.set_excluded_track(track);
-    bool moved = false;
-    try {
-      moved = apply(updates, pieces, /*fua=*/false, cmd, PlaceMode::kRepack);
-    } catch (const Error&) {
-      alloc_.set_excluded_track(std::nullopt);  // as before the repack
-      throw;
-    }
-    if (!moved) {
-      alloc_.set_excluded_track(std::nullopt);
-      return false;
-    }
-    // The reserve now holds the victim's blocks, and the victim (still
-    // excluded from placement) is empty once the next record frees their
-    // old copies: it is the next reserve (write_record).
-    alloc_.set_reserved_track(std::nullopt);
-    next_reserve_ = track;
-    ++stats_.repacks;
-    stats_.repack_blocks_moved += blocks.size();
-    stats_.repack_time += cmd.t - started;
-    VLD_TRACE(kAllocator, 1,
-              "repacked track {} ({} free sectors in runs shorter than a block) onto reserve "
-              "track {}: {} data blocks, {} map pieces; {} sectors free in one run there; "
-              "{:.1f} us",
-              track, free_sectors, *reserve, blocks.size(), pieces.size(),
-              free_.free_sectors(*reserve), to_us(cmd.t - started));
-    return true;
-  }
-  return false;
-}
+// ---- client requests ------------------------------------------------------
 
 Completion VldDisk::read(uint64_t offset, std::span<std::byte> out, SimTime start) {
   const uint64_t bs = sb_.block_bytes;
-  Command cmd = begin(start);
-  if (out.empty()) return finish(cmd);
+  ServiceClock clock = begin(start);
+  if (out.empty()) return finish(clock);
   const uint64_t first = offset / bs, last = (offset + out.size() - 1) / bs;
   // The drive reads the mapped blocks in one sweep from where the head is.
   std::vector<uint64_t> order;
@@ -711,7 +605,7 @@ Completion VldDisk::read(uint64_t offset, std::span<std::byte> out, SimTime star
   std::vector<std::byte> buf(bs);
   std::vector<uint8_t> done(last - first + 1, 0);
   for (uint64_t b : order) {
-    read_block(b, buf.data(), cmd);
+    read_block(b, buf.data(), clock);
     uint64_t lo = std::max(offset, b * bs), hi = std::min(offset + out.size(), (b + 1) * bs);
     std::copy(buf.begin() + (lo - b * bs), buf.begin() + (hi - b * bs), out.begin() + (lo - offset));
     done[b - first] = 1;
@@ -721,7 +615,7 @@ Completion VldDisk::read(uint64_t offset, std::span<std::byte> out, SimTime star
     uint64_t lo = std::max(offset, b * bs), hi = std::min(offset + out.size(), (b + 1) * bs);
     std::fill(out.begin() + (lo - offset), out.begin() + (hi - offset), std::byte{0});
   }
-  Completion c = finish(cmd);
+  Completion c = finish(clock);
   c.physical_blocks_read = order.size();
   return c;
 }
@@ -730,8 +624,8 @@ Completion VldDisk::write(uint64_t offset, std::span<const std::byte> data, bool
                           SimTime start) {
   store_->check();
   const uint64_t bs = sb_.block_bytes;
-  Command cmd = begin(start);
-  if (data.empty()) return finish(cmd);
+  ServiceClock clock = begin(start);
+  if (data.empty()) return finish(clock);
   const uint64_t first = offset / bs, last = (offset + data.size() - 1) / bs;
   std::vector<Update> updates;
   std::vector<std::vector<std::byte>> merged;  // read-modify-write of partial blocks
@@ -742,25 +636,25 @@ Completion VldDisk::write(uint64_t offset, std::span<const std::byte> data, bool
       updates.push_back(Update{b, data.data() + (lo - offset)});
       continue;
     }
-    std::vector<std::byte>& m = current_contents(b, merged, cmd);
+    std::vector<std::byte>& m = current_contents(b, merged, clock);
     std::copy(data.begin() + (lo - offset), data.begin() + (hi - offset), m.begin() + (lo - b * bs));
     updates.push_back(Update{b, m.data()});
   }
-  apply(updates, {}, fua, cmd);
-  return finish(cmd);
+  apply(updates, {}, fua, clock);
+  return finish(clock);
 }
 
 Completion VldDisk::flush(SimTime start) {
   store_->check();
-  Command cmd = begin(start);
-  sync(cmd);
-  return finish(cmd);
+  ServiceClock clock = begin(start);
+  sync(clock);
+  return finish(clock);
 }
 
 Completion VldDisk::trim(uint64_t offset, uint64_t len, bool fua, SimTime start) {
   store_->check();
   const uint64_t bs = sb_.block_bytes;
-  Command cmd = begin(start);
+  ServiceClock clock = begin(start);
   std::vector<Update> updates;
   // Whole blocks only: trim is advisory, partial blocks keep their data.
   // Blocks already unmapped are unmapped again: that they are unmapped may
@@ -773,18 +667,18 @@ Completion VldDisk::trim(uint64_t offset, uint64_t len, bool fua, SimTime start)
   for (uint64_t b = (offset + bs - 1) / bs; (b + 1) * bs <= offset + len; ++b)
     if (!durably_unmapped(b)) updates.push_back(Update{b, nullptr});
   if (updates.empty()) {
-    if (fua) sync(cmd);
-    return finish(cmd);
+    if (fua) sync(clock);
+    return finish(clock);
   }
-  apply(updates, {}, fua, cmd);
-  return finish(cmd);
+  apply(updates, {}, fua, clock);
+  return finish(clock);
 }
 
 Completion VldDisk::zero(uint64_t offset, uint64_t len, ZeroFlags flags, SimTime start) {
   store_->check();
   const uint64_t bs = sb_.block_bytes;
-  Command cmd = begin(start);
-  if (len == 0) return finish(cmd);
+  ServiceClock clock = begin(start);
+  if (len == 0) return finish(clock);
   const uint64_t first = offset / bs, last = (offset + len - 1) / bs;
   // Decide first, so that a fast zero that would write data does nothing.
   bool writes_data = false;
@@ -813,17 +707,17 @@ Completion VldDisk::zero(uint64_t offset, uint64_t len, ZeroFlags flags, SimTime
       if (!durably_unmapped(b)) updates.push_back(Update{b, nullptr});
       continue;
     }
-    std::vector<std::byte>& m = current_contents(b, merged, cmd);
+    std::vector<std::byte>& m = current_contents(b, merged, clock);
     uint64_t lo = std::max(offset, b * bs), hi = std::min(offset + len, (b + 1) * bs);
     std::fill(m.begin() + (lo - b * bs), m.begin() + (hi - b * bs), std::byte{0});
     updates.push_back(Update{b, m.data()});
   }
   if (updates.empty()) {
-    if (flags.fua) sync(cmd);
-    return finish(cmd);
+    if (flags.fua) sync(clock);
+    return finish(clock);
   }
-  apply(updates, {}, flags.fua, cmd);
-  return finish(cmd);
+  apply(updates, {}, flags.fua, clock);
+  return finish(clock);
 }
 
 void VldDisk::extents(uint64_t offset, uint64_t len, const ExtentFn& fn) {
@@ -835,330 +729,9 @@ void VldDisk::extents(uint64_t offset, uint64_t len, const ExtentFn& fn) {
 // down in one sweep (so the next open reads it at media speed instead of a
 // seek per map sector), then the tail in a clean record.
 void VldDisk::close() {
-  Command cmd{kSimEpoch, {}, true, 0, 0};
-  checkpoint(cmd, /*retire_old=*/true);
-  write_record(true, cmd, window_, "clean close");
-}
-
-// ---- compaction -----------------------------------------------------------
-
-std::optional<uint32_t> VldDisk::compaction_victim() const {
-  if (!victim_) return std::nullopt;
-  return victim_->track;
-}
-
-bool VldDisk::choose_victim(SimTime now) {
-  // Every track of the window that holds data: the candidates, and the
-  // holes their blocks can go to.
-  std::vector<TrackCensus> census;
-  const std::optional<uint32_t> fill = alloc_.fill_track();
-  for (uint32_t k = 0; k < window_.count; ++k) {
-    const uint32_t c = (window_.first + k) % layout_.cylinders;
-    for (uint32_t h = 0; h < layout_.heads; ++h) {
-      const uint32_t t = c * layout_.heads + h;
-      if (t == 0 || free_.is_empty(t)) continue;  // the system track; empty ones
-      census.push_back(TrackCensus{t, layout_.spt - free_.free_sectors(t),
-                                   free_.holes_for(t, layout_.block_sectors), track_written_[t],
-                                   t != fill});
-    }
-  }
-  std::optional<uint32_t> track = compactor_.choose(census, now);
-  if (!track) {
-    VLD_TRACE(kCompactor, 1,
-              "nothing to compact among {} tracks with data in cylinders {}+{}: idle until "
-              "the next write",
-              census.size(), window_.first, window_.count);
-    return false;
-  }
-  Victim v;
-  v.track = *track;
-  v.at_start = compactor_.stats();
-  live_on(*track, &v.blocks, &v.pieces);
-  VLD_TRACE(kCompactor, 1,
-            "victim track {} (cylinder {} head {}), {}: {} of {} sectors in use, {} data blocks "
-            "and {} map sectors to move; chosen from {} tracks with data in cylinders {}+{}",
-            v.track, v.track / layout_.heads, v.track % layout_.heads,
-            policy_name(compactor_.options().policy), layout_.spt - free_.free_sectors(v.track),
-            layout_.spt, v.blocks.size(), v.pieces.size(), census.size(), window_.first,
-            window_.count);
-  victim_ = std::move(v);
-  alloc_.set_excluded_track(*track);
-  return true;
-}
-
-// One thing off the victim: false if there is nothing left to move, or a
-// move found no hole (the victim is then given up).
-bool VldDisk::move_next(Command& cmd) {
-  Victim& v = *victim_;
-  const auto on_victim = [&](uint64_t psn) { return psn / layout_.spt == v.track; };
-  while (v.next_block < v.blocks.size()) {
-    const uint64_t b = v.blocks[v.next_block++];
-    if (!map_[b].mapped() || !on_victim(map_[b].psn())) continue;  // rewritten meanwhile
-    if (!v.read) {
-      // The paper's compactor "reads the current track": one revolution
-      // puts all of it in the track buffer, so each move reads for free.
-      read_track(v.track, cmd);
-      v.read = true;
-    }
-    std::vector<std::byte> data(sb_.block_bytes);
-    read_block(b, data.data(), cmd);
-    std::vector<Update> u{Update{b, data.data()}};
-    if (!apply(u, {}, /*fua=*/false, cmd, PlaceMode::kHolePlug)) {
-      VLD_TRACE(kCompactor, 1, "no hole in the window takes block {} of track {}", b, v.track);
-      end_victim(cmd, /*emptied=*/false);
-      return true;
-    }
-    ++compactor_.stats().blocks_moved;
-    return true;
-  }
-  while (v.next_piece < v.pieces.size()) {
-    const uint32_t p = v.pieces[v.next_piece++];
-    const LogNode& n = log_.node(p);
-    if (!n.seq || !on_victim(n.psn)) continue;  // rewritten by a move or a write
-    std::vector<Update> none;
-    if (!apply(none, std::span(&p, 1), /*fua=*/false, cmd, PlaceMode::kHolePlug)) {
-      VLD_TRACE(kCompactor, 1, "no hole in the window takes map piece {} of track {}", p,
-                v.track);
-      end_victim(cmd, /*emptied=*/false);
-      return true;
-    }
-    ++compactor_.stats().map_sectors_moved;
-    return true;
-  }
-  return false;
-}
-
-void VldDisk::end_victim(Command& cmd, bool emptied) {
-  // The record makes the moves durable and frees the old copies (and
-  // whatever else waited on the track): the track is empty.
-  write_record(false, cmd, std::nullopt, "compaction");
-  if (trace::enabled(trace::Channel::kCompactor)) {
-    const CompactorStats& now = compactor_.stats();
-    trace::emit(trace::Channel::kCompactor,
-                "track {} {}: moved {} data blocks and {} map sectors in {} steps; {} empty "
-                "tracks",
-                victim_->track, emptied ? "emptied" : "given up",
-                now.blocks_moved - victim_->at_start.blocks_moved,
-                now.map_sectors_moved - victim_->at_start.map_sectors_moved,
-                now.steps - victim_->at_start.steps + 1, free_.empty_tracks());
-  }
-  if (emptied) {
-    ++compactor_.stats().tracks_compacted;
-  } else {
-    ++compactor_.stats().tracks_abandoned;
-    compaction_settled_ = true;  // no hole left: wait for writes to change things
-  }
-  alloc_.set_excluded_track(std::nullopt);
-  victim_.reset();
-}
-
-std::optional<Completion> VldDisk::idle_step(SimTime start) {
-  if (!compactor_.options().enabled || compaction_settled_) return std::nullopt;
-  if (next_reserve_) {
-    // The last repack's victim keeps the excluded track until a record
-    // frees it: idle time writes that record first.
-    Command cmd{start, {}, true, 0, 0};
-    write_record(false, cmd, std::nullopt, "repack: the last victim freed");
-    return finish(cmd);
-  }
-  // The drive's own work: no host command, so no controller overhead.
-  Command cmd{start, {}, true, 0, 0};
-  if (!victim_ && block_runs_scarce()) {
-    // Few free runs hold a block, and hole-plugging needs them: repack now,
-    // so that the next writes need not (each repack is one step).
-    if (repack(cmd)) {
-      ++stats_.idle_repacks;
-      ++compactor_.stats().steps;
-      compactor_.stats().busy += cmd.t - start;
-      return finish(cmd);
-    }
-    if (cmd.t > start) return finish(cmd);  // it wrote a record, found nothing to move
-  }
-  if (!victim_ && !choose_victim(start)) {
-    compaction_settled_ = true;
-    return std::nullopt;
-  }
-  if (!move_next(cmd)) end_victim(cmd, /*emptied=*/true);
-  ++compactor_.stats().steps;
-  compactor_.stats().busy += cmd.t - start;
-  return finish(cmd);
-}
-
-// ---- trace lines ----------------------------------------------------------
-
-std::string VldDisk::where(const Extent& e) const {
-  return fmt::format("{}/{}/{}+{}", e.track / layout_.heads, e.track % layout_.heads, e.sector,
-                     e.sectors);
-}
-
-// One line per command: each piece's place (cylinder/head/first sector+
-// sectors), how the allocator planned it, and what reaching it cost.
-void VldDisk::trace_placement(std::span<const Update> updates, std::span<const PlannedNode> group,
-                              std::span<const Extent> ext, size_t data_pieces, bool move,
-                              const ServiceBreakdown& before, const Command& cmd,
-                              const AllocatorStats& alloc_before) const {
-  constexpr size_t kShown = 8;  // a 32 MiB write has 8192 blocks
-  std::string data;
-  size_t k = 0;
-  for (const Update& u : updates) {
-    if (!u.data) continue;
-    if (k < kShown)
-      data += fmt::format("{}block {} at {}", k ? ", " : "", u.block, where(ext[k]));
-    ++k;
-  }
-  if (k > kShown) data += fmt::format(" and {} more", k - kShown);
-  if (updates.size() > data_pieces)
-    data += fmt::format("{}unmapped {} blocks", data.empty() ? "" : ", ",
-                        updates.size() - data_pieces);
-  std::string map;
-  for (size_t i = 0; i < group.size(); ++i) {
-    if (i == kShown) {
-      map += fmt::format(" and {} more", group.size() - kShown);
-      break;
-    }
-    map += fmt::format("{}piece {}{} at {}", i ? ", " : "", group[i].piece,
-                       group[i].relay ? " (relay)" : "", where(ext[data_pieces + i]));
-  }
-  const AllocatorStats& a = alloc_.stats();
-  std::string plan = a.contiguous_commands > alloc_before.contiguous_commands
-                         ? "planned as one run"
-                     : a.small_first_commands > alloc_before.small_first_commands
-                         ? "planned map sectors first"
-                         : "planned piece by piece";
-  if (a.fill_switches > alloc_before.fill_switches) plan += ", new fill track";
-  if (a.greedy_pieces > alloc_before.greedy_pieces) plan += ", greedy (no empty track)";
-  const SimDuration seek = cmd.b.seek - before.seek;
-  const SimDuration hs = cmd.b.head_switch - before.head_switch;
-  const SimDuration rot = cmd.b.rotation - before.rotation;
-  trace::emit(trace::Channel::kAllocator,
-              "{}: {}; map {}; {}, {} sectors passed; locate {:.1f} us (seek {:.1f}, head "
-              "switch {:.1f}, rotation {:.1f}), transfer {:.1f} us; window cylinders {}+{}",
-              move ? "move" : data_pieces ? "write" : "unmap", data, map, plan,
-              a.skipped_sectors - alloc_before.skipped_sectors, to_us(seek + hs + rot),
-              to_us(seek), to_us(hs), to_us(rot), to_us(cmd.b.transfer - before.transfer),
-              window_.first, window_.count);
-}
-
-void VldDisk::trace_recovery(const RecoveredState& st) const {
-  const RecoveryReport& r = st.report;
-  trace::emit(trace::Channel::kRecovery,
-              "{} open by {}: record {} (durable seq {}, window cylinders {}+{}); read {} "
-              "sectors ({} map sectors walked, {} tracks scanned) in {:.1f} ms simulated, {:.1f} "
-              "ms wall",
-              r.clean ? "clean" : "unclean", r.method, st.record.generation,
-              st.record.durable_seq, st.record.window_first, st.record.window_cylinders,
-              r.sectors_read, r.map_sectors_walked, r.tracks_scanned, r.simulated_ms, r.wall_ms);
-  if (!r.clean)
-    trace::emit(trace::Channel::kRecovery,
-                "{} map sectors newer than the record: {} requests accepted, {} rolled back; {} "
-                "data blocks checked; {}",
-                r.candidates, r.groups_accepted, r.groups_rejected, r.data_blocks_checked,
-                st.needs_checkpoint ? "wrote a checkpoint" : "kept the tree");
-  trace::emit(trace::Channel::kRecovery,
-              "serving {} live blocks of {}, {} live map sectors; head at {}/{}", live_blocks_,
-              layout_.blocks, log_.live_nodes(), drive_.head().cylinder, drive_.head().head);
-}
-
-// ---- checks and stats -----------------------------------------------------
-
-std::string VldDisk::check_consistency() const {
-  FreeSpaceMap expect(layout_.tracks, layout_.spt);
-  try {
-    expect.reserve_track(0);
-    uint64_t live = 0;
-    for (uint64_t b = 0; b < map_.size(); ++b) {
-      if (!map_[b].mapped()) continue;
-      Extent e = extent_of(map_[b]);
-      expect.allocate(e.track, e.sector, e.sectors);
-      ++live;
-    }
-    if (live != live_blocks_) return "live block count is off";
-    for (uint32_t p = 0; p < layout_.pieces; ++p) {
-      const LogNode& n = log_.node(p);
-      if (n.seq) expect.allocate(n.psn / layout_.spt, n.psn % layout_.spt, 1);
-    }
-    for (uint32_t psn : retired_map_) expect.allocate(psn / layout_.spt, psn % layout_.spt, 1);
-    for (const Extent& e : pending_data_) expect.allocate(e.track, e.sector, e.sectors);
-  } catch (const Error& e) {
-    return std::string("a physical sector is claimed twice: ") + e.what();
-  }
-  for (uint32_t t = 0; t < layout_.tracks; ++t)
-    for (uint32_t s = 0; s < layout_.spt; ++s)
-      if (expect.is_free(t, s) != free_.is_free(t, s))
-        return "free map disagrees at track " + std::to_string(t) + " sector " + std::to_string(s) +
-               (free_.is_free(t, s) ? " (in use but marked free)" : " (leaked)");
-  return log_.check();
-}
-
-nlohmann::json VldDisk::extra_stats() const {
-  const AllocatorStats& a = alloc_.stats();
-  nlohmann::json j;
-  j["vld"] = {
-      {"data_blocks_written", stats_.data_blocks_written},
-      {"map_sectors_written", stats_.map_sectors_written},
-      {"relays", stats_.relays},
-      {"map_update_us", stats_.map_updates ? to_us(stats_.map_time) / stats_.map_updates : 0.0},
-      {"log_records_written", stats_.records_written},
-      {"checkpoints", stats_.checkpoints},
-      {"log_record_us", to_us(stats_.record_time)},
-      {"rmw_reads", stats_.rmw_reads},
-      {"checksum_failures", stats_.checksum_failures},
-      {"live_map_sectors", log_.live_nodes()},
-      {"retired_map_sectors", retired_map_.size()},
-      {"pending_data_frees", pending_data_.size()},
-      {"window", {{"first_cylinder", window_.first}, {"cylinders", window_.count}}},
-      {"fill", options_.fill_fraction},
-      {"allocator",
-       {{"pieces", a.pieces},
-        {"contiguous_commands", a.contiguous_commands},
-        {"small_first_commands", a.small_first_commands},
-        {"fill_switches", a.fill_switches},
-        {"greedy_pieces", a.greedy_pieces},
-        {"mean_locate_sectors",
-         a.pieces ? static_cast<double>(a.skipped_sectors) / a.pieces : 0.0}}},
-      {"empty_tracks", free_.empty_tracks()},
-      {"reserve_track", alloc_.reserved_track() ? nlohmann::json(*alloc_.reserved_track())
-                                                : nlohmann::json(nullptr)},
-      {"repacks", stats_.repacks},
-      {"idle_repacks", stats_.idle_repacks},
-      {"repack_blocks_moved", stats_.repack_blocks_moved},
-      {"repack_ms", to_ms(stats_.repack_time)},
-  };
-  const CompactorStats& c = compactor_.stats();
-  const double client = static_cast<double>(stats_.client_blocks_written);
-  const double bsec = layout_.block_sectors;
-  j["compactor"] = {
-      {"enabled", compactor_.options().enabled},
-      {"policy", policy_name(compactor_.options().policy)},
-      {"tracks_compacted", c.tracks_compacted},
-      {"tracks_abandoned", c.tracks_abandoned},
-      {"blocks_moved", c.blocks_moved},
-      {"map_sectors_moved", c.map_sectors_moved},
-      {"steps", c.steps},
-      {"busy_ms", to_ms(c.busy)},
-      {"victim", victim_ ? nlohmann::json(victim_->track) : nlohmann::json(nullptr)},
-      {"empty_tracks", free_.empty_tracks()},
-      // Physical data blocks written (client writes and moves) per data
-      // block written for clients; and the same counting map sectors.
-      {"write_amplification", client > 0 ? stats_.data_blocks_written / client : 0.0},
-      {"write_amplification_with_map",
-       client > 0 ? (stats_.data_blocks_written * bsec + stats_.map_sectors_written) / (client * bsec)
-                  : 0.0},
-  };
-  const RecoveryReport& r = recovery_;
-  j["recovery"] = {{"clean", r.clean},
-                   {"method", r.method},
-                   {"sectors_read", r.sectors_read},
-                   {"simulated_ms", r.simulated_ms},
-                   {"wall_ms", r.wall_ms},
-                   {"map_sectors_walked", r.map_sectors_walked},
-                   {"tracks_scanned", r.tracks_scanned},
-                   {"candidates", r.candidates},
-                   {"groups_accepted", r.groups_accepted},
-                   {"groups_rejected", r.groups_rejected},
-                   {"data_blocks_checked", r.data_blocks_checked},
-                   {"damage", r.damage}};
-  return j;
+  ServiceClock clock{kSimEpoch, {}, true, 0, 0};
+  checkpoint(clock, /*retire_old=*/true);
+  write_record(true, clock, window_, "clean close");
 }
 
 }  // namespace vld

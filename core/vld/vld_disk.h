@@ -25,7 +25,7 @@
 // or too many replaced map sectors wait, and at open and clean close. Each
 // costs the drive a trip to the system track.
 //
-// Running out of room for whole blocks: repack() (below) packs a
+// Running out of room for whole blocks: repack() packs a
 // fragmented track onto an empty reserve track when no free run holds a
 // block; idle_step() does it ahead of need once such runs are scarce.
 //
@@ -52,6 +52,11 @@
 // allocator channel describes each placement, log each record and
 // checkpoint (2: each group), compactor each victim, recovery each open.
 //
+// The definitions are split by concern: vld_disk.cc (opening, log records,
+// the write path, client requests), vld_disk_compaction.cc (compaction
+// moves and repack), vld_disk_stats.cc (trace lines, consistency check,
+// statistics).
+//
 // Thread-safety: not thread-safe (see Disk).
 #ifndef VLD_CORE_VLD_VLD_DISK_H_
 #define VLD_CORE_VLD_VLD_DISK_H_
@@ -61,6 +66,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/store/backing_store.h"
@@ -153,12 +159,14 @@ class VldDisk final : public Disk {
     uint64_t block;
     const std::byte* data;  // nullptr: unmap
   };
-  // A request's command: pre-read (RMW) state, then placement and writes.
-  struct Command {
-    SimTime t;
-    ServiceBreakdown b;
+  // The simulated time and cost of serving one request (one drive command:
+  // pre-reads for read-modify-write, then placement and writes), carried
+  // through every step that moves the head or transfers.
+  struct ServiceClock {
+    SimTime now;                 // when the command's next mechanical step starts
+    ServiceBreakdown breakdown;  // where the time went so far
     bool overhead_charged = false;
-    uint64_t written = 0;
+    uint64_t blocks_written = 0;  // physical data blocks written
     uint32_t syncs = 0;
   };
 
@@ -175,7 +183,7 @@ class VldDisk final : public Disk {
   void install(RecoveredState& st);
   void write_checkpoint(RecoveredState& st);
   // Rewrites every live piece as one group forming a fresh, balanced tree.
-  void checkpoint(Command& cmd, bool retire_old);
+  void checkpoint(ServiceClock& clock, bool retire_old);
   // Writes `updates` and a new version of every map piece they change (and
   // of `rewrite_pieces`, unchanged) as one group. PlaceMode::kEager never
   // fails (it moves the window, or throws ENOSPC); kHolePlug (a compaction
@@ -183,7 +191,7 @@ class VldDisk final : public Disk {
   // If a write of the backing store fails, the request's state changes are
   // undone (map, free space) and the error is thrown: see abandon_group.
   bool apply(std::vector<Update>& updates, std::span<const uint32_t> rewrite_pieces, bool fua,
-             Command& cmd, PlaceMode mode = PlaceMode::kEager);
+             ServiceClock& clock, PlaceMode mode = PlaceMode::kEager);
   // Where a request's data blocks and map sectors go, as apply() plans them.
   struct Placement {
     std::vector<PlannedNode> group;
@@ -195,8 +203,8 @@ class VldDisk final : public Disk {
   // Plans the group and allocates its sectors (moving the window, writing
   // records or repacking as needed). nullopt: a move found no hole.
   std::optional<Placement> place_group(std::span<const Update> updates,
-                                       std::span<const uint32_t> rewrite_pieces, Command& cmd,
-                                       PlaceMode mode);
+                                       std::span<const uint32_t> rewrite_pieces,
+                                       ServiceClock& clock, PlaceMode mode);
   // Writes the data blocks and points map_ at them, remembering in
   // `replaced` each entry it changed (to undo or to free).
   void write_data(std::span<const Update> updates, std::span<const Extent> ext,
@@ -208,13 +216,13 @@ class VldDisk final : public Disk {
   // A request whose writes failed: its seqs are skipped, any map sector of
   // it that reached the platter is voided by a log record, and its sectors
   // are free again. If the record fails too, the disk stops (FailStopStore).
-  void abandon_group(const Placement& placed, size_t map_sectors_written, Command& cmd);
+  void abandon_group(const Placement& placed, size_t map_sectors_written, ServiceClock& clock);
   void trace_group(std::span<const PlannedNode> group, std::span<const uint32_t> member_psns) const;
   // Compaction: picks the next victim (false: nothing worth doing), moves
   // one thing off it, finishes it.
   bool choose_victim(SimTime now);
-  bool move_next(Command& cmd);
-  void end_victim(Command& cmd, bool emptied);
+  bool move_next(ServiceClock& clock);
+  void end_victim(ServiceClock& clock, bool emptied);
   // Running out of room for whole blocks: every write leaves the few
   // sectors the head passes during the controller overhead free behind it,
   // too few for a block, so a disk filled by back-to-back writes runs out
@@ -223,7 +231,10 @@ class VldDisk final : public Disk {
   // with the most such sectors, packed back to back (one group, so a crash
   // keeps either copy); the next record frees the old copies, and the
   // emptied track is the new reserve. false: no reserve, or nothing to gain.
-  bool repack(Command& cmd);
+  bool repack(ServiceClock& clock);
+  // The tracks repack() may empty onto `reserve`, as (free sectors,
+  // track), the most free sectors first.
+  std::vector<std::pair<uint32_t, uint32_t>> repack_victims(uint32_t reserve) const;
   // The data blocks and the live map sectors (their pieces) on a track.
   void live_on(uint32_t track, std::vector<uint64_t>* blocks, std::vector<uint32_t>* pieces) const;
   void choose_reserve();
@@ -232,39 +243,39 @@ class VldDisk final : public Disk {
   // Whether some usable track has a free run for the largest piece.
   bool could_fit_anywhere(std::span<const uint32_t> sizes) const;
   // why: what called for the record, for the log trace.
-  void write_record(bool clean, Command& cmd, std::optional<CylinderWindow> next_window,
+  void write_record(bool clean, ServiceClock& clock, std::optional<CylinderWindow> next_window,
                     const char* why);
-  void sync(Command& cmd);
+  void sync(ServiceClock& clock);
   // Unmapped, and the map piece saying so is on stable storage (or the
   // piece was never written): no crash can bring a mapping back.
   bool durably_unmapped(uint64_t block) const;
-  void maybe_write_record(Command& cmd);
+  void maybe_write_record(ServiceClock& clock);
   uint64_t window_free_sectors() const;
   // A command arriving at `start`: the controller overhead paid first.
-  Command begin(SimTime start) const;
+  ServiceClock begin(SimTime start) const;
   CylinderWindow window_at(uint32_t cylinder) const;
   // Reads a mapped block (verifying it) into out; charges the access.
-  void read_block(uint64_t block, std::byte* out, Command& cmd);
+  void read_block(uint64_t block, std::byte* out, ServiceClock& clock);
   // A new buffer in `buffers` holding the block as it reads now (read, and
   // counted, if mapped; zeros if not): the start of a read-modify-write.
   std::vector<std::byte>& current_contents(uint64_t block,
                                            std::vector<std::vector<std::byte>>& buffers,
-                                           Command& cmd);
-  void charge(std::span<const Extent> extents, Command& cmd);
+                                           ServiceClock& clock);
+  void charge(std::span<const Extent> extents, ServiceClock& clock);
   // What reading costs the drive, through its track buffer.
-  void charge_read(std::span<const SectorRun> runs, Command& cmd);
+  void charge_read(std::span<const SectorRun> runs, ServiceClock& clock);
   // One revolution puts a whole track in the track buffer.
-  void read_track(uint32_t track, Command& cmd);
+  void read_track(uint32_t track, ServiceClock& clock);
   Extent extent_of(const MapEntry& e) const;
   void store_write(const Extent& e, const void* bytes);
   void store_read(const Extent& e, void* bytes);
   void release_data(const MapEntry& e);
-  Completion finish(Command& cmd) const;
+  Completion finish(ServiceClock& clock) const;
   // Trace lines (util/trace.h), written only when their channel is on.
   std::string where(const Extent& e) const;  // "cylinder/head/sector+sectors"
   void trace_placement(std::span<const Update> updates, std::span<const PlannedNode> group,
                        std::span<const Extent> ext, size_t data_pieces, bool move,
-                       const ServiceBreakdown& before, const Command& cmd,
+                       const ServiceBreakdown& before, const ServiceClock& clock,
                        const AllocatorStats& alloc_before) const;
   void trace_recovery(const RecoveredState& st) const;
 

@@ -1,0 +1,276 @@
+// VldDisk, compaction: emptying tracks so that eager writing finds empty
+// tracks again (paper 001, sections 2.3 and 4.2). idle_step() moves one
+// live block or map sector per step off a victim track into holes
+// elsewhere; repack() packs a fragmented track onto the empty reserve
+// track when no free run holds a block. The class, its invariants and its
+// thread contract: vld_disk.h.
+#include "core/vld/vld_disk.h"
+
+#include <algorithm>
+#include <string>
+
+#include "core/util/error.h"
+#include "core/util/trace.h"
+
+namespace vld {
+
+// ---- compaction -----------------------------------------------------------
+
+std::optional<uint32_t> VldDisk::compaction_victim() const {
+  if (!victim_) return std::nullopt;
+  return victim_->track;
+}
+
+bool VldDisk::choose_victim(SimTime now) {
+  // Every track of the window that holds data: the candidates, and the
+  // holes their blocks can go to.
+  std::vector<TrackCensus> census;
+  const std::optional<uint32_t> fill = alloc_.fill_track();
+  for (uint32_t k = 0; k < window_.count; ++k) {
+    const uint32_t c = (window_.first + k) % layout_.cylinders;
+    for (uint32_t h = 0; h < layout_.heads; ++h) {
+      const uint32_t t = c * layout_.heads + h;
+      if (t == 0 || free_.is_empty(t)) continue;  // the system track; empty ones
+      census.push_back(TrackCensus{t, layout_.spt - free_.free_sectors(t),
+                                   free_.holes_for(t, layout_.block_sectors), track_written_[t],
+                                   t != fill});
+    }
+  }
+  std::optional<uint32_t> track = compactor_.choose(census, now);
+  if (!track) {
+    VLD_TRACE(kCompactor, 1,
+              "nothing to compact among {} tracks with data in cylinders {}+{}: idle until "
+              "the next write",
+              census.size(), window_.first, window_.count);
+    return false;
+  }
+  Victim v;
+  v.track = *track;
+  v.at_start = compactor_.stats();
+  live_on(*track, &v.blocks, &v.pieces);
+  VLD_TRACE(kCompactor, 1,
+            "victim track {} (cylinder {} head {}), {}: {} of {} sectors in use, {} data blocks "
+            "and {} map sectors to move; chosen from {} tracks with data in cylinders {}+{}",
+            v.track, v.track / layout_.heads, v.track % layout_.heads,
+            policy_name(compactor_.options().policy), layout_.spt - free_.free_sectors(v.track),
+            layout_.spt, v.blocks.size(), v.pieces.size(), census.size(), window_.first,
+            window_.count);
+  victim_ = std::move(v);
+  alloc_.set_excluded_track(*track);
+  return true;
+}
+
+// One thing off the victim: false if there is nothing left to move, or a
+// move found no hole (the victim is then given up).
+bool VldDisk::move_next(ServiceClock& clock) {
+  Victim& v = *victim_;
+  const auto on_victim = [&](uint64_t psn) { return psn / layout_.spt == v.track; };
+  while (v.next_block < v.blocks.size()) {
+    const uint64_t b = v.blocks[v.next_block++];
+    if (!map_[b].mapped() || !on_victim(map_[b].psn())) continue;  // rewritten meanwhile
+    if (!v.read) {
+      // The paper's compactor "reads the current track": one revolution
+      // puts all of it in the track buffer, so each move reads for free.
+      read_track(v.track, clock);
+      v.read = true;
+    }
+    std::vector<std::byte> data(sb_.block_bytes);
+    read_block(b, data.data(), clock);
+    std::vector<Update> u{Update{b, data.data()}};
+    if (!apply(u, {}, /*fua=*/false, clock, PlaceMode::kHolePlug)) {
+      VLD_TRACE(kCompactor, 1, "no hole in the window takes block {} of track {}", b, v.track);
+      end_victim(clock, /*emptied=*/false);
+      return true;
+    }
+    ++compactor_.stats().blocks_moved;
+    return true;
+  }
+  while (v.next_piece < v.pieces.size()) {
+    const uint32_t p = v.pieces[v.next_piece++];
+    const LogNode& n = log_.node(p);
+    if (!n.seq || !on_victim(n.psn)) continue;  // rewritten by a move or a write
+    std::vector<Update> none;
+    if (!apply(none, std::span(&p, 1), /*fua=*/false, clock, PlaceMode::kHolePlug)) {
+      VLD_TRACE(kCompactor, 1, "no hole in the window takes map piece {} of track {}", p,
+                v.track);
+      end_victim(clock, /*emptied=*/false);
+      return true;
+    }
+    ++compactor_.stats().map_sectors_moved;
+    return true;
+  }
+  return false;
+}
+
+void VldDisk::end_victim(ServiceClock& clock, bool emptied) {
+  // The record makes the moves durable and frees the old copies (and
+  // whatever else waited on the track): the track is empty.
+  write_record(false, clock, std::nullopt, "compaction");
+  if (trace::enabled(trace::Channel::kCompactor)) {
+    const CompactorStats& now = compactor_.stats();
+    trace::emit(trace::Channel::kCompactor,
+                "track {} {}: moved {} data blocks and {} map sectors in {} steps; {} empty "
+                "tracks",
+                victim_->track, emptied ? "emptied" : "given up",
+                now.blocks_moved - victim_->at_start.blocks_moved,
+                now.map_sectors_moved - victim_->at_start.map_sectors_moved,
+                now.steps - victim_->at_start.steps + 1, free_.empty_tracks());
+  }
+  if (emptied) {
+    ++compactor_.stats().tracks_compacted;
+  } else {
+    ++compactor_.stats().tracks_abandoned;
+    compaction_settled_ = true;  // no hole left: wait for writes to change things
+  }
+  alloc_.set_excluded_track(std::nullopt);
+  victim_.reset();
+}
+
+std::optional<Completion> VldDisk::idle_step(SimTime start) {
+  if (!compactor_.options().enabled || compaction_settled_) return std::nullopt;
+  if (next_reserve_) {
+    // The last repack's victim keeps the excluded track until a record
+    // frees it: idle time writes that record first.
+    ServiceClock clock{start, {}, true, 0, 0};
+    write_record(false, clock, std::nullopt, "repack: the last victim freed");
+    return finish(clock);
+  }
+  // The drive's own work: no host command, so no controller overhead.
+  ServiceClock clock{start, {}, true, 0, 0};
+  if (!victim_ && block_runs_scarce()) {
+    // Few free runs hold a block, and hole-plugging needs them: repack now,
+    // so that the next writes need not (each repack is one step).
+    if (repack(clock)) {
+      ++stats_.idle_repacks;
+      ++compactor_.stats().steps;
+      compactor_.stats().busy += clock.now - start;
+      return finish(clock);
+    }
+    if (clock.now > start) return finish(clock);  // it wrote a record, found nothing to move
+  }
+  if (!victim_ && !choose_victim(start)) {
+    compaction_settled_ = true;
+    return std::nullopt;
+  }
+  if (!move_next(clock)) end_victim(clock, /*emptied=*/true);
+  ++compactor_.stats().steps;
+  compactor_.stats().busy += clock.now - start;
+  return finish(clock);
+}
+
+// ---- running out of room for whole blocks ------------------------------------
+
+bool VldDisk::block_runs_scarce() const {
+  // Fewer tracks with a free run that holds a block than a track holds
+  // blocks (an empty track counts for all it holds), the reserve aside. The
+  // longest run is cached per track, so this costs one look per track.
+  const uint32_t enough = layout_.spt / layout_.block_sectors;
+  uint32_t runs = 0;
+  for (uint32_t t = 1; t < layout_.tracks && runs < enough; ++t) {
+    if (!alloc_.usable(t)) continue;
+    if (free_.is_empty(t)) runs += enough;
+    else if (free_.longest_free_run(t) >= layout_.block_sectors) ++runs;
+  }
+  return runs < enough;
+}
+
+void VldDisk::choose_reserve() {
+  // The last empty track: far from where a new image's writes begin, so the
+  // reserve changes nothing until the disk fills.
+  alloc_.set_reserved_track(std::nullopt);
+  for (uint32_t t = layout_.tracks; t-- > 1;)
+    if (free_.is_empty(t) && alloc_.usable(t)) {
+      alloc_.set_reserved_track(t);
+      break;
+    }
+  VLD_TRACE(kAllocator, 1, "reserve track: {}",
+            alloc_.reserved_track() ? std::to_string(*alloc_.reserved_track()) : "none (no empty track)");
+}
+
+std::vector<std::pair<uint32_t, uint32_t>> VldDisk::repack_victims(uint32_t reserve) const {
+  // Victims in order of the free sectors they would turn into one run;
+  // worth it only if the run left on the reserve after the blocks holds a
+  // block (the move's map sectors go elsewhere): otherwise repacking could
+  // go round the tracks for ever.
+  std::vector<uint32_t> blocks_on(layout_.tracks, 0);
+  for (const MapEntry& e : map_)
+    if (e.mapped()) ++blocks_on[e.psn() / layout_.spt];
+  std::vector<std::pair<uint32_t, uint32_t>> by_free;  // (free sectors, track)
+  for (uint32_t t = 1; t < layout_.tracks; ++t)
+    if (t != reserve && !free_.is_empty(t) && free_.free_sectors(t) >= layout_.block_sectors &&
+        (blocks_on[t] + 1) * layout_.block_sectors <= layout_.spt)
+      by_free.emplace_back(free_.free_sectors(t), t);
+  std::sort(by_free.begin(), by_free.end(), std::greater<>());
+  return by_free;
+}
+
+bool VldDisk::repack(ServiceClock& clock) {
+  // One track at a time is kept out of placement: give up the compactor's
+  // (its record also frees the last repack's victim, if one waits).
+  if (victim_) end_victim(clock, /*emptied=*/false);
+  // The last repack's victim is the reserve once a record frees its old
+  // copies, and the moves go to the reserve, so the window must hold it:
+  // one record does both. It also frees whatever else waited, so the free
+  // counts below are true.
+  if (next_reserve_)
+    write_record(false, clock, window_at(*next_reserve_ / layout_.heads),
+                 "repack: the last victim freed");
+  const std::optional<uint32_t> reserve = alloc_.reserved_track();
+  if (!reserve || !free_.is_empty(*reserve)) return false;
+  if (!window_.contains(*reserve / layout_.heads, layout_.cylinders))
+    write_record(false, clock, window_at(*reserve / layout_.heads),
+                 "repack: window to the reserve");
+
+  for (const auto& [free_sectors, track] : repack_victims(*reserve)) {
+    std::vector<uint64_t> blocks;
+    std::vector<uint32_t> pieces;
+    live_on(track, &blocks, &pieces);
+    // Read the whole track (one revolution); a block that fails its
+    // checksum is not moved (a new checksum would hide the damage): try
+    // the next track.
+    const SimTime started = clock.now;
+    read_track(track, clock);
+    std::vector<std::vector<std::byte>> data(blocks.size(), std::vector<std::byte>(sb_.block_bytes));
+    bool damaged = false;
+    for (size_t i = 0; i < blocks.size() && !damaged; ++i) {
+      store_read(extent_of(map_[blocks[i]]), data[i].data());
+      damaged = data_checksum(data[i].data(), sb_.block_bytes, blocks[i]) != map_[blocks[i]].checksum;
+    }
+    if (damaged) {
+      VLD_TRACE(kAllocator, 1, "repack: track {} holds a damaged block; not moving it", track);
+      continue;
+    }
+    std::vector<Update> updates;
+    for (size_t i = 0; i < blocks.size(); ++i) updates.push_back(Update{blocks[i], data[i].data()});
+    alloc_.set_excluded_track(track);
+    bool moved = false;
+    try {
+      moved = apply(updates, pieces, /*fua=*/false, clock, PlaceMode::kRepack);
+    } catch (const Error&) {
+      alloc_.set_excluded_track(std::nullopt);  // as before the repack
+      throw;
+    }
+    if (!moved) {
+      alloc_.set_excluded_track(std::nullopt);
+      return false;
+    }
+    // The reserve now holds the victim's blocks, and the victim (still
+    // excluded from placement) is empty once the next record frees their
+    // old copies: it is the next reserve (write_record).
+    alloc_.set_reserved_track(std::nullopt);
+    next_reserve_ = track;
+    ++stats_.repacks;
+    stats_.repack_blocks_moved += blocks.size();
+    stats_.repack_time += clock.now - started;
+    VLD_TRACE(kAllocator, 1,
+              "repacked track {} ({} free sectors in runs shorter than a block) onto reserve "
+              "track {}: {} data blocks, {} map pieces; {} sectors free in one run there; "
+              "{:.1f} us",
+              track, free_sectors, *reserve, blocks.size(), pieces.size(),
+              free_.free_sectors(*reserve), to_us(clock.now - started));
+    return true;
+  }
+  return false;
+}
+
+}  // namespace vld

@@ -1,0 +1,192 @@
+// VldDisk, what it says about itself: trace lines (core/util/trace.h),
+// the consistency check of its in-memory state, and the statistics
+// (extra_stats). None of these changes the disk.
+// The class, its invariants and its thread contract: vld_disk.h.
+#include "core/vld/vld_disk.h"
+
+#include <algorithm>
+#include <string>
+
+#include "core/util/error.h"
+#include "core/util/trace.h"
+
+namespace vld {
+
+// ---- trace lines ----------------------------------------------------------
+
+std::string VldDisk::where(const Extent& e) const {
+  return fmt::format("{}/{}/{}+{}", e.track / layout_.heads, e.track % layout_.heads, e.sector,
+                     e.sectors);
+}
+
+// One line per command: each piece's place (cylinder/head/first sector+
+// sectors), how the allocator planned it, and what reaching it cost.
+void VldDisk::trace_placement(std::span<const Update> updates, std::span<const PlannedNode> group,
+                              std::span<const Extent> ext, size_t data_pieces, bool move,
+                              const ServiceBreakdown& before, const ServiceClock& clock,
+                              const AllocatorStats& alloc_before) const {
+  constexpr size_t kShown = 8;  // a 32 MiB write has 8192 blocks
+  std::string data;
+  size_t k = 0;
+  for (const Update& u : updates) {
+    if (!u.data) continue;
+    if (k < kShown)
+      data += fmt::format("{}block {} at {}", k ? ", " : "", u.block, where(ext[k]));
+    ++k;
+  }
+  if (k > kShown) data += fmt::format(" and {} more", k - kShown);
+  if (updates.size() > data_pieces)
+    data += fmt::format("{}unmapped {} blocks", data.empty() ? "" : ", ",
+                        updates.size() - data_pieces);
+  std::string map;
+  for (size_t i = 0; i < group.size(); ++i) {
+    if (i == kShown) {
+      map += fmt::format(" and {} more", group.size() - kShown);
+      break;
+    }
+    map += fmt::format("{}piece {}{} at {}", i ? ", " : "", group[i].piece,
+                       group[i].relay ? " (relay)" : "", where(ext[data_pieces + i]));
+  }
+  const AllocatorStats& a = alloc_.stats();
+  std::string plan = a.contiguous_commands > alloc_before.contiguous_commands
+                         ? "planned as one run"
+                     : a.small_first_commands > alloc_before.small_first_commands
+                         ? "planned map sectors first"
+                         : "planned piece by piece";
+  if (a.fill_switches > alloc_before.fill_switches) plan += ", new fill track";
+  if (a.greedy_pieces > alloc_before.greedy_pieces) plan += ", greedy (no empty track)";
+  const SimDuration seek = clock.breakdown.seek - before.seek;
+  const SimDuration hs = clock.breakdown.head_switch - before.head_switch;
+  const SimDuration rot = clock.breakdown.rotation - before.rotation;
+  trace::emit(trace::Channel::kAllocator,
+              "{}: {}; map {}; {}, {} sectors passed; locate {:.1f} us (seek {:.1f}, head "
+              "switch {:.1f}, rotation {:.1f}), transfer {:.1f} us; window cylinders {}+{}",
+              move ? "move" : data_pieces ? "write" : "unmap", data, map, plan,
+              a.skipped_sectors - alloc_before.skipped_sectors, to_us(seek + hs + rot),
+              to_us(seek), to_us(hs), to_us(rot), to_us(clock.breakdown.transfer - before.transfer),
+              window_.first, window_.count);
+}
+
+void VldDisk::trace_recovery(const RecoveredState& st) const {
+  const RecoveryReport& r = st.report;
+  trace::emit(trace::Channel::kRecovery,
+              "{} open by {}: record {} (durable seq {}, window cylinders {}+{}); read {} "
+              "sectors ({} map sectors walked, {} tracks scanned) in {:.1f} ms simulated, {:.1f} "
+              "ms wall",
+              r.clean ? "clean" : "unclean", r.method, st.record.generation,
+              st.record.durable_seq, st.record.window_first, st.record.window_cylinders,
+              r.sectors_read, r.map_sectors_walked, r.tracks_scanned, r.simulated_ms, r.wall_ms);
+  if (!r.clean)
+    trace::emit(trace::Channel::kRecovery,
+                "{} map sectors newer than the record: {} requests accepted, {} rolled back; {} "
+                "data blocks checked; {}",
+                r.candidates, r.groups_accepted, r.groups_rejected, r.data_blocks_checked,
+                st.needs_checkpoint ? "wrote a checkpoint" : "kept the tree");
+  trace::emit(trace::Channel::kRecovery,
+              "serving {} live blocks of {}, {} live map sectors; head at {}/{}", live_blocks_,
+              layout_.blocks, log_.live_nodes(), drive_.head().cylinder, drive_.head().head);
+}
+
+// ---- checks and stats -----------------------------------------------------
+
+std::string VldDisk::check_consistency() const {
+  FreeSpaceMap expect(layout_.tracks, layout_.spt);
+  try {
+    expect.reserve_track(0);
+    uint64_t live = 0;
+    for (uint64_t b = 0; b < map_.size(); ++b) {
+      if (!map_[b].mapped()) continue;
+      Extent e = extent_of(map_[b]);
+      expect.allocate(e.track, e.sector, e.sectors);
+      ++live;
+    }
+    if (live != live_blocks_) return "live block count is off";
+    for (uint32_t p = 0; p < layout_.pieces; ++p) {
+      const LogNode& n = log_.node(p);
+      if (n.seq) expect.allocate(n.psn / layout_.spt, n.psn % layout_.spt, 1);
+    }
+    for (uint32_t psn : retired_map_) expect.allocate(psn / layout_.spt, psn % layout_.spt, 1);
+    for (const Extent& e : pending_data_) expect.allocate(e.track, e.sector, e.sectors);
+  } catch (const Error& e) {
+    return std::string("a physical sector is claimed twice: ") + e.what();
+  }
+  for (uint32_t t = 0; t < layout_.tracks; ++t)
+    for (uint32_t s = 0; s < layout_.spt; ++s)
+      if (expect.is_free(t, s) != free_.is_free(t, s))
+        return "free map disagrees at track " + std::to_string(t) + " sector " + std::to_string(s) +
+               (free_.is_free(t, s) ? " (in use but marked free)" : " (leaked)");
+  return log_.check();
+}
+
+nlohmann::json VldDisk::extra_stats() const {
+  const AllocatorStats& a = alloc_.stats();
+  nlohmann::json j;
+  j["vld"] = {
+      {"data_blocks_written", stats_.data_blocks_written},
+      {"map_sectors_written", stats_.map_sectors_written},
+      {"relays", stats_.relays},
+      {"map_update_us", stats_.map_updates ? to_us(stats_.map_time) / stats_.map_updates : 0.0},
+      {"log_records_written", stats_.records_written},
+      {"checkpoints", stats_.checkpoints},
+      {"log_record_us", to_us(stats_.record_time)},
+      {"rmw_reads", stats_.rmw_reads},
+      {"checksum_failures", stats_.checksum_failures},
+      {"live_map_sectors", log_.live_nodes()},
+      {"retired_map_sectors", retired_map_.size()},
+      {"pending_data_frees", pending_data_.size()},
+      {"window", {{"first_cylinder", window_.first}, {"cylinders", window_.count}}},
+      {"fill", options_.fill_fraction},
+      {"allocator",
+       {{"pieces", a.pieces},
+        {"contiguous_commands", a.contiguous_commands},
+        {"small_first_commands", a.small_first_commands},
+        {"fill_switches", a.fill_switches},
+        {"greedy_pieces", a.greedy_pieces},
+        {"mean_locate_sectors",
+         a.pieces ? static_cast<double>(a.skipped_sectors) / a.pieces : 0.0}}},
+      {"empty_tracks", free_.empty_tracks()},
+      {"reserve_track", alloc_.reserved_track() ? nlohmann::json(*alloc_.reserved_track())
+                                                : nlohmann::json(nullptr)},
+      {"repacks", stats_.repacks},
+      {"idle_repacks", stats_.idle_repacks},
+      {"repack_blocks_moved", stats_.repack_blocks_moved},
+      {"repack_ms", to_ms(stats_.repack_time)},
+  };
+  const CompactorStats& c = compactor_.stats();
+  const double client = static_cast<double>(stats_.client_blocks_written);
+  const double bsec = layout_.block_sectors;
+  j["compactor"] = {
+      {"enabled", compactor_.options().enabled},
+      {"policy", policy_name(compactor_.options().policy)},
+      {"tracks_compacted", c.tracks_compacted},
+      {"tracks_abandoned", c.tracks_abandoned},
+      {"blocks_moved", c.blocks_moved},
+      {"map_sectors_moved", c.map_sectors_moved},
+      {"steps", c.steps},
+      {"busy_ms", to_ms(c.busy)},
+      {"victim", victim_ ? nlohmann::json(victim_->track) : nlohmann::json(nullptr)},
+      {"empty_tracks", free_.empty_tracks()},
+      // Physical data blocks written (client writes and moves) per data
+      // block written for clients; and the same counting map sectors.
+      {"write_amplification", client > 0 ? stats_.data_blocks_written / client : 0.0},
+      {"write_amplification_with_map",
+       client > 0 ? (stats_.data_blocks_written * bsec + stats_.map_sectors_written) / (client * bsec)
+                  : 0.0},
+  };
+  const RecoveryReport& r = recovery_;
+  j["recovery"] = {{"clean", r.clean},
+                   {"method", r.method},
+                   {"sectors_read", r.sectors_read},
+                   {"simulated_ms", r.simulated_ms},
+                   {"wall_ms", r.wall_ms},
+                   {"map_sectors_walked", r.map_sectors_walked},
+                   {"tracks_scanned", r.tracks_scanned},
+                   {"candidates", r.candidates},
+                   {"groups_accepted", r.groups_accepted},
+                   {"groups_rejected", r.groups_rejected},
+                   {"data_blocks_checked", r.data_blocks_checked},
+                   {"damage", r.damage}};
+  return j;
+}
+
+}  // namespace vld

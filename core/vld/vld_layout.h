@@ -1,0 +1,41 @@
+// VldLayout: where mode=vld keeps things on the platters, derived from the
+// superblock (core/image_format.h): the record slots on system track 0, the
+// blocks and pieces of the map, and the byte offset of each sector.
+//
+// Invariants: tracks == cylinders * heads; pieces == ceil(blocks /
+// kEntriesPerPiece); psn 0 and 1 (the record slots) never hold a map sector
+// or data.
+//
+// Thread-safety: plain values.
+#ifndef VLD_CORE_VLD_VLD_LAYOUT_H_
+#define VLD_CORE_VLD_VLD_LAYOUT_H_
+
+#include <cstdint>
+
+#include "core/image_format.h"
+#include "core/vld/map_sector.h"
+
+namespace vld {
+
+// Layout facts recovery, VldDisk and vld-inspect share.
+struct VldLayout {
+  explicit VldLayout(const Superblock& sb)
+      : spt(sb.geometry.sectors_per_track),
+        heads(sb.geometry.tracks_per_cylinder),
+        cylinders(sb.simulated_cylinders),
+        tracks(sb.simulated_cylinders * sb.geometry.tracks_per_cylinder),
+        block_sectors(sb.block_bytes / kSectorBytes),
+        blocks(sb.export_bytes / sb.block_bytes),
+        pieces((sb.export_bytes / sb.block_bytes + kEntriesPerPiece - 1) / kEntriesPerPiece),
+        platter_offset(sb.platter_offset) {}
+  uint32_t spt, heads, cylinders, tracks;
+  uint32_t block_sectors;
+  uint64_t blocks, pieces;
+  uint64_t platter_offset;
+  static constexpr uint32_t kRecordSlots = 2;  // psn 0 and 1, on system track 0
+  uint64_t byte_offset(uint64_t psn) const { return platter_offset + psn * kSectorBytes; }
+};
+
+}  // namespace vld
+
+#endif  // VLD_CORE_VLD_VLD_LAYOUT_H_
