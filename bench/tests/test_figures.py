@@ -132,13 +132,12 @@ def test_fig11_compactor_helps_with_idle_time(run_copy, monkeypatch):
     assert (run / "fig11.png").stat().st_size > 1000
 
 
-def test_fig2_model_and_simulation(run_copy, monkeypatch):
+def test_fig2_model_and_simulation(run_copy):
     from vldbench import fig2
-    set_env(monkeypatch, {"GEOMETRIES": "hp97560 st19101 savvio10k4", "SECTORS": "1 8",
-                          "MC_WRITES": "4000", "SEED": "1", "RUN_ID": "fixture",
-                          "COMMAND": "scripts/bench-fig2 --quick"})
     run = run_copy("fig2")
-    fig2.main([str(run)])
+    fig2.main([str(run), "--geometries", "hp97560 st19101 savvio10k4", "--sectors", "1 8",
+               "--mc-writes", "4000", "--seed", "1", "--run-id", "fixture",
+               "--command", "scripts/bench-fig2 --quick"])
     res = json.loads((run / "results.json").read_text())
     r = next(r for r in res["rows"] if r["geometry"] == "hp97560" and r["sectors_per_write"] == 1
              and r["threshold_pct"] == 0)
@@ -146,3 +145,17 @@ def test_fig2_model_and_simulation(run_copy, monkeypatch):
     assert round(r["strict_mean_locate_us"], 1) == 1070.6
     assert abs(r["mc_strict_us"] - r["model13_us"]) < 0.05 * r["model13_us"]
     assert (run / "fig2.png").stat().st_size > 1000
+
+
+def test_fig2_models_and_summary_are_pure():
+    from vldbench import fig2
+    # (11) at m = n - 1: one write per track, s plus the expected rotation to the next free slot.
+    assert fig2.model11(4, 3, 100.0, 10.0) == 100.0 + 10.0 * (4 - 4) / 5
+    assert fig2.model13(800, 0, 1.0, 1.0) is None          # 8 - n/96 <= 0: eps undefined
+    assert fig2.spans([50, 55, 60, 70], [40, 50, 55, 60, 65, 70]) == "50-60, 70"
+    rs = [{"threshold_pct": t, "strict_mean_locate_us": v, "as_built_mean_locate_us": v}
+          for t, v in ((0, 30.0), (25, 10.0), (50, 12.0), (75, 40.0))]
+    assert fig2.best(rs, "strict_mean_locate_us") == (25, 10.0, [25])
+    shape = fig2.curve_shape(rs, {k: fig2.best(rs, k) for k in fig2.SIM.values()})
+    assert shape["strict"] == {"left_over_min": 3.0, "right_over_min": 4.0, "u_shaped": True}
+    assert fig2.policies_agree_from(rs) == 0
