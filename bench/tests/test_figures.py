@@ -97,13 +97,15 @@ def set_env(monkeypatch, env):
         monkeypatch.setenv(k, v)
 
 
-def test_table2_ratios(run_copy, monkeypatch):
+TABLE2_ARGS = ["--geometries", "hp97560 st19101 savvio10k4", "--writes", "1000",
+               "--sweep-geometry", "st19101", "--sweep-writes", "500 1000 2000", "--util", "80",
+               "--run-id", "fixture", "--command", "scripts/bench-table2 --quick"]
+
+
+def test_table2_ratios(run_copy):
     from vldbench import table2
-    set_env(monkeypatch, {"GEOMETRIES": "hp97560 st19101 savvio10k4", "WRITES": "1000",
-                          "SWEEP_GEOMETRY": "st19101", "SWEEP_WRITES": "500 1000 2000",
-                          "UTIL": "80", "RUN_ID": "fixture", "COMMAND": "scripts/bench-table2 --quick"})
     run = run_copy("table2")
-    table2.main([str(run)])
+    table2.main([str(run)] + TABLE2_ARGS)
     res = json.loads((run / "results.json").read_text())
     head = {r["geometry"]: r for r in res["rows"] if r["writes"] == 1000 and r["mode"] == "vld"}
     assert round(head["hp97560"]["ratio_mean"], 2) == 2.33
@@ -159,3 +161,15 @@ def test_fig2_models_and_summary_are_pure():
     shape = fig2.curve_shape(rs, {k: fig2.best(rs, k) for k in fig2.SIM.values()})
     assert shape["strict"] == {"left_over_min": 3.0, "right_over_min": 4.0, "u_shaped": True}
     assert fig2.policies_agree_from(rs) == 0
+
+
+def test_table2_flags_a_utilization_off_target(run_copy):
+    from vldbench import table2
+    run = run_copy("table2")
+    head = {"st19101": table2.with_ratios(table2.load_point(run, "st19101", 1000))}
+    assert table2.problems_of(head, 0.80) == []
+    assert table2.problems_of(head, 0.50) == ["st19101: vld utilization 0.800",
+                                              "st19101: inplace utilization 0.800"]
+    assert table2.direction([2.0, 3.0, 4.0]) == "rises"
+    assert table2.direction([4.0, 3.0]) == "falls"
+    assert table2.direction([2.0, 3.0, 1.0]) == "is not monotonic"
