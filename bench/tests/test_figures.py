@@ -117,14 +117,13 @@ def test_table2_ratios(run_copy):
     assert (run / "table2.png").stat().st_size > 1000
 
 
-def test_fig11_compactor_helps_with_idle_time(run_copy, monkeypatch):
+def test_fig11_compactor_helps_with_idle_time(run_copy):
     from vldbench import fig11
-    set_env(monkeypatch, {"BURST_SIZES": "64 256", "IDLES": "0 20 100 500 2000",
-                          "POLICY_BURST": "256", "POLICY_IDLES": "200",
-                          "POLICIES": "fewest-live cost-benefit random", "WARM": "64:16 256:5 256:5",
-                          "RUN_ID": "fixture", "COMMAND": "scripts/bench-fig11 --quick"})
     run = run_copy("fig11")
-    fig11.main([str(run)])
+    fig11.main([str(run), "--burst-sizes", "64 256", "--idles", "0 20 100 500 2000",
+                "--policy-burst", "256", "--policy-idles", "200",
+                "--policies", "fewest-live cost-benefit random", "--warm", "64:16 256:5 256:5",
+                "--run-id", "fixture", "--command", "scripts/bench-fig11 --quick"])
     res = json.loads((run / "results.json").read_text())
     by = {(r["burst"], r["policy"], r["idle_ms"]): r for r in res["rows"]}
     assert round(by[(64, "fewest-live", 500.0)]["mean_us"]) == 398
@@ -173,3 +172,19 @@ def test_table2_flags_a_utilization_off_target(run_copy):
     assert table2.direction([2.0, 3.0, 4.0]) == "rises"
     assert table2.direction([4.0, 3.0]) == "falls"
     assert table2.direction([2.0, 3.0, 1.0]) == "is not monotonic"
+
+
+def test_fig11_determinism_and_utilization_checks(run_copy):
+    from vldbench import fig11
+    rows, prow, disk = fig11.load_rows(run_copy("fig11"), [64, 256])
+    assert "disk" not in rows[0] and disk["geometry"]
+    by = {(r["burst"], r["policy"], r["idle_ms"]): r for r in rows}
+    pby = {(r["policy"], r["idle_ms"]): r for r in prow}
+    assert fig11.same_as_main(by, pby, 256, [200.0]) == []   # the quick run shares no idle
+    by[(256, "fewest-live", 200.0)] = dict(pby[("fewest-live", 200.0)])
+    assert fig11.same_as_main(by, pby, 256, [200.0]) == [True]
+    pby[("fewest-live", 200.0)] = dict(pby[("fewest-live", 200.0)], mean_us=1.0)
+    assert fig11.same_as_main(by, pby, 256, [200.0]) == [False]
+    assert fig11.problems_of(rows, disk) == []
+    assert len(fig11.problems_of(rows, dict(disk, util=disk["util"] - 0.1))) == len(rows)
+    assert fig11.parse_warm("64:16 256:5") == {64: 16, 256: 5}
