@@ -4,21 +4,20 @@ import json
 from vldbench import demo, fig8, presets, procstatus
 from vldbench.common import load_json
 
-FIG8_ENV = {"GEOMETRIES": "st19101 hp97560", "MODES": "vld inplace", "UTILS": "50 80",
-            "RUN_ID": "fixture", "COMMAND": "UTILS=\"50 80\" IOS=400 scripts/bench-fig8",
-            "SIZE": "64M", "SPARE": "5", "WARMUP_PCT": "25"}
+FIG8_COMMAND = "UTILS=\"50 80\" IOS=400 scripts/bench-fig8"
+FIG8_ARGS = ["--geometries", "st19101 hp97560", "--modes", "vld inplace", "--utils", "50 80",
+             "--run-id", "fixture", "--command", FIG8_COMMAND, "--size", "64M", "--spare", "5",
+             "--warmup-pct", "25"]
 
 
-def run_fig8(run_copy, monkeypatch, env=FIG8_ENV):
-    for k, v in env.items():
-        monkeypatch.setenv(k, v)
+def run_fig8(run_copy):
     run = run_copy("fig8")
-    fig8.main([str(run)])
+    fig8.main([str(run)] + FIG8_ARGS)
     return run
 
 
-def test_fig8_results_and_ratio(run_copy, monkeypatch):
-    run = run_fig8(run_copy, monkeypatch)
+def test_fig8_results_and_ratio(run_copy):
+    run = run_fig8(run_copy)
     res = json.loads((run / "results.json").read_text())
     by = {(r["geometry"], r["mode"], r["target_util_pct"]): r for r in res["rows"]}
     assert len(by) == 8
@@ -28,39 +27,35 @@ def test_fig8_results_and_ratio(run_copy, monkeypatch):
     assert abs(v["ratio_inplace_over_vld"] - 3994.4296875 / 595.52343999) < 1e-6
     assert v["locate_us"] == v["seek_us"] + v["head_switch_us"] + v["rotation_us"]
     assert res["problems"] == []
-    assert res["command"] == FIG8_ENV["COMMAND"]
+    assert res["command"] == FIG8_COMMAND
 
 
-def test_fig8_table_and_plot(run_copy, monkeypatch):
-    run = run_fig8(run_copy, monkeypatch)
+def test_fig8_table_and_plot(run_copy):
+    run = run_fig8(run_copy)
     table = (run / "table.md").read_text()
-    assert table.startswith(f"`{FIG8_ENV['COMMAND']}` (")
+    assert table.startswith(f"`{FIG8_COMMAND}` (")
     assert "| 80% | 79.4% | 3994 | " in table
     assert "6.71x (target >= 5x: met)" in table
     assert (run / "fig8.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (run / "results.csv").read_text().startswith("geometry,mode,target_util_pct,")
 
 
-def test_fig8_flags_a_stale_stats_file(run_copy, monkeypatch):
+def test_fig8_flags_a_stale_stats_file(run_copy):
     run = run_copy("fig8")
     stats = run / "raw/st19101-vld-50.stats.json"
     s = load_json(stats)
     s["write_latency_us"]["count"] -= 1
     stats.write_text(json.dumps(s))
-    for k, v in FIG8_ENV.items():
-        monkeypatch.setenv(k, v)
-    fig8.main([str(run)])
+    fig8.main([str(run)] + FIG8_ARGS)
     res = json.loads((run / "results.json").read_text())
     assert any("st19101-vld-50: the stats file counts" in p for p in res["problems"])
 
 
-def test_fig8_skipped_point(run_copy, monkeypatch):
+def test_fig8_skipped_point(run_copy):
     run = run_copy("fig8")
     for f in run.glob("raw/hp97560-*-80.*"):
         f.unlink()
-    for k, v in FIG8_ENV.items():
-        monkeypatch.setenv(k, v)
-    fig8.main([str(run)])
+    fig8.main([str(run)] + FIG8_ARGS)
     assert "| 80% | skipped: U% of the platters exceeds the export |" in (run / "table.md").read_text()
 
 
@@ -90,11 +85,6 @@ def test_demo_lines():
 def test_procstatus_parses_kib():
     text = "Name:\tnbdkit\nVmRSS:\t   22836 kB\nThreads:\t5\nVmSwap:\t0 kB\n"
     assert procstatus.parse_status(text) == {"VmRSS": 22836, "Threads": 5}
-
-
-def set_env(monkeypatch, env):
-    for k, v in env.items():
-        monkeypatch.setenv(k, v)
 
 
 TABLE2_ARGS = ["--geometries", "hp97560 st19101 savvio10k4", "--writes", "1000",

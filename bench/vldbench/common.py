@@ -59,11 +59,6 @@ def fmt(value, spec=".0f"):
     return "-" if value is None else format(value, spec)
 
 
-def env_words(name, default=""):
-    """The environment variable NAME as a list of words (a bash list)."""
-    return os.environ.get(name, default).split()
-
-
 def words(text):
     """A bash list passed as one argument ("st19101 hp97560") as a list."""
     return text.split()
