@@ -64,3 +64,36 @@ def test_cli_compaction_line_and_kv_json(run_copy, tmp_path, capsys):
         " settled after 2.5 s: 37 tracks emptied, 900 blocks and 120 map sectors moved in 50 steps;"
     cli.main(["kv-json", str(tmp_path / "loop.json"), "n=10 secs=1.50 writes=30 fs=ext4"])
     assert load_json(tmp_path / "loop.json") == {"n": 10, "secs": 1.5, "writes": 30, "fs": "ext4"}
+
+
+# ---------------------------------------------------------------- locate (over the stored fig8 run)
+def test_locate_beside_the_models(run_copy, tmp_path):
+    from test_figures import run_fig8
+    from vldbench import locate
+    fig8_run = run_fig8(run_copy)
+    out = tmp_path / "locate"
+    out.mkdir()
+    locate.main([str(fig8_run), str(out)])
+    rows = results(out)["rows"]
+    assert [(r["geometry"], r["target_util_pct"]) for r in rows] == \
+        [("hp97560", 50), ("hp97560", 80), ("st19101", 50), ("st19101", 80)]
+    st80 = rows[3]
+    s = load_json(fig8_run / "raw/st19101-vld-80.stats.json")
+    b = s["breakdown_us"]
+    assert st80["sim_locate_us"] == b["seek"] + b["head_switch"] + b["rotation"]
+    assert st80["sector_us"] == 6000.0 / 256
+    assert st80["model1_sectors"] == pytest.approx(locate.m1(1 - s["utilization"], 256))
+    assert "| 79% | 284 (12.1) = 14+231+39 | 264 (11.3) | 98 (4.2) | 89 (3.8) |" in (out / "table.md").read_text()
+    assert (out / "locate.png").read_bytes()[:8] == PNG
+
+
+def test_locate_models():
+    from vldbench import locate
+    assert locate.m1(0.5, 2) == 0.5
+    assert locate.m1(1.0, 256) == 0.0                      # an empty track: the first sector is free
+    assert locate.m9(0.5, 2, b=1, big_b=1) == locate.m1(0.5, 2)
+    assert locate.m234(0.0, 16, 4) == float("inf")
+    assert locate.m234(1.0, 16, 4) == 0.0
+    # a head switch costs s: min(x, s + j) can never exceed s + E[j] nor the track's own E[x]
+    p = 0.2
+    assert locate.m234(p, 16, 3.0) < min((1 - p) / p, 3.0 + (1 - p) ** 15 / (1 - (1 - p) ** 15))
