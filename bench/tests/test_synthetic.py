@@ -97,3 +97,29 @@ def test_locate_models():
     # a head switch costs s: min(x, s + j) can never exceed s + E[j] nor the track's own E[x]
     p = 0.2
     assert locate.m234(p, 16, 3.0) < min((1 - p) / p, 3.0 + (1 - p) ** 15 / (1 - (1 - p) ** 15))
+
+
+# ---------------------------------------------------------------- recovery
+def test_recovery_memory_and_opens(run_copy):
+    from vldbench import recovery
+    run = run_copy("recovery")
+    recovery.main([str(run), "--run-id", "fixture", "--command", "scripts/bench-recovery"])
+    res = results(run)
+    # VmRSS 20 MiB before, 30 MiB after, over a 1 GiB export
+    assert res["rss"]["per_gib_mib"] == 10.0
+    assert res["rss"]["model_map_mib_per_gib"] == 2.0          # 8 bytes per 4 KiB block
+    # 1600 tracks x 6 ms + 1500 head switches x 0.5 ms + 99 one-cylinder seeks x 1 ms
+    assert res["full_scan_estimate"]["simulated_ms"] == pytest.approx(9600 + 750 + 99)
+    assert res["recovery"]["unclean"]["vs_full_scan_time_pct"] == pytest.approx(10.0)
+    assert res["writes"]["runtime_s"] == 0.5
+    table = (run / "table.md").read_text()
+    assert "= **10.00 MiB/GiB**" in table
+    assert "| U: after kill -9 | tail-scan | 4096 | 500 | 16 | 3 | 1045 | 2 | 120 | 10.0% |" in table
+
+
+def test_recovery_seek_curve():
+    from vldbench import recovery
+    seek = "0.5,0.25,100,3.0,0.01"     # A + B sqrt(d) below D cylinders, C + E d from there
+    assert recovery.seek_ms(seek, 0) == 0.0
+    assert recovery.seek_ms(seek, 4) == 1.0
+    assert recovery.seek_ms(seek, 200) == 5.0
