@@ -123,3 +123,37 @@ def test_recovery_seek_curve():
     assert recovery.seek_ms(seek, 0) == 0.0
     assert recovery.seek_ms(seek, 4) == 1.0
     assert recovery.seek_ms(seek, 200) == 5.0
+
+
+# ---------------------------------------------------------------- kernel_fsync
+KFSYNC_ARGS = ["--run-id", "fixture", "--command", "scripts/bench-kernel-fsync", "--paths", "kernel fuse",
+               "--modes", "inplace vld", "--n", "10", "--base", "5", "--size", "64M", "--file-mib", "16",
+               "--seed", "1", "--geometry", "st19101", "--guest-kernel", "6.1.0", "--fuse-gap-ms", "0"]
+
+
+def test_kernel_fsync_requests_per_fsync(run_copy):
+    from vldbench import kernel_fsync
+    run = run_copy("kernel_fsync")
+    kernel_fsync.main([str(run)] + KFSYNC_ARGS)
+    rows = results(run)["rows"]
+    assert [(r["path"], r["mode"]) for r in rows] == \
+        [("kernel", "inplace"), ("kernel", "vld"), ("fuse", "inplace"), ("fuse", "vld")]
+    v = rows[1]
+    # 3 writes (1 FUA) and 2 flushes per fsync; the 4 writes at mount cancel out
+    assert (v["write_per_fsync"], v["write_fua_per_fsync"], v["flush_per_fsync"]) == (3.0, 1.0, 2.0)
+    assert v["write_kib_per_fsync"] == 12.0
+    assert v["mean_write_us"] == 500.0 and v["drive_us_per_fsync"] == 3 * 500.0 + 2 * 100.0
+    assert v["vld_records_per_fsync"] == 1.0 and v["vld_map_sectors_per_fsync"] == 24.0
+    assert v["breakdown_us_per_write"]["transfer"] == pytest.approx(150.0)
+    table = (run / "table.md").read_text()
+    assert "| kernel | inplace | 3.00 | 1.00 | 2.00 | 12.0 | 2.00 | 4000 | 100 | 12200 | 3.00 / 2.00 | 10.0 |" in table
+    assert "guest kernel 6.1.0 under qemu TCG" in table
+
+
+def test_kernel_fsync_no_writes_leaves_means_empty(run_copy):
+    from vldbench import kernel_fsync
+    run = run_copy("kernel_fsync")
+    a, _ = kernel_fsync.load(run, "kernel-vld-5")
+    r = kernel_fsync.per_fsync("kernel", "vld", a, a, {"n": 1, "secs": 0.0, "writes": 0, "write_kib": 0,
+                                                        "flushes": 0, "reads": 0, "discards": 0}, 1)
+    assert r["mean_write_us"] is None and r["breakdown_us_per_write"] is None and r["write_per_fsync"] == 0
