@@ -157,3 +157,32 @@ def test_kernel_fsync_no_writes_leaves_means_empty(run_copy):
     r = kernel_fsync.per_fsync("kernel", "vld", a, a, {"n": 1, "secs": 0.0, "writes": 0, "write_kib": 0,
                                                         "flushes": 0, "reads": 0, "discards": 0}, 1)
     assert r["mean_write_us"] is None and r["breakdown_us_per_write"] is None and r["write_per_fsync"] == 0
+
+
+# ---------------------------------------------------------------- hostcost
+def test_hostcost_ratio_and_cpu(run_copy):
+    from vldbench import hostcost
+    run = run_copy("hostcost")
+    hostcost.main([str(run), "--run-id", "fixture", "--command", "scripts/bench-hostcost",
+                   "--repeats", "2", "--targets", "vld file"])
+    res = results(run)
+    s = res["summary"]
+    assert (s["vld_iops"], s["file_iops"]) == (1050.0, 1150.0)
+    assert s["ratio_vld_over_file_iops"] == pytest.approx(1050 / 1150)
+    assert s["pair_ratios"] == pytest.approx([1000 / 1100, 1100 / 1200])
+    r = res["rows"][0]
+    # 10 ticks of 1/100 s over 1000 write+flush pairs
+    assert r["server_cpu_us_per_io"] == pytest.approx(100.0) and r["per_io_us"] == 500.0
+    assert r["sim_write_us"] == 380.0 and "sim_write_us" not in res["rows"][1]
+    table = (run / "table.md").read_text()
+    assert "ratio vld/file = 0.91 (per pair: 0.91, 0.92); target >= 0.8: met" in table
+    assert (run / "results.csv").read_text().startswith("target,rep,writes,")
+
+
+def test_hostcost_missed_target():
+    from vldbench import hostcost
+    rows = [{"target": "vld", "iops": 70.0, "server_cpu_us_per_io": 1.0},
+            {"target": "file", "iops": 100.0, "server_cpu_us_per_io": 1.0}]
+    s = hostcost.summarize(rows, ["vld", "file"])
+    assert s["ratio_vld_over_file_iops"] == 0.7
+    assert hostcost.table_lines({}, [], s, ["vld", "file"])[-1].endswith("target >= 0.8: MISSED")
