@@ -186,3 +186,36 @@ def test_hostcost_missed_target():
     s = hostcost.summarize(rows, ["vld", "file"])
     assert s["ratio_vld_over_file_iops"] == 0.7
     assert hostcost.table_lines({}, [], s, ["vld", "file"])[-1].endswith("target >= 0.8: MISSED")
+
+
+# ---------------------------------------------------------------- pacing
+PACING_ARGS = ["--run-id", "fixture", "--date", "2026-11-25T12:00:00Z", "--command", "scripts/bench-pacing",
+               "--commit", "abc1234", "--geometry", "st19101", "--size", "64M", "--runtime", "5",
+               "--image-fs", "tmpfs", "--image-dir", "/dev/shm"]
+
+
+def test_pacing_excess_over_the_floor(run_copy, capsys):
+    from vldbench import pacing
+    run = run_copy("pacing")
+    csv_path = run.parent / "results.csv"
+    for _ in range(2):
+        pacing.main([str(run), str(csv_path)] + PACING_ARGS)
+    res = results(run)
+    # sleep: fio 1000 + 300 µs against 900 + 100 simulated; none: fio 60 + 40 µs
+    assert res["floor_us"] == 100.0 and res["excess_us"] == 200.0
+    sleep = res["rows"][0]
+    assert (sleep["gap_us"], sleep["period_us"]) == (300.0, pytest.approx(1300.0))
+    out = capsys.readouterr().out
+    assert "excess   = gap(sleep) - total(none)  =    200.0 us per write+flush (20.0% of the simulated time)" in out
+    assert "| sleep        |                   1000.0 |" in out
+    lines = csv_path.read_text().splitlines()
+    assert len(lines) == 1 + 2 * 2 and lines[0].startswith("run_id,date_utc,commit,")   # one header
+
+
+def test_pacing_notes_a_count_mismatch(capsys):
+    from conftest import DATA
+    from vldbench import pacing
+    st = load_json(DATA / "pacing/stats-none.json")
+    st["requests"]["flush"] -= 1
+    pacing.mode_row("none", load_json(DATA / "pacing/fio-none.json"), st)
+    assert "fio counted 500 writes/500 syncs, the plugin 500/499" in capsys.readouterr().out
