@@ -219,3 +219,83 @@ def test_pacing_notes_a_count_mismatch(capsys):
     st["requests"]["flush"] -= 1
     pacing.mode_row("none", load_json(DATA / "pacing/fio-none.json"), st)
     assert "fio counted 500 writes/500 syncs, the plugin 500/499" in capsys.readouterr().out
+
+
+# ---------------------------------------------------------------- fs
+FS_COMMON = ["--modes", "inplace vld", "--geometry", "st19101", "--size", "256M"]
+
+
+def test_fs_fio_per_fsync_and_ratios(run_copy):
+    from vldbench import fs
+    run = run_copy("fs-fio")
+    fs.main(["report", "fio", str(run), "--command", "scripts/bench-fs fio", *FS_COMMON, "--compactor", "off",
+             "--file-mb", "16", "--runtime", "5"])
+    res = results(run)
+    by = {(r["mode"], r["target"]): r for r in res["rows"]}
+    ext4 = by[("vld", "ext4")]
+    # 200 NBD writes and 100 flushes for 100 fsyncs; mount's 4 writes are before the phase
+    assert (ext4["writes_per_fsync"], ext4["flushes_per_fsync"], ext4["mount_writes"]) == (2.0, 1.0, 4)
+    assert ext4["sim_busy_per_fsync_us"] == 2 * 800.0 + 100.0
+    assert ext4["fio_op_mean_us"] == 10.0 + 1800.0
+    assert by[("vld", "nbd")]["writes_per_fsync"] == 1.0
+    assert res["ratios_inplace_over_vld"]["ext4"]["sim_write_mean_us"] == 5.0
+    assert res["problems"] == []
+    table = (run / "table.md").read_text()
+    assert "| vld | ext4 | 100 | 10 | 20 | 1800 | 1800 | 3600 | **1810** | 2.00 | 0.00 | 1.00 | 8.0 |" in table
+    assert (run / "fs-fio.png").read_bytes()[:8] == PNG
+
+
+def test_fs_fio_flags_a_stale_stats_file(run_copy):
+    from vldbench import fs
+    fio, d, cum, _ = fs.load_fio_target(str(run_copy("fs-fio") / "raw"), "vld", "nbd")
+    d["write"] -= 1
+    assert fs.fio_problems("vld", "nbd", fio, d) == ["vld-nbd: the stats file counts 99 writes, fio 100"]
+
+
+def test_fs_smallfile_speedups(run_copy):
+    from vldbench import fs
+    run = run_copy("fs-smallfile")
+    fs.main(["report", "smallfile", str(run), "--command", "scripts/bench-fs smallfile", *FS_COMMON,
+             "--compactor", "on", "--fs-list", "ext4", "--files", "100", "--file-kb", "1"])
+    res = results(run)
+    by = {(r["mode"], r["phase"]): r for r in res["rows"]}
+    assert by[("vld", "create")]["speedup_wall"] == 4.0 and by[("vld", "create")]["speedup_sim"] == 4.0
+    assert by[("vld", "read")]["speedup_sim"] == 1.0 and by[("inplace", "create")]["speedup_wall"] == 1.0
+    assert by[("vld", "delete")]["nbd_writes"] == 200
+    # one write and 0.5 ms between each pair of phases, 2 pairs x 2 modes
+    assert res["between_phases"] == {"write": 4, "flush": 0, "read": 0, "busy_us": 2000.0}
+    table = (run / "table.md").read_text()
+    assert "| ext4 | create | 8.00 | 2.00 | **4.00** | 4.00 | 1.00 | **4.00** | 3.00 / 3.00 / 0.00 |" in table
+    assert (run / "fs-smallfile.png").read_bytes()[:8] == PNG
+
+
+def test_fs_largefile_throughput(run_copy):
+    from vldbench import fs
+    run = run_copy("fs-largefile")
+    fs.main(["report", "largefile", str(run), "--command", "scripts/bench-fs largefile", *FS_COMMON,
+             "--compactor", "on", "--lf-mb", "8"])
+    res = results(run)
+    r = next(r for r in res["rows"] if (r["variant"], r["mode"], r["phase"]) == ("sync", "vld", "3-randwrite"))
+    nbytes = 8 << 20
+    assert r["mb_per_s_sim"] == 8.0 and r["mb_per_s_wall"] == pytest.approx(4.0)
+    assert r["vld_over_inplace_sim"] == 2.0 and r["nbd_writes"] == 2048 and r["bytes"] == nbytes
+    assert res["between_phases"]["busy_us"] == 0
+    assert "| sync | 3 random write (sync) | 2.00 | 4.00 | **2.00x** | 4.00 | 8.00 | **2.00x** |" in \
+        (run / "table.md").read_text()
+    assert (run / "fs-largefile.png").read_bytes()[:8] == PNG
+
+
+def test_fs_ops_on_files(tmp_path, capsys):
+    from vldbench import fs
+    d = str(tmp_path)
+    for args in (["create", d, "3", "100", "nofsync"], ["read", d, "3", "100"], ["delete", d, "3", "nofsync"],
+                 ["seqwrite", f"{d}/big", "32768", "4096"], ["randwrite", f"{d}/big", "4096", "1", "async"],
+                 ["seqread", f"{d}/big", "4096"], ["randread", f"{d}/big", "4096", "2"]):
+        fs.main(["op", *args])
+        res = json.loads(capsys.readouterr().out)
+        assert res["op"] == args[0] and res["elapsed_s"] >= res["ops_s"] >= 0
+        assert res.get("bytes", 300) in (300, 32768) and res.get("requests", 8) == 8
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big"]
+    (tmp_path / "f00000").write_bytes(b"x" * 100)
+    with pytest.raises(SystemExit, match="f00000 read back wrong"):
+        fs.op(["read", d, "1", "100"])
