@@ -299,3 +299,23 @@ def test_fs_ops_on_files(tmp_path, capsys):
     (tmp_path / "f00000").write_bytes(b"x" * 100)
     with pytest.raises(SystemExit, match="f00000 read back wrong"):
         fs.op(["read", d, "1", "100"])
+
+
+# ---------------------------------------------------------------- fill
+def test_fill_table_and_plot(run_copy):
+    from vldbench import fill
+    run = run_copy("fill")
+    fill.main([str(run), "--command", "scripts/bench-fill --quick"])
+    table = (run / "table.md").read_text()
+    assert table.startswith("`scripts/bench-fill --quick` (2026-11-25T12:00:00Z, commit abc1234)")
+    assert "| 100% | 0.91 | 800 | 800 | 1200 | 1 | 10 | 8000 | 10.00x |" in table
+    # whole fill: (400 x 100 + 800 x 200) / 300 writes
+    assert "Whole fill: vld 667 µs per write, in place 6667 (10.00x); 1 repacks." in table
+    assert (run / "fill.png").read_bytes()[:8] == PNG
+
+
+def test_fill_weighted_mean():
+    from vldbench import fill
+    assert fill.weighted_mean_us([{"mean_us": 100.0, "writes": 1}, {"mean_us": 400.0, "writes": 2}]) == 300.0
+    runs = fill.runs_by_geometry_order([{"disk": {"geometry": "g"}, "order": "random", "mode": m} for m in "ab"])
+    assert list(runs) == [("g", "random")] and set(runs[("g", "random")]) == {"a", "b"}
