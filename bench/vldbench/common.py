@@ -2,7 +2,6 @@
 import argparse
 import csv
 import json
-import os
 
 
 def load_json(path):
@@ -72,6 +71,14 @@ def ints(text):
 def floats(text):
     """A bash list of numbers passed as one argument ("0 20 100")."""
     return [float(x) for x in text.split()]
+
+
+def load_run_meta(args, **extra):
+    """RUN_DIR/meta.json (what bench_meta recorded) with the run id, the command
+    and EXTRA parameters of ARGS (from run_parser) added, in that order."""
+    meta = load_json(f"{args.run_dir}/meta.json")
+    meta.update(run_id=args.run_id, command=args.command, **extra)
+    return meta
 
 
 def run_parser(prog, doc):

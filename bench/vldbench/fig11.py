@@ -8,9 +8,9 @@ usage: python3 -m vldbench.fig11 RUN_DIR --burst-sizes "B ..." --idles "MS ..." 
 """
 import json
 
-from .common import (floats, fmt, ints, load_json, results_header, run_parser, words, write_csv,
+from .common import (floats, fmt, ints, load_run_meta, results_header, run_parser, words, write_csv,
                      write_json, write_table)
-from .plotting import pyplot
+from .plotting import pyplot, save
 
 COLORS = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple"]
 
@@ -197,9 +197,7 @@ def plot(by, disk, sizes, idles, path):
     ax2.set_ylabel("write amplification (data blocks)")
     ax2.set_title("Compactor on: physical / client blocks", fontsize=10)
     ax2.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    save(plt, fig, path)
 
 
 def parse_args(argv):
@@ -215,8 +213,7 @@ def parse_args(argv):
 
 def main(argv=None):
     a = parse_args(argv)
-    meta = load_json(f"{a.run_dir}/meta.json")
-    meta.update(run_id=a.run_id, command=a.command, warm_bursts=a.warm)
+    meta = load_run_meta(a, warm_bursts=a.warm)
     rows, prow, disk = load_rows(a.run_dir, a.burst_sizes)
     by = {(r["burst"], r["policy"], r["idle_ms"]): r for r in rows}
     pby = {(r["policy"], r["idle_ms"]): r for r in prow}

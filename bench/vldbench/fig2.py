@@ -9,8 +9,8 @@ usage: python3 -m vldbench.fig2 RUN_DIR --geometries "G ..." --sectors "S ..." -
 import json, math, random, sys
 
 from .common import fmt as fmt_or_dash
-from .common import ints, load_json, results_header, run_parser, words, write_csv, write_json, write_table
-from .plotting import pyplot
+from .common import ints, load_run_meta, results_header, run_parser, words, write_csv, write_json, write_table
+from .plotting import pyplot, save
 
 DEFAULT_THRESHOLD = 25  # the plugin's fill=75
 POLICIES = ("strict", "as-built")
@@ -347,9 +347,7 @@ def plot(rows, geos, sectors, path):
                 ax.legend(fontsize=7)
     fig.suptitle("Locating free sectors while filling empty tracks (Fig. 2); star: minimum; "
                  "line: the default 25% (fill=75)", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    save(plt, fig, path)
 
 
 def parse_args(argv):
@@ -363,8 +361,7 @@ def parse_args(argv):
 
 def main(argv=None):
     a = parse_args(argv)
-    meta = load_json(f"{a.run_dir}/meta.json")
-    meta.update(run_id=a.run_id, command=a.command)
+    meta = load_run_meta(a)
     rows = compute_rows(load_sims(a.run_dir, a.geometries, a.sectors), a.geometries, a.sectors,
                         a.mc_writes, a.seed)
     summary = compute_summary(rows, a.geometries, a.sectors)

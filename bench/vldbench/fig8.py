@@ -16,9 +16,9 @@ HP97560.
 """
 import os
 
-from .common import (fio_job, fmt, ints, load_json, results_header, run_parser, words, write_csv,
+from .common import (fio_job, fmt, ints, load_json, load_run_meta, results_header, run_parser, words, write_csv,
                      write_json, write_table)
-from .plotting import pyplot
+from .plotting import pyplot, save
 
 COLORS = {"st19101": "tab:blue", "hp97560": "tab:red", "savvio10k4": "tab:green"}
 
@@ -181,9 +181,7 @@ def plot(rows, geos, modes, utils, path):
     ax2.grid(True, alpha=0.3)
     if ax2.lines:
         ax2.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    save(plt, fig, path)
 
 
 def parse_args(argv):
@@ -200,8 +198,7 @@ def parse_args(argv):
 def main(argv=None):
     a = parse_args(argv)
     run_dir, geos, modes, utils = a.run_dir, a.geometries, a.modes, a.utils
-    meta = load_json(f"{run_dir}/meta.json")
-    meta.update(run_id=a.run_id, command=a.command, size=a.size, spare=a.spare, warmup_pct=a.warmup_pct)
+    meta = load_run_meta(a, size=a.size, spare=a.spare, warmup_pct=a.warmup_pct)
     rows, problems = load_points(run_dir, geos, modes, utils)
     write_json(f"{run_dir}/results.json", dict(meta, rows=rows, problems=problems))
     write_csv(f"{run_dir}/results.csv", rows)

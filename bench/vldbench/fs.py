@@ -13,11 +13,11 @@ Subcommands (bench-fs calls them as `python3 -m vldbench.fs ...`):
 The paper's numbers: section 5.1 (small files: create, read, delete on UFS
 with and without a VLD) and section 5.2 (large file phases).
 """
-import argparse, json, os, random, sys, time
+import argparse, functools, json, os, random, sys, time
 
 from .common import fio_job, fio_percentile_us, fmt, load_json, results_header, words, write_json, write_table
 from .meta import loadavg
-from .plotting import pyplot
+from .plotting import pyplot, save
 
 
 # ---------------------------------------------------------------- snapshots
@@ -392,9 +392,7 @@ def plot_fio(by, p, meta, path):
         ax.legend(fontsize=8)
     fig.suptitle(f"4 KiB random write + fsync, {p.geometry}, latency=sleep "
                  f"(load at start {meta['loadavg'][0]})", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    save(plt, fig, path)
 
 
 def report_fio(run_dir, p):
@@ -478,7 +476,7 @@ def smallfile_table(meta, p, by, rows, between, problems):
     return md + [""] + [f"problem: {x}" for x in problems]
 
 
-def plot_smallfile(by, p, meta, path):
+def plot_smallfile(by, rows, p, meta, path):
     """vld's speed-up per phase, wall and simulated, one panel per file system."""
     plt = plt_or_none()
     if not plt:
@@ -502,21 +500,7 @@ def plot_smallfile(by, p, meta, path):
         ax.legend(fontsize=7)
     fig.suptitle(f"Small files ({p.files} x {p.file_kb} KiB), {p.geometry}, latency=sleep "
                  f"(paper 001 Fig. 6; load at start {meta['loadavg'][0]})", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
-
-
-def report_smallfile(run_dir, p):
-    """fs-smallfile: results.json, table.md, fs-smallfile.png."""
-    meta = meta_for(run_dir, p.command)
-    rows, problems, outside = smallfile_rows(run_dir, p)
-    by = add_speedups(rows)
-    between = between_phases(outside)
-    write_json(f"{run_dir}/results.json", dict(meta, rows=rows, between_phases=between, problems=problems))
-    write_table(f"{run_dir}/table.md", smallfile_table(meta, p, by, rows, between, problems))
-    plot_smallfile(by, p, meta, f"{run_dir}/fs-smallfile.png")
-    print(f"results: {run_dir}/{{results.json,table.md,fs-smallfile.png}}")
+    save(plt, fig, path)
 
 
 # ---------------------------------------------------------------- largefile report
@@ -614,25 +598,29 @@ def plot_largefile(by, rows, p, meta, path):
     axes[1].set_xticklabels([g[2] for g in LF_GROUPS], fontsize=8)
     fig.suptitle(f"Large file ({p.lf_mb} MiB) in ext4, {p.geometry}, latency=sleep "
                  f"(paper 001 Fig. 7; load at start {meta['loadavg'][0]})", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    save(plt, fig, path)
 
 
-def report_largefile(run_dir, p):
-    """fs-largefile: results.json, table.md, fs-largefile.png."""
+def report_phases(kind, run_dir, p):
+    """fs-smallfile or fs-largefile (KIND): results.json, table.md, fs-KIND.png."""
+    rows_of, ratios_of, table_of, plot_of = PHASE_REPORTS[kind]
     meta = meta_for(run_dir, p.command)
-    rows, problems, outside = largefile_rows(run_dir, p)
-    by = add_throughput_ratios(rows)
+    rows, problems, outside = rows_of(run_dir, p)
+    by = ratios_of(rows)
     between = between_phases(outside)
     write_json(f"{run_dir}/results.json", dict(meta, rows=rows, between_phases=between, problems=problems))
-    write_table(f"{run_dir}/table.md", largefile_table(meta, p, by, rows, between, problems))
-    plot_largefile(by, rows, p, meta, f"{run_dir}/fs-largefile.png")
-    print(f"results: {run_dir}/{{results.json,table.md,fs-largefile.png}}")
+    write_table(f"{run_dir}/table.md", table_of(meta, p, by, rows, between, problems))
+    plot_of(by, rows, p, meta, f"{run_dir}/fs-{kind}.png")
+    print(f"results: {run_dir}/{{results.json,table.md,fs-{kind}.png}}")
+
+
+PHASE_REPORTS = {"smallfile": (smallfile_rows, add_speedups, smallfile_table, plot_smallfile),
+                 "largefile": (largefile_rows, add_throughput_ratios, largefile_table, plot_largefile)}
 
 
 # ---------------------------------------------------------------- command line
-REPORTS = {"fio": report_fio, "smallfile": report_smallfile, "largefile": report_largefile}
+REPORTS = {"fio": report_fio, "smallfile": functools.partial(report_phases, "smallfile"),
+           "largefile": functools.partial(report_phases, "largefile")}
 
 
 def parse_args(argv):

@@ -7,7 +7,8 @@ usage: python3 -m vldbench.hostcost RUN_DIR --targets "vld file" --repeats N --r
 """
 import statistics, sys
 
-from .common import fio_job, fio_mean_us, fio_percentile_us, load_json, results_header, run_parser, words, write_csv, write_json
+from .common import (fio_job, fio_mean_us, fio_percentile_us, load_json, load_run_meta, results_header,
+                     run_parser, words, write_csv, write_json)
 
 NAMES = {"vld": "vld plugin (mode=vld)", "inplace": "vld plugin (mode=inplace)", "file": "nbdkit file plugin"}
 
@@ -73,8 +74,7 @@ def main(argv=None):
     ap.add_argument("--targets", type=words, required=True, help="'vld inplace file', as run")
     ap.add_argument("--repeats", type=int, required=True)
     a = ap.parse_args(argv)
-    meta = load_json(f"{a.run_dir}/meta.json")
-    meta.update(run_id=a.run_id, command=a.command)
+    meta = load_run_meta(a)
     rows = [run_row(t, rep, *load_run(a.run_dir, t, rep)) for rep in range(1, a.repeats + 1) for t in a.targets]
     summary = summarize(rows, a.targets)
     write_json(f"{a.run_dir}/results.json", dict(meta, rows=rows, summary=summary))

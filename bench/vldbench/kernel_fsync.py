@@ -9,7 +9,7 @@ usage: python3 -m vldbench.kernel_fsync RUN_DIR --paths "kernel fuse" --modes "i
 """
 import json
 
-from .common import load_json, run_parser, words
+from .common import load_json, load_run_meta, run_parser, words
 
 
 def load(run_dir, key):
@@ -115,8 +115,7 @@ def parse_args(argv):
 
 def main(argv=None):
     a = parse_args(argv)
-    meta = load_json(f"{a.run_dir}/meta.json")
-    meta.update(run_id=a.run_id, command=a.command, n=a.n, base=a.base, size=a.size,
+    meta = load_run_meta(a, n=a.n, base=a.base, size=a.size,
                 file_mib=a.file_mib, seed=a.seed, geometry=a.geometry,
                 guest_kernel=a.guest_kernel or None, fuse_gap_ms=a.fuse_gap_ms)
     rows = compute_rows(a.run_dir, a.paths, a.modes, a.n, a.base)

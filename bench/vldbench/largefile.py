@@ -9,8 +9,8 @@ usage: python3 -m vldbench.largefile RUN_DIR --geometry G --size SIZE --spare N 
 import os
 
 from .common import fmt as fmt_or_dash
-from .common import fio_job, load_json, results_header, run_parser, write_json, write_table
-from .plotting import pyplot
+from .common import fio_job, load_json, load_run_meta, results_header, run_parser, write_json, write_table
+from .plotting import pyplot, save
 
 # (phase, label, kind, request bytes)
 PHASES = [("1", "sequential write (64 KiB)", "write", 65536),
@@ -221,9 +221,7 @@ def plot(rows, by, meta, path):
     order = [STYLES[cfg][0] for cfg in CONFIGS]
     pairs = sorted(zip(handles, names), key=lambda hn: order.index(hn[1]))
     ax.legend([h for h, _ in pairs], [n for _, n in pairs], fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    save(plt, fig, path)
 
 
 def parse_args(argv):
@@ -241,8 +239,7 @@ def parse_args(argv):
 
 def main(argv=None):
     a = parse_args(argv)
-    meta = load_json(f"{a.run_dir}/meta.json")
-    meta.update(run_id=a.run_id, command=a.command, geometry=a.geometry, size=a.size, spare=a.spare,
+    meta = load_run_meta(a, geometry=a.geometry, size=a.size, spare=a.spare,
                 file_bytes=a.file_bytes, overhead_us=a.overhead_us or None,
                 compactor_quiet_ms=a.compact_quiet_ms, compactor_policy=a.compact_policy,
                 runs_wall_s=a.wall_s)

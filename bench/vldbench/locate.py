@@ -8,7 +8,7 @@ usage: python3 -m vldbench.locate FIG8_RUN_DIR RUN_DIR
 import argparse, sys
 
 from .common import load_json, write_csv, write_json, write_table
-from .plotting import pyplot
+from .plotting import pyplot, save
 
 B = 8  # 4 KiB blocks of 512-byte sectors (b = B)
 SERIES = [("sim_locate", "simulated: seek+hs+rot per write", "k", "o", "-"),
@@ -152,9 +152,7 @@ def plot(rows, path):
         ax.set_ylabel("µs")
         ax.grid(True, which="both", alpha=0.3)
     axes[0][0].legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    save(plt, fig, path)
 
 
 def main(argv=None):

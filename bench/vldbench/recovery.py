@@ -7,7 +7,7 @@ usage: python3 -m vldbench.recovery RUN_DIR --run-id ID --command CMD
 """
 import math
 
-from .common import fio_job, load_json, results_header, run_parser, write_json
+from .common import fio_job, load_json, load_run_meta, results_header, run_parser, write_json
 
 PHASES = ("clean", "clean_nobuf", "unclean", "unclean_nobuf", "clean2")
 LABELS = {"clean": "C: clean, after the writes",
@@ -136,8 +136,7 @@ def table_lines(meta, res, geo):
 
 def main(argv=None):
     a = run_parser("vldbench.recovery", "memory per GiB and the cost of opening").parse_args(argv)
-    meta = load_json(f"{a.run_dir}/meta.json")
-    meta.update(run_id=a.run_id, command=a.command)
+    meta = load_run_meta(a)
     run = load_run(a.run_dir)
     res = compute(meta, run)
     write_json(f"{a.run_dir}/results.json", res)

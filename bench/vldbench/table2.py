@@ -8,8 +8,8 @@ usage: python3 -m vldbench.table2 RUN_DIR --geometries "G ..." --writes N --swee
 """
 import json
 
-from .common import fmt, ints, load_json, results_header, run_parser, words, write_csv, write_json, write_table
-from .plotting import pyplot
+from .common import fmt, ints, load_run_meta, results_header, run_parser, words, write_csv, write_json, write_table
+from .plotting import pyplot, save
 
 PARTS = [("overhead_us", "SCSI overhead", "tab:gray"), ("transfer_us", "transfer", "tab:blue"),
          ("locate_us", "locate (seek + head switch + rotation)", "tab:orange"),
@@ -200,9 +200,7 @@ def plot(head, sg, sw, writes, path):
     plot_sweep(axes[-1], sg, sw)
     fig.suptitle("Table 2 / Fig. 9: simulated drive time (overhead, transfer, locate) + host wall time",
                  fontsize=10)
-    fig.tight_layout(rect=(0, 0.07, 1, 1))
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    save(plt, fig, path, rect=(0, 0.07, 1, 1))
 
 
 def parse_args(argv):
@@ -217,8 +215,7 @@ def parse_args(argv):
 
 def main(argv=None):
     a = parse_args(argv)
-    meta = load_json(f"{a.run_dir}/meta.json")
-    meta.update(run_id=a.run_id, command=a.command)
+    meta = load_run_meta(a)
     head = {g: with_ratios(load_point(a.run_dir, g, a.writes)) for g in a.geometries}
     sw = {w: with_ratios(load_point(a.run_dir, a.sweep_geometry, w)) for w in a.sweep_writes}
     rows = [r for pair in head.values() for r in pair] + [r for pair in sw.values() for r in pair]
