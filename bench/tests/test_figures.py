@@ -4,21 +4,20 @@ import json
 from vldbench import demo, fig8, presets, procstatus
 from vldbench.common import load_json
 
-FIG8_ENV = {"GEOMETRIES": "st19101 hp97560", "MODES": "vld inplace", "UTILS": "50 80",
-            "RUN_ID": "fixture", "COMMAND": "UTILS=\"50 80\" IOS=400 scripts/bench-fig8",
-            "SIZE": "64M", "SPARE": "5", "WARMUP_PCT": "25"}
+FIG8_COMMAND = "UTILS=\"50 80\" IOS=400 scripts/bench-fig8"
+FIG8_ARGS = ["--geometries", "st19101 hp97560", "--modes", "vld inplace", "--utils", "50 80",
+             "--run-id", "fixture", "--command", FIG8_COMMAND, "--size", "64M", "--spare", "5",
+             "--warmup-pct", "25"]
 
 
-def run_fig8(run_copy, monkeypatch, env=FIG8_ENV):
-    for k, v in env.items():
-        monkeypatch.setenv(k, v)
+def run_fig8(run_copy):
     run = run_copy("fig8")
-    fig8.main([str(run)])
+    fig8.main([str(run)] + FIG8_ARGS)
     return run
 
 
-def test_fig8_results_and_ratio(run_copy, monkeypatch):
-    run = run_fig8(run_copy, monkeypatch)
+def test_fig8_results_and_ratio(run_copy):
+    run = run_fig8(run_copy)
     res = json.loads((run / "results.json").read_text())
     by = {(r["geometry"], r["mode"], r["target_util_pct"]): r for r in res["rows"]}
     assert len(by) == 8
@@ -28,39 +27,35 @@ def test_fig8_results_and_ratio(run_copy, monkeypatch):
     assert abs(v["ratio_inplace_over_vld"] - 3994.4296875 / 595.52343999) < 1e-6
     assert v["locate_us"] == v["seek_us"] + v["head_switch_us"] + v["rotation_us"]
     assert res["problems"] == []
-    assert res["command"] == FIG8_ENV["COMMAND"]
+    assert res["command"] == FIG8_COMMAND
 
 
-def test_fig8_table_and_plot(run_copy, monkeypatch):
-    run = run_fig8(run_copy, monkeypatch)
+def test_fig8_table_and_plot(run_copy):
+    run = run_fig8(run_copy)
     table = (run / "table.md").read_text()
-    assert table.startswith(f"`{FIG8_ENV['COMMAND']}` (")
+    assert table.startswith(f"`{FIG8_COMMAND}` (")
     assert "| 80% | 79.4% | 3994 | " in table
     assert "6.71x (target >= 5x: met)" in table
     assert (run / "fig8.png").read_bytes()[:8] == b"\x89PNG\r\n\x1a\n"
     assert (run / "results.csv").read_text().startswith("geometry,mode,target_util_pct,")
 
 
-def test_fig8_flags_a_stale_stats_file(run_copy, monkeypatch):
+def test_fig8_flags_a_stale_stats_file(run_copy):
     run = run_copy("fig8")
     stats = run / "raw/st19101-vld-50.stats.json"
     s = load_json(stats)
     s["write_latency_us"]["count"] -= 1
     stats.write_text(json.dumps(s))
-    for k, v in FIG8_ENV.items():
-        monkeypatch.setenv(k, v)
-    fig8.main([str(run)])
+    fig8.main([str(run)] + FIG8_ARGS)
     res = json.loads((run / "results.json").read_text())
     assert any("st19101-vld-50: the stats file counts" in p for p in res["problems"])
 
 
-def test_fig8_skipped_point(run_copy, monkeypatch):
+def test_fig8_skipped_point(run_copy):
     run = run_copy("fig8")
     for f in run.glob("raw/hp97560-*-80.*"):
         f.unlink()
-    for k, v in FIG8_ENV.items():
-        monkeypatch.setenv(k, v)
-    fig8.main([str(run)])
+    fig8.main([str(run)] + FIG8_ARGS)
     assert "| 80% | skipped: U% of the platters exceeds the export |" in (run / "table.md").read_text()
 
 
@@ -92,18 +87,15 @@ def test_procstatus_parses_kib():
     assert procstatus.parse_status(text) == {"VmRSS": 22836, "Threads": 5}
 
 
-def set_env(monkeypatch, env):
-    for k, v in env.items():
-        monkeypatch.setenv(k, v)
+TABLE2_ARGS = ["--geometries", "hp97560 st19101 savvio10k4", "--writes", "1000",
+               "--sweep-geometry", "st19101", "--sweep-writes", "500 1000 2000", "--util", "80",
+               "--run-id", "fixture", "--command", "scripts/bench-table2 --quick"]
 
 
-def test_table2_ratios(run_copy, monkeypatch):
+def test_table2_ratios(run_copy):
     from vldbench import table2
-    set_env(monkeypatch, {"GEOMETRIES": "hp97560 st19101 savvio10k4", "WRITES": "1000",
-                          "SWEEP_GEOMETRY": "st19101", "SWEEP_WRITES": "500 1000 2000",
-                          "UTIL": "80", "RUN_ID": "fixture", "COMMAND": "scripts/bench-table2 --quick"})
     run = run_copy("table2")
-    table2.main([str(run)])
+    table2.main([str(run)] + TABLE2_ARGS)
     res = json.loads((run / "results.json").read_text())
     head = {r["geometry"]: r for r in res["rows"] if r["writes"] == 1000 and r["mode"] == "vld"}
     assert round(head["hp97560"]["ratio_mean"], 2) == 2.33
@@ -115,14 +107,13 @@ def test_table2_ratios(run_copy, monkeypatch):
     assert (run / "table2.png").stat().st_size > 1000
 
 
-def test_fig11_compactor_helps_with_idle_time(run_copy, monkeypatch):
+def test_fig11_compactor_helps_with_idle_time(run_copy):
     from vldbench import fig11
-    set_env(monkeypatch, {"BURST_SIZES": "64 256", "IDLES": "0 20 100 500 2000",
-                          "POLICY_BURST": "256", "POLICY_IDLES": "200",
-                          "POLICIES": "fewest-live cost-benefit random", "WARM": "64:16 256:5 256:5",
-                          "RUN_ID": "fixture", "COMMAND": "scripts/bench-fig11 --quick"})
     run = run_copy("fig11")
-    fig11.main([str(run)])
+    fig11.main([str(run), "--burst-sizes", "64 256", "--idles", "0 20 100 500 2000",
+                "--policy-burst", "256", "--policy-idles", "200",
+                "--policies", "fewest-live cost-benefit random", "--warm", "64:16 256:5 256:5",
+                "--run-id", "fixture", "--command", "scripts/bench-fig11 --quick"])
     res = json.loads((run / "results.json").read_text())
     by = {(r["burst"], r["policy"], r["idle_ms"]): r for r in res["rows"]}
     assert round(by[(64, "fewest-live", 500.0)]["mean_us"]) == 398
@@ -132,13 +123,12 @@ def test_fig11_compactor_helps_with_idle_time(run_copy, monkeypatch):
     assert (run / "fig11.png").stat().st_size > 1000
 
 
-def test_fig2_model_and_simulation(run_copy, monkeypatch):
+def test_fig2_model_and_simulation(run_copy):
     from vldbench import fig2
-    set_env(monkeypatch, {"GEOMETRIES": "hp97560 st19101 savvio10k4", "SECTORS": "1 8",
-                          "MC_WRITES": "4000", "SEED": "1", "RUN_ID": "fixture",
-                          "COMMAND": "scripts/bench-fig2 --quick"})
     run = run_copy("fig2")
-    fig2.main([str(run)])
+    fig2.main([str(run), "--geometries", "hp97560 st19101 savvio10k4", "--sectors", "1 8",
+               "--mc-writes", "4000", "--seed", "1", "--run-id", "fixture",
+               "--command", "scripts/bench-fig2 --quick"])
     res = json.loads((run / "results.json").read_text())
     r = next(r for r in res["rows"] if r["geometry"] == "hp97560" and r["sectors_per_write"] == 1
              and r["threshold_pct"] == 0)
@@ -146,3 +136,45 @@ def test_fig2_model_and_simulation(run_copy, monkeypatch):
     assert round(r["strict_mean_locate_us"], 1) == 1070.6
     assert abs(r["mc_strict_us"] - r["model13_us"]) < 0.05 * r["model13_us"]
     assert (run / "fig2.png").stat().st_size > 1000
+
+
+def test_fig2_models_and_summary_are_pure():
+    from vldbench import fig2
+    # (11) at m = n - 1: one write per track, s plus the expected rotation to the next free slot.
+    assert fig2.model11(4, 3, 100.0, 10.0) == 100.0 + 10.0 * (4 - 4) / 5
+    assert fig2.model13(800, 0, 1.0, 1.0) is None          # 8 - n/96 <= 0: eps undefined
+    assert fig2.spans([50, 55, 60, 70], [40, 50, 55, 60, 65, 70]) == "50-60, 70"
+    rs = [{"threshold_pct": t, "strict_mean_locate_us": v, "as_built_mean_locate_us": v}
+          for t, v in ((0, 30.0), (25, 10.0), (50, 12.0), (75, 40.0))]
+    assert fig2.best(rs, "strict_mean_locate_us") == (25, 10.0, [25])
+    shape = fig2.curve_shape(rs, {k: fig2.best(rs, k) for k in fig2.SIM.values()})
+    assert shape["strict"] == {"left_over_min": 3.0, "right_over_min": 4.0, "u_shaped": True}
+    assert fig2.policies_agree_from(rs) == 0
+
+
+def test_table2_flags_a_utilization_off_target(run_copy):
+    from vldbench import table2
+    run = run_copy("table2")
+    head = {"st19101": table2.with_ratios(table2.load_point(run, "st19101", 1000))}
+    assert table2.problems_of(head, 0.80) == []
+    assert table2.problems_of(head, 0.50) == ["st19101: vld utilization 0.800",
+                                              "st19101: inplace utilization 0.800"]
+    assert table2.direction([2.0, 3.0, 4.0]) == "rises"
+    assert table2.direction([4.0, 3.0]) == "falls"
+    assert table2.direction([2.0, 3.0, 1.0]) == "is not monotonic"
+
+
+def test_fig11_determinism_and_utilization_checks(run_copy):
+    from vldbench import fig11
+    rows, prow, disk = fig11.load_rows(run_copy("fig11"), [64, 256])
+    assert "disk" not in rows[0] and disk["geometry"]
+    by = {(r["burst"], r["policy"], r["idle_ms"]): r for r in rows}
+    pby = {(r["policy"], r["idle_ms"]): r for r in prow}
+    assert fig11.same_as_main(by, pby, 256, [200.0]) == []   # the quick run shares no idle
+    by[(256, "fewest-live", 200.0)] = dict(pby[("fewest-live", 200.0)])
+    assert fig11.same_as_main(by, pby, 256, [200.0]) == [True]
+    pby[("fewest-live", 200.0)] = dict(pby[("fewest-live", 200.0)], mean_us=1.0)
+    assert fig11.same_as_main(by, pby, 256, [200.0]) == [False]
+    assert fig11.problems_of(rows, disk) == []
+    assert len(fig11.problems_of(rows, dict(disk, util=disk["util"] - 0.1))) == len(rows)
+    assert fig11.parse_warm("64:16 256:5") == {64: 16, 256: 5}

@@ -2,16 +2,14 @@
 import re
 
 from vldbench import fig8, report
-from test_figures import FIG8_ENV
+from test_figures import FIG8_ARGS
 
 
-def test_report_html_and_markdown(run_copy, tmp_path, monkeypatch):
-    for k, v in FIG8_ENV.items():
-        monkeypatch.setenv(k, v)
+def test_report_html_and_markdown(run_copy, tmp_path):
     out = tmp_path / "out"
     (out / "runs/fig8").mkdir(parents=True)
     run = run_copy("fig8")
-    fig8.main([str(run)])
+    fig8.main([str(run)] + FIG8_ARGS)
     run.rename(out / "runs/fig8/20261125T000000Z")
     (out / "runs/fig8/latest").symlink_to("20261125T000000Z")
     (out / "steps.tsv").write_text("fig8\tok\t12\tOUT=runs/fig8 scripts/bench-fig8 --quick\n"

@@ -1,7 +1,7 @@
 """Loading raw outputs and writing results: what every benchmark module shares."""
+import argparse
 import csv
 import json
-import os
 
 
 def load_json(path):
@@ -58,9 +58,37 @@ def fmt(value, spec=".0f"):
     return "-" if value is None else format(value, spec)
 
 
-def env_words(name, default=""):
-    """The environment variable NAME as a list of words (a bash list)."""
-    return os.environ.get(name, default).split()
+def words(text):
+    """A bash list passed as one argument ("st19101 hp97560") as a list."""
+    return text.split()
+
+
+def ints(text):
+    """A bash list of integers passed as one argument ("50 80")."""
+    return [int(x) for x in text.split()]
+
+
+def floats(text):
+    """A bash list of numbers passed as one argument ("0 20 100")."""
+    return [float(x) for x in text.split()]
+
+
+def load_run_meta(args, **extra):
+    """RUN_DIR/meta.json (what bench_meta recorded) with the run id, the command
+    and EXTRA parameters of ARGS (from run_parser) added, in that order."""
+    meta = load_json(f"{args.run_dir}/meta.json")
+    meta.update(run_id=args.run_id, command=args.command, **extra)
+    return meta
+
+
+def run_parser(prog, doc):
+    """An argument parser for a module that reads one run directory: RUN_DIR,
+    --run-id and --command (what the results header and meta record)."""
+    ap = argparse.ArgumentParser(prog=prog, description=doc)
+    ap.add_argument("run_dir")
+    ap.add_argument("--run-id", required=True)
+    ap.add_argument("--command", required=True, help="the command line, for the results header")
+    return ap
 
 
 def write_json(path, obj):

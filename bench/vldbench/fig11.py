@@ -1,77 +1,83 @@
 """Figure 11 of paper 001 (section 5.5): bursts of random synchronous 4 KiB updates with idle
 time after each, the compactor on and off, and the compaction policies.
-Input: RUN_DIR/raw/burst*.jsonl, policies.jsonl; parameters from bench-fig11's environment.
+Input: RUN_DIR/raw/burst*.jsonl, policies.jsonl and meta.json.
+Output: results.json, results.csv, table.md, fig11.png in RUN_DIR.
+
+usage: python3 -m vldbench.fig11 RUN_DIR --burst-sizes "B ..." --idles "MS ..." --policy-burst B
+           --policy-idles "MS ..." --policies "P ..." --warm "B:BURSTS ..." --run-id ID --command CMD
 """
-import csv, json, os, sys
+import json
 
-from .common import fio_job, fio_mean_us, fio_percentile_us, fmt, load_json, load_jsonl, results_header, write_csv, write_json, write_table
-from .plotting import pyplot
+from .common import (floats, fmt, ints, load_run_meta, results_header, run_parser, words, write_csv,
+                     write_json, write_table)
+from .plotting import pyplot, save
 
-
-def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
-    run_dir = argv[0]
-    e = os.environ
-    sizes = [int(x) for x in e["BURST_SIZES"].split()]
-    idles = [float(x) for x in e["IDLES"].split()]
-    pburst = int(e["POLICY_BURST"])
-    pidles = [float(x) for x in e["POLICY_IDLES"].split()]
-    policies = e["POLICIES"].split()
-    meta = load_json(f"{run_dir}/meta.json")
-    warm = {int(k): int(v) for k, v in (x.split(":") for x in e["WARM"].split())}
-    meta.update(run_id=e["RUN_ID"], command=e["COMMAND"], warm_bursts=warm)
+COLORS = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple"]
 
 
-    def flat(j, run):
-        c = j.get("compactor", {})
-        b = j["breakdown_us"]
-        on = j["compactor_on"]
-        r = {
-            "run": run, "burst": j["burst"], "idle_ms": j["idle_ms"], "policy": j["policy"],
-            "compactor_on": on, "bursts": j["bursts"], "writes": j["writes"],
-            "mean_us": j["mean_us"], **{f"{k}_us": v for k, v in b.items()},
-            "preempted_writes": j["preempted_writes"],
-            "preempt_wait_mean_us": j["preempt_wait_mean_us"],
-            "preempt_wait_max_us": j["preempt_wait_max_us"],
-            "utilization": j["utilization"],
-            "tracks_compacted": c.get("tracks_compacted"), "blocks_moved": c.get("blocks_moved"),
-            "busy_ms": c.get("busy_ms"), "empty_tracks_end": c.get("empty_tracks_end"),
-            "write_amplification": c.get("write_amplification"),
-            "write_amplification_with_map": c.get("write_amplification_with_map"),
-        }
-        r["blocks_per_track"] = (r["blocks_moved"] / r["tracks_compacted"]
-                                 if r["tracks_compacted"] else None)
-        idle_total = j["bursts"] * j["idle_ms"]
-        r["busy_pct_of_idle"] = 100 * r["busy_ms"] / idle_total if on and idle_total else None
-        r["busy_us_per_write"] = 1e3 * r["busy_ms"] / r["writes"] if on and r["writes"] else None
-        r["disk"] = j["disk"]
-        return r
+# ---------------------------------------------------------------- loading
+def flat(j, run):
+    """One vld-bench line as a row (its disk kept under "disk" until load_rows drops it)."""
+    c = j.get("compactor", {})
+    b = j["breakdown_us"]
+    on = j["compactor_on"]
+    r = {
+        "run": run, "burst": j["burst"], "idle_ms": j["idle_ms"], "policy": j["policy"],
+        "compactor_on": on, "bursts": j["bursts"], "writes": j["writes"],
+        "mean_us": j["mean_us"], **{f"{k}_us": v for k, v in b.items()},
+        "preempted_writes": j["preempted_writes"],
+        "preempt_wait_mean_us": j["preempt_wait_mean_us"],
+        "preempt_wait_max_us": j["preempt_wait_max_us"],
+        "utilization": j["utilization"],
+        "tracks_compacted": c.get("tracks_compacted"), "blocks_moved": c.get("blocks_moved"),
+        "busy_ms": c.get("busy_ms"), "empty_tracks_end": c.get("empty_tracks_end"),
+        "write_amplification": c.get("write_amplification"),
+        "write_amplification_with_map": c.get("write_amplification_with_map"),
+    }
+    r["blocks_per_track"] = (r["blocks_moved"] / r["tracks_compacted"]
+                             if r["tracks_compacted"] else None)
+    idle_total = j["bursts"] * j["idle_ms"]
+    r["busy_pct_of_idle"] = 100 * r["busy_ms"] / idle_total if on and idle_total else None
+    r["busy_us_per_write"] = 1e3 * r["busy_ms"] / r["writes"] if on and r["writes"] else None
+    r["disk"] = j["disk"]
+    return r
 
 
-    rows = []
-    for b in sizes:
-        for line in open(f"{run_dir}/raw/burst{b}.jsonl"):
-            rows.append(flat(json.loads(line), "main"))
+def load_rows(run_dir, sizes):
+    """(main rows, policy rows, the disk) from raw/burst*.jsonl and raw/policies.jsonl."""
+    rows = [flat(json.loads(line), "main") for b in sizes for line in open(f"{run_dir}/raw/burst{b}.jsonl")]
     prow = [flat(json.loads(line), "policies") for line in open(f"{run_dir}/raw/policies.jsonl")]
     disk = rows[0]["disk"]
     for r in rows + prow:
         del r["disk"]
+    return rows, prow, disk
 
-    by = {(r["burst"], r["policy"], r["idle_ms"]): r for r in rows}
-    pby = {(r["policy"], r["idle_ms"]): r for r in prow}
-    problems = []
-    for r in rows + prow:
-        if abs(r["utilization"] - disk["util"]) > 0.01:
-            problems.append(f"burst {r['burst']} {r['policy']} idle {r['idle_ms']:g}: utilization "
-                            f"{r['utilization']:.3f}")
-    # Determinism: the policy run's fewest-live points are the main run's.
+
+def parse_warm(text):
+    """'64:16 256:5' -> {64: 16, 256: 5}: the unmeasured warm-up bursts per burst size."""
+    return {int(k): int(v) for k, v in (x.split(":") for x in text.split())}
+
+
+# ---------------------------------------------------------------- computing
+def problems_of(rows, disk):
+    """Points whose utilization is off the disk's."""
+    return [f"burst {r['burst']} {r['policy']} idle {r['idle_ms']:g}: utilization {r['utilization']:.3f}"
+            for r in rows if abs(r["utilization"] - disk["util"]) > 0.01]
+
+
+def same_as_main(by, pby, pburst, pidles):
+    """Determinism: per policy idle, whether the policy run's fewest-live point is the main run's."""
     same = []
     for i in pidles:
         a, b = pby.get(("fewest-live", i)), by.get((pburst, "fewest-live", i))
         if a and b:
             same.append(a["mean_us"] == b["mean_us"] and a["blocks_moved"] == b["blocks_moved"])
+    return same
 
 
+# ---------------------------------------------------------------- table.md
+def latency_table(meta, disk, rows, by, warm, sizes, idles):
+    """The heading, and the mean latency per idle interval, compactor on and off."""
     md = [results_header(meta), "",
           f"{disk['geometry']}: {disk['export_bytes'] >> 20} MiB export, {disk['cylinders']} cylinders, "
           f"{disk['platter_bytes'] >> 20} MiB of platters, utilization {100 * rows[0]['utilization']:.1f}%; "
@@ -95,25 +101,30 @@ def main(argv=None):
         if offs:
             md.append(f"B={b}, compactor off: {min(offs):.0f}-{max(offs):.0f} µs over the idle intervals "
                       f"(spread {100 * (max(offs) - min(offs)) / min(offs):.1f}%).")
-    md += ["", "**Compactor work per point (on, fewest-live), during the measured bursts**", "",
-           "| B | idle (ms) | mean µs | off µs | on/off | locate µs | tracks compacted | blocks moved | "
-           "blocks/track | WA | WA+map | busy ms | busy % of idle | busy µs per write | empty tracks at end | preempted writes | "
-           "preempt wait mean / max µs |",
-           "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for b in sizes:
-        for i in idles:
-            r, off = by.get((b, "fewest-live", i)), by.get((b, "off", i))
-            if not r:
-                continue
-            md.append("| " + " | ".join([
-                str(b), f"{i:g}", fmt(r["mean_us"]), fmt(off and off["mean_us"]),
-                fmt(off and r["mean_us"] / off["mean_us"], ".2f"), fmt(r["locate_us"]),
-                str(r["tracks_compacted"]), str(r["blocks_moved"]), fmt(r["blocks_per_track"], ".1f"),
-                fmt(r["write_amplification"], ".2f"), fmt(r["write_amplification_with_map"], ".2f"),
-                fmt(r["busy_ms"]), fmt(r["busy_pct_of_idle"]), fmt(r["busy_us_per_write"]),
-                str(r["empty_tracks_end"]),
-                str(r["preempted_writes"]),
-                f"{r['preempt_wait_mean_us']:.0f} / {r['preempt_wait_max_us']:.0f}"]) + " |")
+    return md
+
+
+def work_row(b, i, r, off):
+    return "| " + " | ".join([
+        str(b), f"{i:g}", fmt(r["mean_us"]), fmt(off and off["mean_us"]),
+        fmt(off and r["mean_us"] / off["mean_us"], ".2f"), fmt(r["locate_us"]),
+        str(r["tracks_compacted"]), str(r["blocks_moved"]), fmt(r["blocks_per_track"], ".1f"),
+        fmt(r["write_amplification"], ".2f"), fmt(r["write_amplification_with_map"], ".2f"),
+        fmt(r["busy_ms"]), fmt(r["busy_pct_of_idle"]), fmt(r["busy_us_per_write"]),
+        str(r["empty_tracks_end"]),
+        str(r["preempted_writes"]),
+        f"{r['preempt_wait_mean_us']:.0f} / {r['preempt_wait_max_us']:.0f}"]) + " |"
+
+
+def work_table(rows, by, sizes, idles):
+    """What the compactor did per point, and the write amplification."""
+    md = ["", "**Compactor work per point (on, fewest-live), during the measured bursts**", "",
+          "| B | idle (ms) | mean µs | off µs | on/off | locate µs | tracks compacted | blocks moved | "
+          "blocks/track | WA | WA+map | busy ms | busy % of idle | busy µs per write | empty tracks at end | "
+          "preempted writes | preempt wait mean / max µs |",
+          "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    md += [work_row(b, i, by[(b, "fewest-live", i)], by.get((b, "off", i)))
+           for b in sizes for i in idles if (b, "fewest-live", i) in by]
     off_wa = {round(r["write_amplification_with_map"], 3) for r in rows if r["policy"] == "off"}
     settled = [r for r in rows if r["policy"] != "off" and r["busy_pct_of_idle"] is not None
                and r["busy_pct_of_idle"] < 90]
@@ -126,12 +137,15 @@ def main(argv=None):
         md.append(f"Where the compactor finished its work within the idle time (busy < 90% of it; "
                   f"{len(settled)} points): {min(bw):.0f}-{max(bw):.0f} µs of compaction per client write, "
                   f"WA {min(wa):.2f}-{max(wa):.2f}.")
-    md.append("")
+    return md + [""]
 
-    md += [f"**Compaction policies**, B={pburst}, compactor on", "",
-           "| idle (ms) | policy | mean µs | tracks compacted | blocks moved | blocks/track | WA | WA+map | "
-           "busy ms | empty tracks at end | preempt wait mean µs |",
-           "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+
+def policy_table(pby, pburst, pidles, policies, same):
+    """The compaction policies side by side, and the determinism check."""
+    md = [f"**Compaction policies**, B={pburst}, compactor on", "",
+          "| idle (ms) | policy | mean µs | tracks compacted | blocks moved | blocks/track | WA | WA+map | "
+          "busy ms | empty tracks at end | preempt wait mean µs |",
+          "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for i in pidles:
         for p in policies:
             r = pby.get((p, i))
@@ -147,30 +161,27 @@ def main(argv=None):
         md.append("Determinism check: the policy run's fewest-live points are "
                   + ("identical to" if all(same) else "NOT identical to")
                   + f" the B={pburst} points of the main run.")
-    md += [f"problem: {p}" for p in problems]
+    return md
 
-    with open(f"{run_dir}/results.json", "w") as f:
-        json.dump(dict(meta, disk=disk, rows=rows, policy_rows=prow, problems=problems), f, indent=1)
-    with open(f"{run_dir}/results.csv", "w", newline="") as f:
-        wr = csv.DictWriter(f, fieldnames=list(rows[0]))
-        wr.writeheader()
-        wr.writerows(rows + prow)
-    open(f"{run_dir}/table.md", "w").write("\n".join(md) + "\n")
-    print("\n".join(md))
 
+# ---------------------------------------------------------------- the plot
+def burst_label(b, pol):
+    size = f"{b * 4 // 1024} MiB" if b >= 256 else f"{b * 4} KiB"
+    return f"{b} writes ({size}), compactor {'on' if pol != 'off' else 'off'}"
+
+
+def plot(by, disk, sizes, idles, path):
+    """Mean latency against the idle interval (on and off) and the write amplification."""
     plt = pyplot("bench-fig11")
     if plt is None:
         return
     fig, (ax, ax2) = plt.subplots(1, 2, figsize=(10, 3.9), gridspec_kw={"width_ratios": [3, 2]})
-    colors = ["tab:blue", "tab:orange", "tab:green", "tab:red", "tab:purple"]
     for k, b in enumerate(sizes):
-        c = colors[k % len(colors)]
+        c = COLORS[k % len(COLORS)]
         for pol, ls, mk in (("fewest-live", "-", "o"), ("off", "--", "s")):
             pts = [(i, by[(b, pol, i)]["mean_us"]) for i in idles if (b, pol, i) in by]
             if pts:
-                ax.plot(*zip(*pts), linestyle=ls, marker=mk, ms=4, color=c,
-                        label=f"{b} writes ({b * 4 // 1024 if b >= 256 else b * 4}"
-                              f"{' MiB' if b >= 256 else ' KiB'}), compactor {'on' if pol != 'off' else 'off'}")
+                ax.plot(*zip(*pts), linestyle=ls, marker=mk, ms=4, color=c, label=burst_label(b, pol))
         pts = [(i, by[(b, "fewest-live", i)]["write_amplification"]) for i in idles
                if (b, "fewest-live", i) in by]
         ax2.plot(*zip(*pts), marker="o", ms=4, color=c, label=f"B={b}")
@@ -186,9 +197,37 @@ def main(argv=None):
     ax2.set_ylabel("write amplification (data blocks)")
     ax2.set_title("Compactor on: physical / client blocks", fontsize=10)
     ax2.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(f"{run_dir}/fig11.png", dpi=90)
-    print(f"results: {run_dir}/{{results.json,results.csv,table.md,fig11.png}}")
+    save(plt, fig, path)
+
+
+def parse_args(argv):
+    ap = run_parser("vldbench.fig11", "Figure 11: bursts and idle time, the compactor on and off")
+    ap.add_argument("--burst-sizes", type=ints, required=True, help="writes per burst, e.g. '64 256'")
+    ap.add_argument("--idles", type=floats, required=True, help="idle ms after each burst")
+    ap.add_argument("--policy-burst", type=int, required=True)
+    ap.add_argument("--policy-idles", type=floats, required=True)
+    ap.add_argument("--policies", type=words, required=True)
+    ap.add_argument("--warm", type=parse_warm, required=True, help="'B:BURSTS ...' warm-up per burst size")
+    return ap.parse_args(argv)
+
+
+def main(argv=None):
+    a = parse_args(argv)
+    meta = load_run_meta(a, warm_bursts=a.warm)
+    rows, prow, disk = load_rows(a.run_dir, a.burst_sizes)
+    by = {(r["burst"], r["policy"], r["idle_ms"]): r for r in rows}
+    pby = {(r["policy"], r["idle_ms"]): r for r in prow}
+    problems = problems_of(rows + prow, disk)
+    same = same_as_main(by, pby, a.policy_burst, a.policy_idles)
+    write_json(f"{a.run_dir}/results.json", dict(meta, disk=disk, rows=rows, policy_rows=prow,
+                                                 problems=problems))
+    write_csv(f"{a.run_dir}/results.csv", rows + prow)
+    md = latency_table(meta, disk, rows, by, a.warm, a.burst_sizes, a.idles)
+    md += work_table(rows, by, a.burst_sizes, a.idles)
+    md += policy_table(pby, a.policy_burst, a.policy_idles, a.policies, same)
+    write_table(f"{a.run_dir}/table.md", md + [f"problem: {p}" for p in problems])
+    plot(by, disk, a.burst_sizes, a.idles, f"{a.run_dir}/fig11.png")
+    print(f"results: {a.run_dir}/{{results.json,results.csv,table.md,fig11.png}}")
 
 
 if __name__ == "__main__":

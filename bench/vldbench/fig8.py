@@ -6,8 +6,8 @@ Input (scripts/bench-fig8): RUN_DIR/meta.json and, per point
 GEOMETRY-MODE-U, raw/KEY.stats.json (the plugin's stats file of the measured
 run alone) and raw/KEY.fio.json. A point whose region did not fit the export
 has no files (skipped.txt says why).
-Parameters, from the environment as bench-fig8 sets them: GEOMETRIES MODES
-UTILS RUN_ID COMMAND SIZE SPARE WARMUP_PCT.
+Parameters, as bench-fig8 passes them: --geometries --modes --utils (bash
+lists, one argument each) --run-id --command --size --spare --warmup-pct.
 Output: results.json, results.csv, table.md, fig8.png in RUN_DIR.
 
 The paper's numbers (Figure 8, 80% utilization): eager writing is about 5x
@@ -15,11 +15,10 @@ faster than update in place on the modern drive (ST19101), about 2x on the
 HP97560.
 """
 import os
-import sys
 
-from .common import (env_words, fio_job, fmt, load_json, results_header, write_csv,
+from .common import (fio_job, fmt, ints, load_json, load_run_meta, results_header, run_parser, words, write_csv,
                      write_json, write_table)
-from .plotting import pyplot
+from .plotting import pyplot, save
 
 COLORS = {"st19101": "tab:blue", "hp97560": "tab:red", "savvio10k4": "tab:green"}
 
@@ -182,20 +181,24 @@ def plot(rows, geos, modes, utils, path):
     ax2.grid(True, alpha=0.3)
     if ax2.lines:
         ax2.legend(fontsize=8)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    save(plt, fig, path)
+
+
+def parse_args(argv):
+    ap = run_parser("vldbench.fig8", "Figure 8: random synchronous updates as the disk fills")
+    ap.add_argument("--geometries", type=words, required=True)
+    ap.add_argument("--modes", type=words, required=True)
+    ap.add_argument("--utils", type=ints, required=True, help="target utilizations, %%")
+    ap.add_argument("--size", required=True, help="the export's size, as given to the plugin")
+    ap.add_argument("--spare", type=int, required=True)
+    ap.add_argument("--warmup-pct", type=int, required=True)
+    return ap.parse_args(argv)
 
 
 def main(argv=None):
-    argv = sys.argv[1:] if argv is None else argv
-    run_dir = argv[0]
-    e = os.environ
-    geos, modes = env_words("GEOMETRIES"), env_words("MODES")
-    utils = [int(u) for u in env_words("UTILS")]
-    meta = load_json(f"{run_dir}/meta.json")
-    meta.update(run_id=e["RUN_ID"], command=e["COMMAND"], size=e["SIZE"], spare=int(e["SPARE"]),
-                warmup_pct=int(e["WARMUP_PCT"]))
+    a = parse_args(argv)
+    run_dir, geos, modes, utils = a.run_dir, a.geometries, a.modes, a.utils
+    meta = load_run_meta(a, size=a.size, spare=a.spare, warmup_pct=a.warmup_pct)
     rows, problems = load_points(run_dir, geos, modes, utils)
     write_json(f"{run_dir}/results.json", dict(meta, rows=rows, problems=problems))
     write_csv(f"{run_dir}/results.csv", rows)

@@ -11,7 +11,7 @@ usage: python3 -m vldbench.fill RUN_DIR [--command CMD]
 import argparse
 
 from .common import load_json, load_jsonl, results_header, write_table
-from .plotting import pyplot
+from .plotting import pyplot, save
 
 
 def runs_by_geometry_order(points):
@@ -68,9 +68,7 @@ def plot(runs, path):
         ax.set_yscale("log")
         ax.grid(True, alpha=0.3)
         ax.legend(fontsize=7)
-    fig.tight_layout()
-    fig.savefig(path, dpi=110)
-    plt.close(fig)
+    save(plt, fig, path, dpi=110)
 
 
 def main(argv=None):

@@ -5,18 +5,19 @@ Subcommands (bench-fs calls them as `python3 -m vldbench.fs ...`):
   snap STATS OUT          copy the first rewrite of the stats file >= 0.1 s from now
   op KIND ARGS...         a timed file operation (create/read/delete small files,
                           large-file phases), its JSON on stdout
-  report fio|smallfile|largefile RUN_DIR COMMAND
+  report fio|smallfile|largefile RUN_DIR --command CMD --modes M --geometry G
+         --size S --compactor C [--file-mb N --runtime S | --fs-list L --files N
+         --file-kb N | --lf-mb N]
                           results.json, table.md and fs-*.png from the run's raw/
-                          (parameters from the environment bench-fs sets)
 
 The paper's numbers: section 5.1 (small files: create, read, delete on UFS
 with and without a VLD) and section 5.2 (large file phases).
 """
-import json, os, random, shutil, sys, time
+import argparse, functools, json, os, random, sys, time
 
-from .common import fio_job, fio_percentile_us, fmt, load_json, results_header
+from .common import fio_job, fio_percentile_us, fmt, load_json, results_header, words, write_json, write_table
 from .meta import loadavg
-from .plotting import pyplot
+from .plotting import pyplot, save
 
 
 # ---------------------------------------------------------------- snapshots
@@ -38,86 +39,120 @@ def snap(stats, out, margin=0.1, limit=30.0):
 
 
 # ---------------------------------------------------------------- operations
+def pattern(size):
+    """The bytes every small file holds."""
+    return bytes((i * 7 + 1) & 0xFF for i in range(size))
+
+
+def op_create(d, n, size, fsync):  # DIR N BYTES fsync|nofsync
+    data = pattern(int(size))
+    n, size = int(n), int(size)
+    for i in range(n):
+        fd = os.open(f"{d}/f{i:05d}", os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
+        if os.write(fd, data) != size:
+            sys.exit("short write")
+        if fsync == "fsync":
+            os.fsync(fd)
+        os.close(fd)
+    return {"files": n, "bytes": n * size}
+
+
+def op_read(d, n, size):  # DIR N BYTES
+    n, size = int(n), int(size)
+    data = pattern(size)
+    for i in range(n):
+        fd = os.open(f"{d}/f{i:05d}", os.O_RDONLY)
+        got = os.read(fd, size + 1)
+        os.close(fd)
+        if got != data:
+            sys.exit(f"bench-fs: f{i:05d} read back wrong ({len(got)} bytes)")
+    return {"files": n, "bytes": n * size}
+
+
+def op_delete(d, n, fsync):  # DIR N fsyncdir|nofsync
+    n = int(n)
+    dfd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
+    for i in range(n):
+        os.unlink(f"{d}/f{i:05d}")
+        if fsync == "fsyncdir":
+            os.fsync(dfd)
+    os.close(dfd)
+    return {"files": n}
+
+
+def op_seqwrite(path, total, bs):  # FILE BYTES BS
+    total, bs = int(total), int(bs)
+    buf = os.urandom(bs)
+    fd = os.open(path, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o644)
+    for _ in range(0, total, bs):
+        os.write(fd, buf)
+    os.fsync(fd)
+    os.close(fd)
+    return {"bytes": total, "requests": total // bs}
+
+
+def read_all(fd, size, bs, order):
+    """Bytes read from FD: sequentially (ORDER None) or the BS blocks in ORDER."""
+    got = 0
+    if order is None:
+        while True:
+            b = os.read(fd, bs)
+            if not b:
+                return got
+            got += len(b)
+    for blk in order:
+        got += len(os.pread(fd, bs, blk * bs))
+    return got
+
+
+def op_seqread(path, bs, seed=None, shuffled=False):  # FILE BS [SEED]
+    bs = int(bs)
+    fd = os.open(path, os.O_RDONLY)
+    size = os.fstat(fd).st_size
+    order = None
+    if shuffled:
+        os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)  # no read-ahead, as fio's default
+        order = list(range(size // bs))
+        random.Random(int(seed)).shuffle(order)
+    got = read_all(fd, size, bs, order)
+    os.close(fd)
+    if got != size:
+        sys.exit(f"bench-fs: read {got} of {size} bytes")
+    return {"bytes": got, "requests": size // bs}
+
+
+def op_randread(path, bs, seed):  # FILE BS SEED
+    return op_seqread(path, bs, seed, shuffled=True)
+
+
+def op_randwrite(path, bs, seed, sync):  # FILE BS SEED sync|async
+    bs = int(bs)
+    buf = os.urandom(bs)
+    fd = os.open(path, os.O_WRONLY)
+    size = os.fstat(fd).st_size
+    blocks = list(range(size // bs))
+    random.Random(int(seed)).shuffle(blocks)  # every block once
+    for blk in blocks:
+        os.pwrite(fd, buf, blk * bs)
+        if sync == "sync":
+            os.fsync(fd)
+    os.fsync(fd)  # async: all the phase's writes reach the drive inside the phase
+    os.close(fd)
+    return {"bytes": size, "requests": len(blocks)}
+
+
+OPS = {"create": op_create, "read": op_read, "delete": op_delete, "seqwrite": op_seqwrite,
+       "seqread": op_seqread, "randread": op_randread, "randwrite": op_randwrite}
+
+
 def op(args):
+    """Time the operation ARGS[0] with arguments ARGS[1:]; its JSON on stdout."""
     kind, a = args[0], args[1:]
+    if kind not in OPS:
+        sys.exit(f"bench-fs: unknown op {kind}")
     res = {"op": kind, "loadavg_before": loadavg()}
     t0 = time.monotonic()
-    if kind == "create":  # DIR N BYTES fsync|nofsync
-        d, n, size, fs = a[0], int(a[1]), int(a[2]), a[3] == "fsync"
-        data = bytes((i * 7 + 1) & 0xFF for i in range(size))
-        for i in range(n):
-            fd = os.open(f"{d}/f{i:05d}", os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
-            if os.write(fd, data) != size:
-                sys.exit("short write")
-            if fs:
-                os.fsync(fd)
-            os.close(fd)
-        res.update(files=n, bytes=n * size)
-    elif kind == "read":  # DIR N BYTES
-        d, n, size = a[0], int(a[1]), int(a[2])
-        data = bytes((i * 7 + 1) & 0xFF for i in range(size))
-        for i in range(n):
-            fd = os.open(f"{d}/f{i:05d}", os.O_RDONLY)
-            got = os.read(fd, size + 1)
-            os.close(fd)
-            if got != data:
-                sys.exit(f"bench-fs: f{i:05d} read back wrong ({len(got)} bytes)")
-        res.update(files=n, bytes=n * size)
-    elif kind == "delete":  # DIR N fsyncdir|nofsync
-        d, n, fs = a[0], int(a[1]), a[2] == "fsyncdir"
-        dfd = os.open(d, os.O_RDONLY | os.O_DIRECTORY)
-        for i in range(n):
-            os.unlink(f"{d}/f{i:05d}")
-            if fs:
-                os.fsync(dfd)
-        os.close(dfd)
-        res.update(files=n)
-    elif kind == "seqwrite":  # FILE BYTES BS
-        path, total, bs = a[0], int(a[1]), int(a[2])
-        buf = os.urandom(bs)
-        fd = os.open(path, os.O_CREAT | os.O_TRUNC | os.O_WRONLY, 0o644)
-        for off in range(0, total, bs):
-            os.write(fd, buf)
-        os.fsync(fd)
-        os.close(fd)
-        res.update(bytes=total, requests=total // bs)
-    elif kind in ("seqread", "randread"):  # FILE BS [SEED]
-        path, bs = a[0], int(a[1])
-        fd = os.open(path, os.O_RDONLY)
-        size = os.fstat(fd).st_size
-        got = 0
-        if kind == "seqread":
-            while True:
-                b = os.read(fd, bs)
-                if not b:
-                    break
-                got += len(b)
-        else:
-            os.posix_fadvise(fd, 0, 0, os.POSIX_FADV_RANDOM)  # no read-ahead, as fio's default
-            blocks = list(range(size // bs))
-            random.Random(int(a[2])).shuffle(blocks)
-            for blk in blocks:
-                got += len(os.pread(fd, bs, blk * bs))
-        os.close(fd)
-        if got != size:
-            sys.exit(f"bench-fs: read {got} of {size} bytes")
-        res.update(bytes=got, requests=size // bs)
-    elif kind == "randwrite":  # FILE BS SEED sync|async
-        path, bs, seed, sync = a[0], int(a[1]), int(a[2]), a[3] == "sync"
-        buf = os.urandom(bs)
-        fd = os.open(path, os.O_WRONLY)
-        size = os.fstat(fd).st_size
-        blocks = list(range(size // bs))
-        random.Random(seed).shuffle(blocks)  # every block once
-        for blk in blocks:
-            os.pwrite(fd, buf, blk * bs)
-            if sync:
-                os.fsync(fd)
-        os.fsync(fd)  # async: all the phase's writes reach the drive inside the phase
-        os.close(fd)
-        res.update(bytes=size, requests=len(blocks))
-    else:
-        sys.exit(f"bench-fs: unknown op {kind}")
+    res.update(OPS[kind](*a))
     t1 = time.monotonic()
     if kind in ("create", "delete", "seqwrite", "randwrite"):
         os.sync()  # all the phase's writes (metadata too) reach the drive inside the phase
@@ -189,59 +224,98 @@ MODE_COLOR = {"inplace": "tab:red", "vld": "tab:blue"}
 MODE_NAME = {"inplace": "in place", "vld": "vld"}
 
 
+def phase_runs(raw, prefixes):
+    """For the phases of one drive run (PREFIXES in order): [(op.json or None, what the drive did
+    in the phase)], and what it did between the phases."""
+    out, outside, prev = [], [], None
+    for pre in prefixes:
+        b, a = load(f"{raw}/{pre}.before.stats.json"), load(f"{raw}/{pre}.after.stats.json")
+        o = load(f"{raw}/{pre}.op.json")
+        if prev:
+            outside.append(diff(prev, b))
+        prev = a
+        out.append((o, diff(b, a)))
+    return out, outside
+
+
+def between_phases(outside):
+    """The requests and busy time between the phases (drop_caches), all runs together."""
+    between = {k: sum(o[k] for o in outside) for k in ("write", "flush", "read")}
+    between["busy_us"] = sum(o["busy_us"] for o in outside)
+    return between
+
+
+def between_line(between):
+    return (f"Between the phases (drop_caches, not counted above): {between['write']} writes, "
+            f"{between['flush']} flushes, {between['read']} reads in all runs together, "
+            f"{between['busy_us'] / 1000:.1f} ms simulated.")
+
+
+def bar_labels(ax, xs, ys, rotate=False):
+    for x, y in zip(xs, ys):
+        if rotate:
+            ax.text(x, y, f"{y:.1f}" if y >= 10 else f"{y:.2f}", ha="center", va="bottom", fontsize=7,
+                    rotation=90)
+        else:
+            ax.text(x, y, f"{y:.2f}", ha="center", va="bottom", fontsize=7)
+
+
 # ---------------------------------------------------------------- fio report
-def report_fio(run_dir, command):
-    e = os.environ
-    meta = meta_for(run_dir, command)
-    raw = f"{run_dir}/raw"
-    modes = e["MODES"].split()
-    rows, problems = [], []
-    for mode in modes:
-        for target in ("ext4", "nbd"):
-            fio = fio_job(f"{raw}/{mode}-{target}.fio.json")
-            if target == "ext4":
-                before = load(f"{raw}/{mode}-ext4.before.stats.json")
-                after = load(f"{raw}/{mode}-ext4.after.stats.json")
-                d = diff(before, after)
-                cum = after  # percentiles: since the restart (mount's writes included)
-                mount_writes = before["requests"]["write"]
-            else:
-                cum = load(f"{raw}/{mode}-nbd.stats.json")
-                d = diff(zero_like(cum), cum)
-                mount_writes = 0
-            w, s = fio["write"], fio["sync"]
-            nsync = s["total_ios"]
-            runtime_s = w["runtime"] / 1000
-            pct = lambda lat, p: fio_percentile_us(lat, p, missing=None)
-            r = {"mode": mode, "target": target, "fio_writes": w["total_ios"], "fio_fsyncs": nsync,
-                 "runtime_s": runtime_s, "ops_per_s": nsync / runtime_s if runtime_s else None,
-                 "fio_write_mean_us": w["lat_ns"]["mean"] / 1000,
-                 "fio_write_p50_us": pct(w["clat_ns"], 50), "fio_write_p99_us": pct(w["clat_ns"], 99),
-                 "fio_fsync_mean_us": s["lat_ns"]["mean"] / 1000,
-                 "fio_fsync_p50_us": pct(s["lat_ns"], 50), "fio_fsync_p99_us": pct(s["lat_ns"], 99),
-                 "fio_errors": fio["error"]}
-            r["fio_op_mean_us"] = r["fio_write_mean_us"] + r["fio_fsync_mean_us"]
-            r.update(nbd_writes=d["write"], nbd_fua=d["write_fua"], nbd_flushes=d["flush"],
-                     nbd_reads=d["read"],
-                     writes_per_fsync=d["write"] / nsync, fua_per_fsync=d["write_fua"] / nsync,
-                     flushes_per_fsync=d["flush"] / nsync, reads_per_fsync=d["read"] / nsync,
-                     kib_per_fsync=d["bytes_written"] / 1024 / nsync,
-                     sim_write_mean_us=d["write_mean_us"], sim_flush_mean_us=d["flush_mean_us"],
-                     sim_write_p50_us=cum["write_latency_us"]["p50"],
-                     sim_write_p99_us=cum["write_latency_us"]["p99"],
-                     sim_write_count_for_pct=cum["write_latency_us"]["count"],
-                     mount_writes=mount_writes,
-                     sim_busy_per_fsync_us=d["busy_us"] / nsync,
-                     queue_wait_per_fsync_us=d["queue_wait_us_total"] / nsync,
-                     breakdown_us=d.get("breakdown_us"), utilization=d["utilization"],
-                     compactor_steps=d.get("compactor_steps"))
-            r["host_overhead_per_fsync_us"] = r["fio_op_mean_us"] - r["sim_busy_per_fsync_us"]
-            if target == "nbd" and d["write"] != w["total_ios"]:
-                problems.append(f"{mode}-nbd: the stats file counts {d['write']} writes, fio {w['total_ios']}")
-            if fio["error"] or d["errors"]:
-                problems.append(f"{mode}-{target}: fio error {fio['error']}, plugin errors {d['errors']}")
-            rows.append(r)
-    by = {(r["mode"], r["target"]): r for r in rows}
+def load_fio_target(raw, mode, target):
+    """(fio job, what the drive did in the phase, the stats file for percentiles, mount's writes)."""
+    fio = fio_job(f"{raw}/{mode}-{target}.fio.json")
+    if target == "ext4":
+        before = load(f"{raw}/{mode}-ext4.before.stats.json")
+        after = load(f"{raw}/{mode}-ext4.after.stats.json")
+        # percentiles: since the restart (mount's writes included)
+        return fio, diff(before, after), after, before["requests"]["write"]
+    cum = load(f"{raw}/{mode}-nbd.stats.json")
+    return fio, diff(zero_like(cum), cum), cum, 0
+
+
+def fio_row(mode, target, fio, d, cum, mount_writes):
+    """fio's latencies beside the NBD requests and simulated time per fsync."""
+    w, s = fio["write"], fio["sync"]
+    nsync = s["total_ios"]
+    runtime_s = w["runtime"] / 1000
+    pct = lambda lat, p: fio_percentile_us(lat, p, missing=None)
+    r = {"mode": mode, "target": target, "fio_writes": w["total_ios"], "fio_fsyncs": nsync,
+         "runtime_s": runtime_s, "ops_per_s": nsync / runtime_s if runtime_s else None,
+         "fio_write_mean_us": w["lat_ns"]["mean"] / 1000,
+         "fio_write_p50_us": pct(w["clat_ns"], 50), "fio_write_p99_us": pct(w["clat_ns"], 99),
+         "fio_fsync_mean_us": s["lat_ns"]["mean"] / 1000,
+         "fio_fsync_p50_us": pct(s["lat_ns"], 50), "fio_fsync_p99_us": pct(s["lat_ns"], 99),
+         "fio_errors": fio["error"]}
+    r["fio_op_mean_us"] = r["fio_write_mean_us"] + r["fio_fsync_mean_us"]
+    r.update(nbd_writes=d["write"], nbd_fua=d["write_fua"], nbd_flushes=d["flush"],
+             nbd_reads=d["read"],
+             writes_per_fsync=d["write"] / nsync, fua_per_fsync=d["write_fua"] / nsync,
+             flushes_per_fsync=d["flush"] / nsync, reads_per_fsync=d["read"] / nsync,
+             kib_per_fsync=d["bytes_written"] / 1024 / nsync,
+             sim_write_mean_us=d["write_mean_us"], sim_flush_mean_us=d["flush_mean_us"],
+             sim_write_p50_us=cum["write_latency_us"]["p50"],
+             sim_write_p99_us=cum["write_latency_us"]["p99"],
+             sim_write_count_for_pct=cum["write_latency_us"]["count"],
+             mount_writes=mount_writes,
+             sim_busy_per_fsync_us=d["busy_us"] / nsync,
+             queue_wait_per_fsync_us=d["queue_wait_us_total"] / nsync,
+             breakdown_us=d.get("breakdown_us"), utilization=d["utilization"],
+             compactor_steps=d.get("compactor_steps"))
+    r["host_overhead_per_fsync_us"] = r["fio_op_mean_us"] - r["sim_busy_per_fsync_us"]
+    return r
+
+
+def fio_problems(mode, target, fio, d):
+    problems = []
+    if target == "nbd" and d["write"] != fio["write"]["total_ios"]:
+        problems.append(f"{mode}-nbd: the stats file counts {d['write']} writes, fio {fio['write']['total_ios']}")
+    if fio["error"] or d["errors"]:
+        problems.append(f"{mode}-{target}: fio error {fio['error']}, plugin errors {d['errors']}")
+    return problems
+
+
+def fio_ratios(by):
+    """In place / vld of the headline numbers, per target (when both modes ran)."""
     ratios = {}
     if ("inplace", "ext4") in by and ("vld", "ext4") in by:
         for t in ("ext4", "nbd"):
@@ -249,11 +323,13 @@ def report_fio(run_dir, command):
             ratios[t] = {k: i[k] / v[k] for k in ("fio_op_mean_us", "fio_fsync_p99_us",
                                                   "fio_write_p99_us", "sim_busy_per_fsync_us",
                                                   "sim_write_mean_us")}
-    json.dump(dict(meta, rows=rows, ratios_inplace_over_vld=ratios, problems=problems),
-              open(f"{run_dir}/results.json", "w"), indent=1)
-    fm = int(e["FILE_MB"])
-    md = header(meta, f"{e['GEOMETRY']}, {e['SIZE']} export, latency=sleep, compactor={e['FIO_COMPACTOR']}; "
-                f"fio rw=randwrite bs=4k iodepth=1 fsync=1 for {e['RUNTIME']} s over {fm} MiB: "
+    return ratios
+
+
+def fio_table(meta, p, rows, ratios, problems):
+    fm = p.file_mb
+    md = header(meta, f"{p.geometry}, {p.size} export, latency=sleep, compactor={p.compactor}; "
+                f"fio rw=randwrite bs=4k iodepth=1 fsync=1 for {p.runtime} s over {fm} MiB: "
                 f"*ext4* = ioengine=psync on a {fm} MiB file in ext4 (nbdfuse + loop), *NBD* = "
                 f"ioengine=nbd on the first {fm} MiB of the export. fio µs: write = write.lat_ns "
                 "(ext4: the write() into the page cache; NBD: the NBD write), fsync = sync.lat_ns "
@@ -282,43 +358,57 @@ def report_fio(run_dir, command):
     md += ["", "sim NBD write p50 / p99 are over every write since nbdkit started for the phase "
            "(ext4: mount's " + ", ".join(f"{r['mode']} {r['mount_writes']}" for r in rows
                                          if r["target"] == "ext4") + " writes included)."]
-    for r in rows:
-        if r["compactor_steps"]:
-            md.append(f"{r['mode']}-{r['target']}: {r['compactor_steps']} compactor steps during the phase.")
-    md += [""] + [f"problem: {p}" for p in problems]
-    open(f"{run_dir}/table.md", "w").write("\n".join(md) + "\n")
-    print("\n".join(md))
+    md += [f"{r['mode']}-{r['target']}: {r['compactor_steps']} compactor steps during the phase."
+           for r in rows if r["compactor_steps"]]
+    return md + [""] + [f"problem: {x}" for x in problems]
 
+
+def plot_fio(by, p, meta, path):
+    """fio's mean and p99 beside the simulated drive time, ext4 and raw NBD."""
     plt = plt_or_none()
     if not plt:
         return
     fig, axes = plt.subplots(1, 2, figsize=(10, 4))
-    for ax, t, title in ((axes[0], "ext4", f"ext4 file, fio psync fsync=1"),
+    for ax, t, title in ((axes[0], "ext4", "ext4 file, fio psync fsync=1"),
                          (axes[1], "nbd", "raw export, fio ioengine=nbd fsync=1")):
         metrics = [("fio_op_mean_us", "fio mean\nwrite+fsync"),
                    ("fio_fsync_p99_us" if t == "ext4" else "fio_write_p99_us",
                     "fio p99\nof fsync" if t == "ext4" else "fio p99\nof write"),
                    ("sim_busy_per_fsync_us", "simulated drive\ntime per fsync")]
         width = 0.38
-        for k, mode in enumerate(modes):
+        for k, mode in enumerate(p.modes):
             r = by.get((mode, t))
             if not r:
                 continue
-            xs = [j + (k - (len(modes) - 1) / 2) * width for j in range(len(metrics))]
+            xs = [j + (k - (len(p.modes) - 1) / 2) * width for j in range(len(metrics))]
             ys = [r[m] / 1000 for m, _ in metrics]
             ax.bar(xs, ys, width, color=MODE_COLOR.get(mode), label=MODE_NAME.get(mode, mode))
-            for x, y in zip(xs, ys):
-                ax.text(x, y, f"{y:.2f}", ha="center", va="bottom", fontsize=7)
+            bar_labels(ax, xs, ys)
         ax.set_xticks(range(len(metrics)))
         ax.set_xticklabels([n for _, n in metrics], fontsize=8)
         ax.set_ylabel("ms")
         ax.set_title(title, fontsize=9)
         ax.grid(True, axis="y", alpha=0.3)
         ax.legend(fontsize=8)
-    fig.suptitle(f"4 KiB random write + fsync, {e['GEOMETRY']}, latency=sleep "
+    fig.suptitle(f"4 KiB random write + fsync, {p.geometry}, latency=sleep "
                  f"(load at start {meta['loadavg'][0]})", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(f"{run_dir}/fs-fio.png", dpi=90)
+    save(plt, fig, path)
+
+
+def report_fio(run_dir, p):
+    """fs-fio: results.json, table.md, fs-fio.png."""
+    meta = meta_for(run_dir, p.command)
+    rows, problems = [], []
+    for mode in p.modes:
+        for target in ("ext4", "nbd"):
+            fio, d, cum, mount_writes = load_fio_target(f"{run_dir}/raw", mode, target)
+            rows.append(fio_row(mode, target, fio, d, cum, mount_writes))
+            problems += fio_problems(mode, target, fio, d)
+    by = {(r["mode"], r["target"]): r for r in rows}
+    ratios = fio_ratios(by)
+    write_json(f"{run_dir}/results.json", dict(meta, rows=rows, ratios_inplace_over_vld=ratios, problems=problems))
+    write_table(f"{run_dir}/table.md", fio_table(meta, p, rows, ratios, problems))
+    plot_fio(by, p, meta, f"{run_dir}/fs-fio.png")
     print(f"results: {run_dir}/{{results.json,table.md,fs-fio.png}}")
 
 
@@ -328,25 +418,15 @@ FS_TITLE = {"ext4": "ext4, fsync per create and unlink", "ext4-async": "ext4, no
             "ext2-sync": "ext2 mounted -o sync"}
 
 
-def report_smallfile(run_dir, command):
-    e = os.environ
-    meta = meta_for(run_dir, command)
-    raw = f"{run_dir}/raw"
-    modes, fss = e["MODES"].split(), e["FS_LIST"].split()
-    n = int(e["FILES"])
+def smallfile_rows(run_dir, p):
+    """(a row per file system, mode and phase; problems; what happened between the phases)."""
     rows, problems, outside = [], [], []
-    for fs in fss:
-        for mode in modes:
-            prev = None
-            for i, ph in enumerate(PHASES_SF, 1):
-                pre = f"{raw}/{fs}-{mode}-{i}-{ph}"
-                b, a = load(f"{pre}.before.stats.json"), load(f"{pre}.after.stats.json")
-                o = json.load(open(f"{pre}.op.json"))
-                d = diff(b, a)
-                if prev:
-                    outside.append(diff(prev, b))
-                prev = a
-                rows.append({"fs": fs, "mode": mode, "phase": ph, "files": n, "wall_s": o["elapsed_s"],
+    for fs in p.fs_list:
+        for mode in p.modes:
+            runs, out = phase_runs(f"{run_dir}/raw", [f"{fs}-{mode}-{i}-{ph}" for i, ph in enumerate(PHASES_SF, 1)])
+            outside += out
+            for ph, (o, d) in zip(PHASES_SF, runs):
+                rows.append({"fs": fs, "mode": mode, "phase": ph, "files": p.files, "wall_s": o["elapsed_s"],
                              "sync_s": o["sync_s"], "sim_busy_s": d["busy_us"] / 1e6,
                              "nbd_writes": d["write"], "nbd_flushes": d["flush"], "nbd_reads": d["read"],
                              "nbd_fua": d["write_fua"], "kib_written": d["bytes_written"] / 1024,
@@ -356,17 +436,23 @@ def report_smallfile(run_dir, command):
                              "loadavg": [o["loadavg_before"], o["loadavg_after"]]})
                 if d["errors"]:
                     problems.append(f"{fs}-{mode}-{ph}: {d['errors']} plugin errors")
+    return rows, problems, outside
+
+
+def add_speedups(rows):
+    """speedup = in place time / this mode's time, wall and simulated (> 1: faster)."""
     by = {(r["fs"], r["mode"], r["phase"]): r for r in rows}
     for r in rows:
         ip = by.get((r["fs"], "inplace", r["phase"]))
         r["speedup_wall"] = ip["wall_s"] / r["wall_s"] if ip else None
         r["speedup_sim"] = ip["sim_busy_s"] / r["sim_busy_s"] if ip and r["sim_busy_s"] else None
-    between = {k: sum(o[k] for o in outside) for k in ("write", "flush", "read")}
-    between["busy_us"] = sum(o["busy_us"] for o in outside)
-    json.dump(dict(meta, rows=rows, between_phases=between, problems=problems),
-              open(f"{run_dir}/results.json", "w"), indent=1)
-    md = header(meta, f"{e['GEOMETRY']}, {e['SIZE']} export, latency=sleep, compactor={e['PAPER_COMPACTOR']}; "
-                f"{n} files of {e['FILE_KB']} KiB in one directory: create, read back, delete; "
+    return by
+
+
+def smallfile_table(meta, p, by, rows, between, problems):
+    n = p.files
+    md = header(meta, f"{p.geometry}, {p.size} export, latency=sleep, compactor={p.compactor}; "
+                f"{n} files of {p.file_kb} KiB in one directory: create, read back, delete; "
                 "caches dropped before every phase. wall = the phase in the client (a sync() ends create and delete); "
                 "sim = the drive's simulated busy time in the phase (stats file). speedup = in place "
                 "time / vld time (> 1: vld faster; the paper's Figure 6 normalises to UFS on the "
@@ -374,32 +460,29 @@ def report_smallfile(run_dir, command):
     md += ["| fs | phase | in place wall s | vld wall s | speedup wall | in place sim s | vld sim s | "
            "speedup sim | in place NBD w / f / r per file | vld NBD w / f / r per file |",
            "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
-    for fs in fss:
+    per = lambda r: f"{r['nbd_writes'] / n:.2f} / {r['nbd_flushes'] / n:.2f} / {r['nbd_reads'] / n:.2f}"
+    for fs in p.fs_list:
         for ph in PHASES_SF:
             i, v = by.get((fs, "inplace", ph)), by.get((fs, "vld", ph))
             if not (i and v):
                 continue
-            per = lambda r: (f"{r['nbd_writes'] / n:.2f} / {r['nbd_flushes'] / n:.2f} / "
-                             f"{r['nbd_reads'] / n:.2f}")
             md.append(f"| {fs} | {ph} | {i['wall_s']:.2f} | {v['wall_s']:.2f} | **{v['speedup_wall']:.2f}** | "
                       f"{i['sim_busy_s']:.2f} | {v['sim_busy_s']:.2f} | **{fmt(v['speedup_sim'], '.2f')}** | "
                       f"{per(i)} | {per(v)} |")
     md += ["", "w / f / r = NBD writes / flushes / reads per file (no FUA arrives through FUSE).",
-           f"Between the phases (drop_caches, not counted above): {between['write']} writes, "
-           f"{between['flush']} flushes, {between['read']} reads in all runs together, "
-           f"{between['busy_us'] / 1000:.1f} ms simulated."]
-    for r in rows:
-        if r["compactor_steps"]:
-            md.append(f"{r['fs']}-{r['mode']}-{r['phase']}: {r['compactor_steps']} compactor steps.")
-    md += [""] + [f"problem: {p}" for p in problems]
-    open(f"{run_dir}/table.md", "w").write("\n".join(md) + "\n")
-    print("\n".join(md))
+           between_line(between)]
+    md += [f"{r['fs']}-{r['mode']}-{r['phase']}: {r['compactor_steps']} compactor steps."
+           for r in rows if r["compactor_steps"]]
+    return md + [""] + [f"problem: {x}" for x in problems]
 
+
+def plot_smallfile(by, rows, p, meta, path):
+    """vld's speed-up per phase, wall and simulated, one panel per file system."""
     plt = plt_or_none()
     if not plt:
         return
-    fig, axes = plt.subplots(1, len(fss), figsize=(3.6 * len(fss), 3.8), squeeze=False)
-    for ax, fs in zip(axes[0], fss):
+    fig, axes = plt.subplots(1, len(p.fs_list), figsize=(3.6 * len(p.fs_list), 3.8), squeeze=False)
+    for ax, fs in zip(axes[0], p.fs_list):
         width = 0.38
         for k, (what, label, hatch) in enumerate((("speedup_wall", "vld, wall", None),
                                                    ("speedup_sim", "vld, simulated", "//"))):
@@ -407,8 +490,7 @@ def report_smallfile(run_dir, command):
             ys = [(by.get((fs, "vld", ph)) or {}).get(what) or 0 for ph in PHASES_SF]
             ax.bar(xs, ys, width, color="tab:blue", alpha=0.55 if hatch else 0.9, hatch=hatch,
                    edgecolor="tab:blue", label=label)
-            for x, y in zip(xs, ys):
-                ax.text(x, y, f"{y:.2f}", ha="center", va="bottom", fontsize=7)
+            bar_labels(ax, xs, ys)
         ax.axhline(1.0, color="tab:red", lw=1.5, label="in place = 1")
         ax.set_xticks(range(len(PHASES_SF)))
         ax.set_xticklabels(PHASES_SF, fontsize=8)
@@ -416,37 +498,30 @@ def report_smallfile(run_dir, command):
         ax.set_ylabel("performance relative to in place", fontsize=8)
         ax.grid(True, axis="y", alpha=0.3)
         ax.legend(fontsize=7)
-    fig.suptitle(f"Small files ({n} x {e['FILE_KB']} KiB), {e['GEOMETRY']}, latency=sleep "
+    fig.suptitle(f"Small files ({p.files} x {p.file_kb} KiB), {p.geometry}, latency=sleep "
                  f"(paper 001 Fig. 6; load at start {meta['loadavg'][0]})", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(f"{run_dir}/fs-smallfile.png", dpi=90)
-    print(f"results: {run_dir}/{{results.json,table.md,fs-smallfile.png}}")
+    save(plt, fig, path)
 
 
 # ---------------------------------------------------------------- largefile report
 PHASES_LF = [("1-seqwrite", "sequential write"), ("2-seqread", "sequential read"),
              ("3-randwrite", "random write"), ("4-seqread", "sequential read after random write"),
              ("5-randread", "random read")]
+LF_GROUPS = [("async", "1-seqwrite", "seq write"), ("async", "2-seqread", "seq read"),
+             ("async", "3-randwrite", "rand write\nasync"), ("sync", "3-randwrite", "rand write\nsync"),
+             ("async", "4-seqread", "seq read after\nasync rand write"),
+             ("sync", "4-seqread", "seq read after\nsync rand write"),
+             ("async", "5-randread", "rand read\n(async run)"), ("sync", "5-randread", "rand read\n(sync run)")]
 
 
-def report_largefile(run_dir, command):
-    e = os.environ
-    meta = meta_for(run_dir, command)
-    raw = f"{run_dir}/raw"
-    modes = e["MODES"].split()
-    mb = int(e["LF_MB"])
+def largefile_rows(run_dir, p):
+    """(a row per variant, mode and phase; problems; what happened between the phases)."""
     rows, problems, outside = [], [], []
     for variant in ("async", "sync"):
-        for mode in modes:
-            prev = None
-            for key, label in PHASES_LF:
-                pre = f"{raw}/{variant}-{mode}-{key}"
-                b, a = load(f"{pre}.before.stats.json"), load(f"{pre}.after.stats.json")
-                o = json.load(open(f"{pre}.op.json"))
-                d = diff(b, a)
-                if prev:
-                    outside.append(diff(prev, b))
-                prev = a
+        for mode in p.modes:
+            runs, out = phase_runs(f"{run_dir}/raw", [f"{variant}-{mode}-{key}" for key, _ in PHASES_LF])
+            outside += out
+            for (key, label), (o, d) in zip(PHASES_LF, runs):
                 nbytes = o["bytes"]
                 rows.append({"variant": variant, "mode": mode, "phase": key, "label": label,
                              "bytes": nbytes, "wall_s": o["elapsed_s"],
@@ -460,87 +535,128 @@ def report_largefile(run_dir, command):
                              "loadavg": [o["loadavg_before"], o["loadavg_after"]]})
                 if d["errors"]:
                     problems.append(f"{variant}-{mode}-{key}: {d['errors']} plugin errors")
+    return rows, problems, outside
+
+
+def add_throughput_ratios(rows):
+    """vld / in place MB/s, wall and simulated."""
     by = {(r["variant"], r["mode"], r["phase"]): r for r in rows}
     for r in rows:
         ip = by.get((r["variant"], "inplace", r["phase"]))
         r["vld_over_inplace_wall"] = r["mb_per_s_wall"] / ip["mb_per_s_wall"] if ip else None
         r["vld_over_inplace_sim"] = (r["mb_per_s_sim"] / ip["mb_per_s_sim"]
                                      if ip and r["mb_per_s_sim"] and ip["mb_per_s_sim"] else None)
-    between = {k: sum(o[k] for o in outside) for k in ("write", "flush", "read")}
-    between["busy_us"] = sum(o["busy_us"] for o in outside)
-    json.dump(dict(meta, rows=rows, between_phases=between, problems=problems),
-              open(f"{run_dir}/results.json", "w"), indent=1)
-    md = header(meta, f"{e['GEOMETRY']}, {e['SIZE']} export, latency=sleep, compactor={e['PAPER_COMPACTOR']}; "
-                f"one {mb} MiB file in ext4; caches dropped before every phase. MB/s = file bytes / "
+    return by
+
+
+def largefile_table(meta, p, by, rows, between, problems):
+    md = header(meta, f"{p.geometry}, {p.size} export, latency=sleep, compactor={p.compactor}; "
+                f"one {p.lf_mb} MiB file in ext4; caches dropped before every phase. MB/s = file bytes / "
                 "wall time of the phase (the closing fsync and sync() included) and / the drive's simulated busy time in the "
                 "phase (10^6 bytes/s). *async* and *sync* are two runs on fresh file systems that differ "
                 "in phase 3 only: 4 KiB random writes with one fsync at the end, or an fsync after each.")
     md += ["| run | phase | in place MB/s wall | vld MB/s wall | vld / in place wall | "
            "in place MB/s sim | vld MB/s sim | vld / in place sim | in place NBD w / f / r | "
            "vld NBD w / f / r |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    wfr = lambda r: f"{r['nbd_writes']} / {r['nbd_flushes']} / {r['nbd_reads']}"
     for variant in ("async", "sync"):
         for key, label in PHASES_LF:
             i, v = by.get((variant, "inplace", key)), by.get((variant, "vld", key))
             if not (i and v):
                 continue
             lab = label + (f" ({variant})" if key == "3-randwrite" else "")
-            wfr = lambda r: f"{r['nbd_writes']} / {r['nbd_flushes']} / {r['nbd_reads']}"
             md.append(f"| {variant} | {key[0]} {lab} | {i['mb_per_s_wall']:.2f} | {v['mb_per_s_wall']:.2f} | "
                       f"**{v['vld_over_inplace_wall']:.2f}x** | {fmt(i['mb_per_s_sim'], '.2f')} | "
                       f"{fmt(v['mb_per_s_sim'], '.2f')} | **{fmt(v['vld_over_inplace_sim'], '.2f')}x** | "
                       f"{wfr(i)} | {wfr(v)} |")
-    md += ["", "w / f / r = NBD writes / flushes / reads in the phase.",
-           f"Between the phases (drop_caches, not counted above): {between['write']} writes, "
-           f"{between['flush']} flushes, {between['read']} reads in all runs together, "
-           f"{between['busy_us'] / 1000:.1f} ms simulated."]
-    for r in rows:
-        if r["compactor_steps"]:
-            md.append(f"{r['variant']}-{r['mode']}-{r['phase']}: {r['compactor_steps']} compactor steps.")
-    md += [""] + [f"problem: {p}" for p in problems]
-    open(f"{run_dir}/table.md", "w").write("\n".join(md) + "\n")
-    print("\n".join(md))
+    md += ["", "w / f / r = NBD writes / flushes / reads in the phase.", between_line(between)]
+    md += [f"{r['variant']}-{r['mode']}-{r['phase']}: {r['compactor_steps']} compactor steps."
+           for r in rows if r["compactor_steps"]]
+    return md + [""] + [f"problem: {x}" for x in problems]
 
+
+def plot_largefile(by, rows, p, meta, path):
+    """MB/s per phase and mode, wall above, simulated below."""
     plt = plt_or_none()
     if not plt:
         return
     fig, axes = plt.subplots(2, 1, figsize=(10, 6.4), sharex=True)
-    groups = [("async", "1-seqwrite", "seq write"), ("async", "2-seqread", "seq read"),
-              ("async", "3-randwrite", "rand write\nasync"), ("sync", "3-randwrite", "rand write\nsync"),
-              ("async", "4-seqread", "seq read after\nasync rand write"),
-              ("sync", "4-seqread", "seq read after\nsync rand write"),
-              ("async", "5-randread", "rand read\n(async run)"), ("sync", "5-randread", "rand read\n(sync run)")]
     for ax, what, ylabel in ((axes[0], "mb_per_s_wall", "MB/s, wall"),
                              (axes[1], "mb_per_s_sim", "MB/s, simulated busy time")):
         width = 0.38
-        for k, mode in enumerate(modes):
-            xs = [j + (k - (len(modes) - 1) / 2) * width for j in range(len(groups))]
-            ys = [(by.get((v, mode, p)) or {}).get(what) or 0 for v, p, _ in groups]
+        for k, mode in enumerate(p.modes):
+            xs = [j + (k - (len(p.modes) - 1) / 2) * width for j in range(len(LF_GROUPS))]
+            ys = [(by.get((v, mode, ph)) or {}).get(what) or 0 for v, ph, _ in LF_GROUPS]
             ax.bar(xs, ys, width, color=MODE_COLOR.get(mode), label=MODE_NAME.get(mode, mode))
-            for x, y in zip(xs, ys):
-                ax.text(x, y, f"{y:.1f}" if y >= 10 else f"{y:.2f}", ha="center", va="bottom",
-                        fontsize=7, rotation=90)
+            bar_labels(ax, xs, ys, rotate=True)
         ax.set_ylabel(ylabel, fontsize=8)
         top = max([(r[what] or 0) for r in rows] + [1])
         ax.set_ylim(0, top * 1.25)
         ax.grid(True, axis="y", alpha=0.3)
         ax.legend(fontsize=8)
-    axes[1].set_xticks(range(len(groups)))
-    axes[1].set_xticklabels([g[2] for g in groups], fontsize=8)
-    fig.suptitle(f"Large file ({mb} MiB) in ext4, {e['GEOMETRY']}, latency=sleep "
+    axes[1].set_xticks(range(len(LF_GROUPS)))
+    axes[1].set_xticklabels([g[2] for g in LF_GROUPS], fontsize=8)
+    fig.suptitle(f"Large file ({p.lf_mb} MiB) in ext4, {p.geometry}, latency=sleep "
                  f"(paper 001 Fig. 7; load at start {meta['loadavg'][0]})", fontsize=10)
-    fig.tight_layout()
-    fig.savefig(f"{run_dir}/fs-largefile.png", dpi=90)
-    print(f"results: {run_dir}/{{results.json,table.md,fs-largefile.png}}")
+    save(plt, fig, path)
+
+
+def report_phases(kind, run_dir, p):
+    """fs-smallfile or fs-largefile (KIND): results.json, table.md, fs-KIND.png."""
+    rows_of, ratios_of, table_of, plot_of = PHASE_REPORTS[kind]
+    meta = meta_for(run_dir, p.command)
+    rows, problems, outside = rows_of(run_dir, p)
+    by = ratios_of(rows)
+    between = between_phases(outside)
+    write_json(f"{run_dir}/results.json", dict(meta, rows=rows, between_phases=between, problems=problems))
+    write_table(f"{run_dir}/table.md", table_of(meta, p, by, rows, between, problems))
+    plot_of(by, rows, p, meta, f"{run_dir}/fs-{kind}.png")
+    print(f"results: {run_dir}/{{results.json,table.md,fs-{kind}.png}}")
+
+
+PHASE_REPORTS = {"smallfile": (smallfile_rows, add_speedups, smallfile_table, plot_smallfile),
+                 "largefile": (largefile_rows, add_throughput_ratios, largefile_table, plot_largefile)}
+
+
+# ---------------------------------------------------------------- command line
+REPORTS = {"fio": report_fio, "smallfile": functools.partial(report_phases, "smallfile"),
+           "largefile": functools.partial(report_phases, "largefile")}
+
+
+def parse_args(argv):
+    ap = argparse.ArgumentParser(prog="vldbench.fs", description=__doc__.split("\n")[0])
+    sub = ap.add_subparsers(dest="cmd", required=True)
+    sn = sub.add_parser("snap", help="copy the next rewrite of a stats file")
+    sn.add_argument("stats")
+    sn.add_argument("out")
+    o = sub.add_parser("op", help="a timed file operation, its JSON on stdout")
+    o.add_argument("args", nargs=argparse.REMAINDER)
+    rp = sub.add_parser("report", help="results.json, table.md and a plot from RUN_DIR/raw")
+    rp.add_argument("kind", choices=REPORTS)
+    rp.add_argument("run_dir")
+    rp.add_argument("--command", required=True, help="the command line, for the results header")
+    rp.add_argument("--modes", type=words, required=True)
+    rp.add_argument("--geometry", required=True)
+    rp.add_argument("--size", required=True)
+    rp.add_argument("--compactor", required=True, help="the plugin's compactor= of the runs")
+    rp.add_argument("--file-mb", type=int, help="fio: the file's (and region's) MiB")
+    rp.add_argument("--runtime", type=int, help="fio: seconds per run")
+    rp.add_argument("--fs-list", type=words, help="smallfile: the file systems")
+    rp.add_argument("--files", type=int, help="smallfile: files per phase")
+    rp.add_argument("--file-kb", type=int, help="smallfile: KiB per file")
+    rp.add_argument("--lf-mb", type=int, help="largefile: the file's MiB")
+    return ap.parse_args(argv)
+
+
+def main(argv=None):
+    a = parse_args(argv)
+    if a.cmd == "snap":
+        snap(a.stats, a.out)
+    elif a.cmd == "op":
+        op(a.args)
+    else:
+        REPORTS[a.kind](a.run_dir, a)
 
 
 if __name__ == "__main__":
-    cmd = sys.argv[1]
-    if cmd == "snap":
-        snap(sys.argv[2], sys.argv[3])
-    elif cmd == "op":
-        op(sys.argv[2:])
-    elif cmd == "report":
-        {"fio": report_fio, "smallfile": report_smallfile,
-         "largefile": report_largefile}[sys.argv[2]](sys.argv[3], sys.argv[4])
-    else:
-        sys.exit(f"bench-fs: unknown command {cmd}")
+    main()

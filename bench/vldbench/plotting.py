@@ -13,3 +13,13 @@ def pyplot(who=None):
             print(f"{who}: no matplotlib for this python3; no plot")
         return None
     return plt
+
+
+def save(plt, fig, path, dpi=90, rect=None):
+    """Lay FIG out (within RECT, if given), write it to PATH as PNG and free it."""
+    if rect is None:
+        fig.tight_layout()
+    else:
+        fig.tight_layout(rect=rect)
+    fig.savefig(path, dpi=dpi)
+    plt.close(fig)

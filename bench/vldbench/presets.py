@@ -8,7 +8,7 @@ usage: python3 -m vldbench.presets OUT PRESET...
 import sys
 
 from .common import load_json, write_json
-from .plotting import pyplot
+from .plotting import pyplot, save
 
 PARTS = ("overhead", "seek", "head_switch", "rotation", "transfer")
 
@@ -62,9 +62,7 @@ def plot(rows, path):
     ax.set_title(f"In place on every preset ({rows[0]['mode']})", fontsize=10)
     ax.legend(fontsize=8)
     ax.grid(True, axis="y", alpha=0.3)
-    fig.tight_layout()
-    fig.savefig(path, dpi=90)
-    plt.close(fig)
+    save(plt, fig, path)
 
 
 def main(argv=None):

@@ -1,0 +1,277 @@
+"""Writes the synthetic run directories under data/ (largefile, recovery,
+kernel_fsync, hostcost, pacing, fs-fio, fs-smallfile, fs-largefile, fill):
+the files each bench-* script leaves, in their format, with round numbers
+chosen so that the tests can state the expected results by hand.
+
+The stats files are the stored fig8 stats file (a real one) with the fields
+each module reads overwritten; the fio outputs keep fio's notes before the
+JSON and only the keys the modules read. Rerun after changing a number here:
+    /usr/bin/python3 bench/tests/make_synthetic.py
+"""
+import copy
+import json
+import pathlib
+import shutil
+
+DATA = pathlib.Path(__file__).parent / "data"
+TEMPLATE = json.loads((DATA / "fig8/raw/st19101-vld-80.stats.json").read_text())
+META = {"date_utc": "2026-11-25T12:00:00Z", "commit": "abc1234", "worktree_modified": False,
+        "worktree_diff_sha256": None, "kernel": "6.18.44", "cpus": 2, "loadavg": ["0.50", "0.40", "0.30"]}
+FIO_NOTE = "note: both iodepth >= 1 and synchronous I/O engine are selected, queue depth will be capped at 1\n"
+
+
+def lat(mean_us, count):
+    return {"count": count, "mean": mean_us, "p50": mean_us, "p99": 2 * mean_us, "max": 3 * mean_us}
+
+
+def stats(mode="vld", writes=0, reads=0, flushes=0, fua=0, write_us=0.0, read_us=0.0, flush_us=0.0,
+          busy_us=0.0, bytes_written=0, bytes_read=0, util=0.5, **extra):
+    """A stats file of mode MODE after these requests (fields not named: the template's)."""
+    s = copy.deepcopy(TEMPLATE)
+    s.update(mode=mode, busy_us=busy_us, simulated_time_us=busy_us, bytes_written=bytes_written,
+             bytes_read=bytes_read, utilization=util, physical_writes=writes, physical_reads=reads,
+             backing_syncs=flushes)
+    s["requests"] = {"errors": 0, "extents": 0, "flush": flushes, "read": reads, "trim": 0,
+                     "write": writes, "write_fua": fua, "zero": 0}
+    s["write_latency_us"] = lat(write_us, writes)
+    s["read_latency_us"] = lat(read_us, reads)
+    s["flush_latency_us"] = lat(flush_us, flushes)
+    s["queue_wait_us"] = lat(0.0, writes + reads + flushes)
+    s["breakdown_us"] = {"head_switch": 0.2 * write_us, "overhead": 0.1 * write_us,
+                         "rotation": 0.3 * write_us, "seek": 0.1 * write_us, "transfer": 0.3 * write_us}
+    if mode != "vld":
+        s.pop("vld", None)
+        s.pop("compactor", None)
+    for k, v in extra.items():
+        if isinstance(v, dict) and isinstance(s.get(k), dict):
+            s[k].update(v)
+        else:
+            s[k] = v
+    return s
+
+
+def fio_dir(total_ios, mean_us, iops=0.0):
+    ns = {"mean": mean_us * 1e3, "percentile": {"50.000000": mean_us * 1e3, "99.000000": 2 * mean_us * 1e3}}
+    return {"io_bytes": 4096 * total_ios, "iops": iops, "runtime": 1000 if total_ios else 0,
+            "total_ios": total_ios, "slat_ns": {"mean": 500.0}, "clat_ns": ns, "lat_ns": dict(ns)}
+
+
+def fio(name, writes=0, reads=0, syncs=0, write_us=0.0, read_us=0.0, sync_us=0.0, iops=0.0,
+        runtime_ms=1000, cpu=(1.0, 2.0)):
+    """fio --output-format=json as written to a file: a note, then the JSON."""
+    job = {"jobname": name, "groupid": 0, "error": 0, "read": fio_dir(reads, read_us),
+           "write": fio_dir(writes, write_us, iops), "sync": {"total_ios": syncs, "lat_ns": fio_dir(
+               syncs, sync_us)["lat_ns"]}, "job_runtime": runtime_ms, "usr_cpu": cpu[0], "sys_cpu": cpu[1]}
+    job["write"]["runtime"] = runtime_ms
+    return FIO_NOTE + json.dumps({"fio version": "fio-3.33", "jobs": [job]}, indent=1) + "\n"
+
+
+class Run:
+    """A run directory being written: Run(name).json('raw/x.json', obj)."""
+    def __init__(self, name, meta=True):
+        self.dir = DATA / name
+        shutil.rmtree(self.dir, ignore_errors=True)
+        (self.dir / "raw").mkdir(parents=True)
+        if meta:
+            self.json("meta.json", META)
+
+    def json(self, rel, obj):
+        rel = str(rel)
+        (self.dir / rel).write_text(json.dumps(obj, indent=None if rel.endswith("stats.json") else 1) + "\n")
+
+    def text(self, rel, text):
+        (self.dir / rel).write_text(text)
+
+
+# ---------------------------------------------------------------- bench-largefile
+LF_BYTES = 4 << 20
+LF_PHASES = [("1", "seqwrite", "write", 65536), ("2", "seqread", "read", 65536),
+             ("3", "randwrite", "write", 4096), ("4", "seqread", "read", 65536),
+             ("4k", "seqread", "read", 4096), ("5", "randread", "read", 4096)]
+# MB/s (bytes / simulated busy µs) per (config, phase); in place 2.0 throughout.
+LF_MBS = {("vld", p): 4.0 for p, *_ in LF_PHASES}
+LF_MBS.update({("vld", "4"): 1.0, ("vld-tboff", "4"): 0.5, ("inplace-tboff", "4"): 1.0,
+               ("vld-compacted", "4"): 3.0})
+
+
+def largefile():
+    run = Run("largefile")
+    for ph, name, kind, req in LF_PHASES:
+        for cfg in ("inplace", "inplace-tboff", "vld", "vld-tboff", "vld-compacted"):
+            mbs = LF_MBS.get((cfg, ph), 2.0 if cfg == "inplace" else None)
+            if mbs is None:
+                continue
+            prefix, suffix = (cfg[:-6], "-tboff") if cfg.endswith("-tboff") else (cfg, "")
+            key = f"{prefix}-{ph}-{name}{suffix}"
+            n = LF_BYTES // req
+            mode = "inplace" if cfg.startswith("inplace") else "vld"
+            io = {"writes": n, "bytes_written": LF_BYTES} if kind == "write" else \
+                {"reads": n, "bytes_read": LF_BYTES}
+            extra = {"vld": {"empty_tracks": 40 if cfg == "vld-compacted" else 3}} if mode == "vld" else {}
+            run.json(f"raw/{key}.stats.json", stats(mode, flushes=n if ph == "3" else 1, busy_us=LF_BYTES / mbs,
+                                                    write_us=100.0, read_us=50.0, **io, **extra))
+            run.text(f"raw/{key}.fio.json", fio(key, **({"writes": n} if kind == "write" else {"reads": n})))
+    run.json("raw/vld-compaction.poll.json", {"settled": True, "wall_s": 2.5, "writes": 7})
+    run.json("raw/vld-compaction.stats.json", stats(
+        "vld", compactor={"policy": "fewest-live", "tracks_compacted": 37, "tracks_abandoned": 1,
+                          "blocks_moved": 900, "map_sectors_moved": 120, "steps": 50, "idle_steps": 50,
+                          "busy_ms": 321.5, "empty_tracks": 40, "victim": None}))
+
+
+# ---------------------------------------------------------------- bench-recovery
+def recovery():
+    run = Run("recovery")
+    geo = dict(TEMPLATE["geometry"], export_bytes=1 << 30, simulated_cylinders=100, tracks_per_cylinder=16,
+               sectors_per_track=256, revolution_us=6000.0, head_switch_us=500.0, block_bytes=4096,
+               seek="1.0,0.0,10,1.0,0.0", platter_bytes=1100 << 20)
+    run.json("raw/base.status.json", {"VmRSS": 20480, "VmHWM": 20480, "Threads": 4})
+    run.json("raw/open.status.json", {"VmRSS": 22528, "VmHWM": 22528, "Threads": 5})
+    run.json("raw/writes.status.json", {"VmRSS": 30720, "VmHWM": 31744, "RssAnon": 28672, "RssFile": 2048,
+                                        "RssShmem": 0, "Threads": 5})
+    run.json("raw/writes.stats.json", stats("vld", writes=1000, flushes=1000, write_us=400.0, util=0.25,
+                                            geometry=geo, vld={"map_sectors_written": 2000,
+                                                               "live_map_sectors": 500,
+                                                               "log_records_written": 3}))
+    run.text("raw/writes.fio.json", fio("writes", writes=1000, syncs=1000, iops=2000.0, runtime_ms=500))
+    # 1600 tracks: a full scan is 1600 x 6 ms + 1500 head switches x 0.5 ms + 99 seeks x 1 ms = 10449 ms.
+    for name, method, sectors, ms in (("clean", "clean-walk", 500, 50.0), ("clean_nobuf", "clean-walk", 500, 80.0),
+                                      ("unclean", "tail-scan", 4096, 1044.9),
+                                      ("unclean_nobuf", "tail-scan", 4096, 2089.8),
+                                      ("clean2", "clean-walk", 510, 52.0)):
+        run.json(f"raw/{name}.stats.json", stats("vld", geometry=geo, recovery={
+            "method": method, "sectors_read": sectors, "map_sectors_walked": 500, "tracks_scanned": 16 if
+            method == "tail-scan" else 0, "candidates": 3 if method == "tail-scan" else 0,
+            "simulated_ms": ms, "wall_ms": 2.0}))
+        run.json(f"raw/{name}.wall.json", {"wall_ms_start_to_exit": 120})
+
+
+# ---------------------------------------------------------------- bench-kernel-fsync
+def kernel_fsync():
+    run = Run("kernel_fsync")
+    n, base = 10, 5
+    for path in ("kernel", "fuse"):
+        for mode, (w_us, f_us) in (("inplace", (4000.0, 100.0)), ("vld", (500.0, 100.0))):
+            for k in (base, base + n):
+                # per fsync: 3 writes (1 FUA), 2 flushes, 12 KiB; plus 4 writes at mount
+                writes, flushes = 4 + 3 * k, 2 * k
+                s = stats(mode, writes=writes, flushes=flushes, fua=k, write_us=w_us, flush_us=f_us,
+                          bytes_written=writes * 4096, busy_us=writes * w_us + flushes * f_us)
+                if mode == "vld":
+                    s["vld"].update(log_records_written=k, map_sectors_written=8 * writes)
+                run.json(f"raw/{path}-{mode}-{k}.stats.json", s)
+                run.json(f"raw/{path}-{mode}-{k}.loop.json",
+                         {"n": k, "secs": 0.01 * k, "writes": 3 * k, "write_kib": 12 * k, "flushes": 2 * k,
+                          "reads": 0, "discards": 0, "fs": "ext4"})
+
+
+# ---------------------------------------------------------------- bench-hostcost
+def hostcost():
+    run = Run("hostcost")
+    for rep in (1, 2):
+        for target, iops in (("vld", 900.0 + 100 * rep), ("file", 1000.0 + 100 * rep)):
+            run.text(f"raw/{target}-{rep}.fio.json", fio(target, writes=1000, syncs=1000, write_us=300.0,
+                                                         sync_us=200.0, iops=iops))
+            run.json(f"raw/{target}-{rep}.cpu.json", {"target": target, "rep": rep, "cpu_ticks": 10 * rep,
+                                                      "clk_tck": 100, "loadavg": "0.50 0.40 0.30"})
+            if target != "file":
+                run.json(f"raw/{target}-{rep}.stats.json", stats("vld", writes=1000, write_us=380.0, util=0.1))
+
+
+# ---------------------------------------------------------------- bench-pacing
+def pacing():
+    run = Run("pacing", meta=False)
+    for latency, (clat, sync) in (("sleep", (1000.0, 300.0)), ("none", (60.0, 40.0))):
+        run.text(f"fio-{latency}.json", fio(latency, writes=500, syncs=500, write_us=clat, sync_us=sync,
+                                            iops=1e6 / (clat + sync)))
+        run.json(f"stats-{latency}.json", stats("inplace", writes=500, flushes=500, write_us=900.0,
+                                                flush_us=100.0))
+
+
+# ---------------------------------------------------------------- bench-fs
+def fs_common(run):
+    run.text("raw/uptime-start.txt", " 12:00:00 up 1:00,  0 users,  load average: 0.50, 0.40, 0.30\n")
+    run.text("raw/uptime-end.txt", " 12:05:00 up 1:05,  0 users,  load average: 0.60, 0.50, 0.40\n")
+
+
+def op_json(elapsed_s, **kw):
+    return dict(kw, ops_s=elapsed_s - 0.1, sync_s=0.1, elapsed_s=elapsed_s,
+                loadavg_before=META["loadavg"], loadavg_after=META["loadavg"])
+
+
+def fs_fio():
+    run = Run("fs-fio")
+    fs_common(run)
+    for mode, w_us in (("inplace", 4000.0), ("vld", 800.0)):
+        # ext4: 4 writes from mount, then 2 NBD writes and 1 flush per fsync
+        before = stats(mode, writes=4, write_us=w_us, bytes_written=4 * 4096, busy_us=4 * w_us)
+        after = stats(mode, writes=4 + 200, flushes=100, write_us=w_us, flush_us=100.0,
+                      bytes_written=204 * 4096, busy_us=204 * w_us + 100 * 100.0)
+        run.json(f"raw/{mode}-ext4.before.stats.json", before)
+        run.json(f"raw/{mode}-ext4.after.stats.json", after)
+        run.text(f"raw/{mode}-ext4.fio.json", fio(f"{mode}-ext4", writes=100, syncs=100, write_us=10.0,
+                                                  sync_us=2 * w_us + 200.0))
+        run.json(f"raw/{mode}-nbd.stats.json", stats(mode, writes=100, flushes=100, write_us=w_us,
+                                                     flush_us=100.0, bytes_written=100 * 4096,
+                                                     busy_us=100 * (w_us + 100.0)))
+        run.text(f"raw/{mode}-nbd.fio.json", fio(f"{mode}-nbd", writes=100, syncs=100, write_us=w_us + 50,
+                                                 sync_us=150.0))
+
+
+def phase_stats(run, pre, mode, cum, writes, reads, w_us, busy):
+    """PRE.before/after.stats.json around a phase of WRITES (each with a flush) and READS
+    taking BUSY µs; CUM (the drive's totals so far) is advanced past it."""
+    def snap():
+        return stats(mode, writes=cum["w"], reads=cum["r"], flushes=cum["f"], write_us=w_us, read_us=500.0,
+                     busy_us=cum["busy"], bytes_read=cum["r"] * 4096, bytes_written=cum["w"] * 4096)
+    run.json(f"{pre}.before.stats.json", snap())
+    cum.update(w=cum["w"] + writes, r=cum["r"] + reads, f=cum["f"] + writes, busy=cum["busy"] + busy)
+    run.json(f"{pre}.after.stats.json", snap())
+
+
+def fs_smallfile():
+    run = Run("fs-smallfile")
+    fs_common(run)
+    for mode, scale in (("inplace", 4.0), ("vld", 1.0)):
+        cum = {"w": 0, "r": 0, "f": 0, "busy": 0.0}
+        for i, (ph, writes, reads) in enumerate((("create", 300, 0), ("read", 0, 100), ("delete", 200, 0)), 1):
+            pre = f"raw/ext4-{mode}-{i}-{ph}"
+            k = scale if ph != "read" else 1.0  # 1 s of drive time (4 s in place), reads alike
+            phase_stats(run, pre, mode, cum, writes, reads, 1000.0 * scale, 1e6 * k)
+            run.json(f"{pre}.op.json", op_json(2.0 * k, op=ph, files=100))
+            cum.update(w=cum["w"] + 1, busy=cum["busy"] + 500.0)  # one write between the phases
+
+
+def fs_largefile():
+    run = Run("fs-largefile")
+    fs_common(run)
+    nbytes = 8 << 20
+    for variant in ("async", "sync"):
+        for mode, speed in (("inplace", 1.0), ("vld", 2.0)):
+            cum = {"w": 0, "r": 0, "f": 0, "busy": 0.0}
+            for key in ("1-seqwrite", "2-seqread", "3-randwrite", "4-seqread", "5-randread"):
+                pre = f"raw/{variant}-{mode}-{key}"
+                writes = 2048 if "write" in key else 0
+                # 4 MB/s in place, 8 vld (simulated); half that on the wall clock
+                phase_stats(run, pre, mode, cum, writes, 0 if writes else 2048, 100.0, nbytes / (4.0 * speed))
+                run.json(f"{pre}.op.json", op_json(nbytes / (2e6 * speed), op=key[2:], bytes=nbytes))
+
+
+# ---------------------------------------------------------------- bench-fill
+def fill():
+    run = Run("fill")
+    lines = []
+    for mode, us in (("vld", 400.0), ("inplace", 4000.0)):
+        for k, pct in enumerate((50.0, 100.0)):
+            j = {"experiment": "fill", "disk": {"geometry": "st19101"}, "mode": mode, "order": "sequential",
+                 "flush_every": 1, "written_pct": pct, "utilization": pct / 110, "writes": 100 * (k + 1),
+                 "mean_us": us * (k + 1), "p99_us": 2 * us, "max_us": 3 * us}
+            if mode == "vld":
+                j.update(repacks=k, repack_ms=10.0 * k, empty_tracks=5 - k)
+            lines.append(json.dumps(j))
+    run.text("results.jsonl", "\n".join(lines) + "\n")
+    (run.dir / "raw").rmdir()
+
+
+if __name__ == "__main__":
+    for make in (largefile, recovery, kernel_fsync, hostcost, pacing, fs_fio, fs_smallfile, fs_largefile, fill):
+        make()
