@@ -1,6 +1,7 @@
 #include "core/vld/eager_allocator.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cmath>
 
 namespace vld {
@@ -207,8 +208,17 @@ std::optional<std::vector<Extent>> EagerAllocator::place(std::span<const uint32_
   if (a.extents) {
     fill_track_ = a.fill;
     stats_ = a.stats;
+    assert(in_window(*a.extents, window));
   }
   return std::move(a.extents);
+}
+
+bool EagerAllocator::in_window(std::span<const Extent> extents,
+                               const CylinderWindow& window) const {
+  const uint32_t heads = drive_.geometry().tracks_per_cylinder;
+  return std::all_of(extents.begin(), extents.end(), [&](const Extent& e) {
+    return window.contains(e.track / heads, drive_.simulated_cylinders());
+  });
 }
 
 std::vector<size_t> EagerAllocator::piece_order(size_t pieces) {

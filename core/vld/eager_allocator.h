@@ -217,6 +217,9 @@ class EagerAllocator {
   bool fill_track_usable(std::optional<uint32_t> fill, uint32_t len,
                          const CylinderWindow& window) const;
 
+  // Every extent lies in the window (the recovery bound): for asserts.
+  bool in_window(std::span<const Extent> extents, const CylinderWindow& window) const;
+
   const DriveModel& drive_;
   FreeSpaceMap& free_;
   AllocatorPolicy policy_;

@@ -1,6 +1,7 @@
 #include "core/vld/virtual_log.h"
 
 #include <algorithm>
+#include <cassert>
 #include <string>
 
 #include "core/util/error.h"
@@ -97,6 +98,7 @@ std::vector<PlannedNode> VirtualLog::plan(std::span<const uint32_t> pieces) cons
     }
   }
   if (next != adopt.size()) throw Error("virtual log: group overflow (bug)", EIO);
+  assert(group.empty() || group.front().seq == next_seq_);  // seqs continue the log's
   return group;
 }
 
@@ -112,10 +114,16 @@ std::vector<LogPointer> VirtualLog::pointers(std::span<const PlannedNode> group,
 
 std::vector<uint32_t> VirtualLog::commit(std::span<const PlannedNode> group,
                                          std::span<const uint32_t> member_psns) {
+  assert(group.size() == member_psns.size());
   std::vector<uint32_t> replaced;
   for (size_t i = 0; i < group.size(); ++i) {
     const PlannedNode& n = group[i];
     LogNode& node = nodes_[n.piece];
+    // Seqs strictly increase, within the group and over the log; a member
+    // replaces exactly the version it was planned against.
+    assert(n.seq >= next_seq_ && (i == 0 || n.seq == group[i - 1].seq + 1));
+    assert(n.prev_seq == node.seq);
+    assert(n.adopt.size() + (n.points_to_previous ? 1 : 0) <= kMaxPointers);
     if (node.seq != 0) replaced.push_back(node.psn);
     else ++live_nodes_;
     node.psn = member_psns[i];

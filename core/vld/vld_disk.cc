@@ -1,6 +1,7 @@
 #include "core/vld/vld_disk.h"
 
 #include <algorithm>
+#include <cassert>
 #include <string>
 
 #include "core/util/error.h"
@@ -367,6 +368,9 @@ bool VldDisk::apply(std::vector<Update>& updates, std::span<const uint32_t> rewr
   const std::vector<PlannedNode>& group = placed->group;
   const std::vector<Extent>& ext = placed->extents;
   const size_t data_pieces = placed->data_pieces;
+  // One extent per data piece, then one per map sector, the last the root.
+  assert(!group.empty() && ext.size() == data_pieces + group.size());
+  assert(group.front().seq == log_.next_seq());  // a group continues the log's seqs
 
   // Write everything before changing any state: a write that fails leaves
   // the disk as if the request had not been made (crash contract clause 7).

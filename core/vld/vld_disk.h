@@ -152,7 +152,7 @@ class VldDisk final : public Disk {
   // (system track, live data, live, replaced or pending map sectors, data
   // waiting to be freed), and the tree reaches every live piece. "" or what
   // is wrong.
-  std::string check_consistency() const;
+  std::string check_consistency() const override;
 
  private:
   struct Update {
