@@ -31,6 +31,7 @@
 #include "core/image.h"
 #include "core/vld/vld_disk.h"
 #include "geometry/presets.h"
+#include "tests/unit/test_superblock.h"
 
 namespace vld {
 namespace {
@@ -224,13 +225,7 @@ std::vector<std::byte> pattern(size_t n, uint64_t seed) {
 }
 
 Superblock small_superblock(uint64_t export_bytes = 8 << 20, uint32_t spare = 5) {
-  FormatOptions o;
-  o.mode = DiskMode::kVld;
-  o.export_bytes = export_bytes;
-  o.block_bytes = kBlock;
-  o.spare_percent = spare;
-  o.geometry = *find_preset("st19101");
-  return plan_image(o);
+  return test::st19101_superblock(DiskMode::kVld, export_bytes, spare);
 }
 
 // A VldDisk behind a DiskController, its shadow, and a view of the disk.

@@ -18,6 +18,7 @@
 #include "core/store/backing_store.h"
 #include "core/util/error.h"
 #include "geometry/presets.h"
+#include "tests/unit/test_superblock.h"
 
 namespace vld {
 namespace {
@@ -26,15 +27,7 @@ constexpr uint64_t kExport = 1 << 20;  // 256 blocks of 4 KiB
 constexpr uint64_t kBlock = 4096;
 constexpr int64_t kOverheadNs = 100'000;  // st19101, Table 1
 
-Superblock small_superblock() {
-  FormatOptions o;
-  o.mode = DiskMode::kInplace;
-  o.export_bytes = kExport;
-  o.block_bytes = 4096;
-  o.spare_percent = 25;
-  o.geometry = *find_preset("st19101");
-  return plan_image(o);
-}
+Superblock small_superblock() { return test::st19101_superblock(DiskMode::kInplace, kExport); }
 
 SimTime at_ns(int64_t ns) { return kSimEpoch + SimDuration{ns}; }
 

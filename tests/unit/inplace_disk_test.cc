@@ -19,6 +19,7 @@
 #include "core/inplace/inplace_disk.h"
 #include "core/util/error.h"
 #include "geometry/presets.h"
+#include "tests/unit/test_superblock.h"
 
 namespace vld {
 namespace {
@@ -28,15 +29,7 @@ constexpr uint64_t kBlock = 4096;
 constexpr int64_t kOverheadNs = 100'000;  // st19101, Table 1
 constexpr double kSectorNs = 23'437.5;    // st19101: 6 ms / 256
 
-Superblock small_superblock() {
-  FormatOptions o;
-  o.mode = DiskMode::kInplace;
-  o.export_bytes = kExport;
-  o.block_bytes = 4096;
-  o.spare_percent = 25;
-  o.geometry = *find_preset("st19101");
-  return plan_image(o);
-}
+Superblock small_superblock() { return test::st19101_superblock(DiskMode::kInplace, kExport); }
 
 SimTime at_ns(int64_t ns) { return kSimEpoch + SimDuration{ns}; }
 

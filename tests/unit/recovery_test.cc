@@ -21,6 +21,7 @@
 #include "core/vld/recovery.h"
 #include "core/vld/vld_disk.h"
 #include "geometry/presets.h"
+#include "tests/unit/test_superblock.h"
 
 namespace vld {
 namespace {
@@ -28,14 +29,7 @@ namespace {
 constexpr uint64_t kBlock = 4096;
 constexpr uint64_t kExportBytes = 4 << 20;
 
-Superblock small_vld_superblock() {
-  FormatOptions o;
-  o.mode = DiskMode::kVld;
-  o.export_bytes = kExportBytes;
-  o.block_bytes = kBlock;
-  o.geometry = *find_preset("st19101");
-  return plan_image(o);
-}
+Superblock small_vld_superblock() { return test::st19101_superblock(DiskMode::kVld, kExportBytes); }
 
 std::vector<std::byte> block_of(uint64_t block, uint8_t version) {
   std::vector<std::byte> b(kBlock);

@@ -28,6 +28,7 @@
 #include "core/util/error.h"
 #include "core/vld/vld_disk.h"
 #include "geometry/presets.h"
+#include "tests/unit/test_superblock.h"
 
 namespace vld {
 namespace {
@@ -35,13 +36,7 @@ namespace {
 constexpr uint64_t kBlock = 4096;
 
 Superblock make_superblock(DiskMode mode, uint64_t export_bytes, uint32_t spare_percent) {
-  FormatOptions o;
-  o.mode = mode;
-  o.export_bytes = export_bytes;
-  o.block_bytes = kBlock;
-  o.spare_percent = spare_percent;
-  o.geometry = *find_preset("st19101");
-  return plan_image(o);
+  return test::st19101_superblock(mode, export_bytes, spare_percent);
 }
 
 // A formatted image: superblock, then VldDisk::format's first record.
