@@ -61,25 +61,11 @@
 #include "core/store/backing_store.h"
 #include "core/image_format.h"
 #include "core/vld/map_sector.h"
+#include "core/vld/recovery_report.h"
 #include "core/vld/virtual_log.h"
 #include "core/vld/vld_layout.h"
 
 namespace vld {
-
-struct RecoveryReport {
-  bool clean = false;
-  std::string method;          // "clean-walk", "record+window", "full-scan"
-  uint64_t sectors_read = 0;
-  double simulated_ms = 0;     // those reads on the modelled drive
-  double wall_ms = 0;
-  uint64_t map_sectors_walked = 0;
-  uint64_t tracks_scanned = 0;
-  uint64_t candidates = 0;     // map sectors newer than the record (full scan: all found)
-  uint64_t groups_accepted = 0;  // full scan: the root taken (1)
-  uint64_t groups_rejected = 0;  // full scan: newer roots whose tree was not whole
-  uint64_t data_blocks_checked = 0;
-  std::string damage;          // what made recovery scan the whole disk ("" if nothing)
-};
 
 struct RecoveredState {
   std::vector<MapEntry> map;   // per logical block

@@ -77,6 +77,7 @@
 #include "core/vld/map_sector.h"
 #include "core/vld/recovery.h"
 #include "core/vld/virtual_log.h"
+#include "core/vld/vld_report.h"
 
 namespace vld {
 
@@ -93,24 +94,6 @@ struct VldOptions {
   double window_move_fraction = 0.75;
   uint32_t retired_limit = 4096;   // replaced map sectors that trigger a record
   CompactorOptions compactor;      // compactor=, compactor_policy=, seed=
-};
-
-struct VldStats {
-  uint64_t map_sectors_written = 0;
-  uint64_t relays = 0;
-  uint64_t records_written = 0;
-  uint64_t checkpoints = 0;
-  uint64_t data_blocks_written = 0;
-  uint64_t rmw_reads = 0;
-  uint64_t checksum_failures = 0;
-  SimDuration map_time{};          // time the map sectors added to writes
-  SimDuration record_time{};       // time spent writing log records
-  uint64_t map_updates = 0;        // requests that wrote map sectors
-  uint64_t client_blocks_written = 0;  // data blocks written for clients (not moves)
-  uint64_t repacks = 0;            // tracks repacked onto the reserve track (idle ones too)
-  uint64_t idle_repacks = 0;       // of those, repacks done in idle time
-  uint64_t repack_blocks_moved = 0;
-  SimDuration repack_time{};
 };
 
 class VldDisk final : public Disk {
