@@ -20,11 +20,11 @@
 #include <cstdint>
 #include <functional>
 #include <optional>
-#include <nlohmann/json.hpp>
 #include <span>
 #include <string>
 
 #include "core/image_format.h"
+#include "core/mode_report.h"
 #include "geometry/drive_model.h"
 #include "geometry/sim_time.h"
 
@@ -100,8 +100,8 @@ class Disk {
   // Clean shutdown (the drive's power-down sequence): everything durable.
   virtual void close() = 0;
 
-  // Mode-specific statistics for the stats file (an object, maybe empty).
-  virtual nlohmann::json extra_stats() const { return nlohmann::json::object(); }
+  // Mode-specific statistics for the stats file (no sections by default).
+  virtual ModeReport mode_report() const { return {}; }
   // "" if the disk's in-memory state agrees with itself (mode=vld: map,
   // free space, log), else the first disagreement. Cost: a walk of the
   // whole state; the controller calls it after every request only in

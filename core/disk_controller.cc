@@ -194,9 +194,9 @@ DiskStats DiskController::stats() const {
   return stats_;
 }
 
-nlohmann::json DiskController::extra_stats() const {
+ModeReport DiskController::mode_report() const {
   std::lock_guard lock(mu_);
-  return disk_->extra_stats();
+  return disk_->mode_report();
 }
 
 double DiskController::utilization() const {

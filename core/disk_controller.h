@@ -86,7 +86,7 @@ class DiskController {
   void extents(uint64_t offset, uint64_t len, const ExtentFn& fn);
 
   DiskStats stats() const;
-  nlohmann::json extra_stats() const;  // the disk mode's own (Disk::extra_stats)
+  ModeReport mode_report() const;  // the disk mode's own (Disk::mode_report)
   double utilization() const;  // live / physical blocks
   const Superblock& superblock() const { return disk_->superblock(); }
   const DriveGeometry& geometry() const { return disk_->drive().geometry(); }

@@ -8,6 +8,7 @@
 #include <fstream>
 
 #include "core/util/error.h"
+#include "plugin/mode_report_json.h"
 
 namespace vld {
 
@@ -73,7 +74,7 @@ nlohmann::json stats_to_json(const DiskController& c, LatencyMode latency) {
   j["backing_syncs"] = s.backing_syncs;
   j["simulated_time_us"] = to_us(s.now - kSimEpoch);
   j["busy_us"] = to_us(s.busy);
-  j.update(c.extra_stats());
+  j.update(nlohmann::json(c.mode_report()));
   if (j.contains("compactor")) {
     j["compactor"]["idle_steps"] = s.idle_steps;
     j["compactor"]["preempt_wait_us"] = latency_json(s.preempt_wait);

@@ -31,6 +31,7 @@
 #include <cstring>
 #include <memory>
 #include <mutex>
+#include <optional>
 #include <thread>
 
 #include "core/disk_controller.h"
@@ -232,15 +233,14 @@ std::unique_ptr<Disk> open_disk(bool readonly, Superblock* sb) {
 
 // Damage recovery worked around is news for the operator, -v or not.
 void report_recovered_damage() {
-  const nlohmann::json x = g_controller->extra_stats();
-  if (x.contains("recovery") && !x["recovery"]["damage"].get<std::string>().empty())
+  const std::optional<RecoveryReport> r = g_controller->mode_report().recovery;
+  if (r && !r->damage.empty())
     nbdkit_error("vld: %s: image damaged: %s; recovered by scanning the whole disk (%llu "
                  "tracks, %.1f s here, %.0f ms simulated)%s; check it with vld-inspect --check "
                  "when it is not being served",
-                 g_options.file.c_str(), x["recovery"]["damage"].get<std::string>().c_str(),
-                 static_cast<unsigned long long>(x["recovery"]["tracks_scanned"].get<uint64_t>()),
-                 x["recovery"]["wall_ms"].get<double>() / 1e3,
-                 x["recovery"]["simulated_ms"].get<double>(),
+                 g_options.file.c_str(), r->damage.c_str(),
+                 static_cast<unsigned long long>(r->tracks_scanned), r->wall_ms / 1e3,
+                 r->simulated_ms,
                  g_controller->read_only() ? " in memory (read-only)"
                                            : " and rewrote both log record slots");
 }

@@ -45,6 +45,7 @@
 #include "core/util/error.h"
 #include "geometry/drive_model.h"
 #include "geometry/presets.h"
+#include "plugin/mode_report_json.h"
 
 namespace vld {
 namespace {
@@ -193,11 +194,11 @@ json run_bursts(const DiskSpec& spec, const Superblock& sb, const std::vector<st
   SimDuration total{}, waited{}, worst_wait{};
   ServiceBreakdown service;
   uint64_t n = 0, preempted = 0;
-  json before;
+  ModeReport before = ctl->mode_report();
   std::optional<SimTime> arrival;
   for (uint64_t k = 0; k < bs.warm_bursts + bs.bursts; ++k) {
     const bool measured = k >= bs.warm_bursts;
-    if (k == bs.warm_bursts) before = ctl->extra_stats();
+    if (k == bs.warm_bursts) before = ctl->mode_report();
     for (uint64_t i = 0; i < bs.burst; ++i) {
       Update u = sync_update(*ctl, pick(rng), i == 0 ? arrival : std::nullopt);
       if (!measured) continue;
@@ -214,7 +215,7 @@ json run_bursts(const DiskSpec& spec, const Superblock& sb, const std::vector<st
     ctl->idle_until(idle_end);
     arrival = idle_end;
   }
-  json after = ctl->extra_stats();
+  const ModeReport after = ctl->mode_report();
   json j;
   j["idle_ms"] = idle_ms;
   j["burst"] = bs.burst;
@@ -226,21 +227,21 @@ json run_bursts(const DiskSpec& spec, const Superblock& sb, const std::vector<st
   j["preempt_wait_mean_us"] = preempted ? to_us(waited) / preempted : 0.0;
   j["preempt_wait_max_us"] = to_us(worst_wait);
   j["utilization"] = ctl->utilization();
-  if (after.contains("compactor")) {
-    const json& a = after["compactor"];
-    const json& b = before["compactor"];
-    const json& va = after["vld"];
-    const json& vb = before["vld"];
+  if (after.compactor && before.compactor) {
+    const CompactorReport& a = *after.compactor;
+    const CompactorReport& b = *before.compactor;
     const double client = static_cast<double>(n);  // one block each
-    const double data = va["data_blocks_written"].get<double>() - vb["data_blocks_written"].get<double>();
-    const double maps = va["map_sectors_written"].get<double>() - vb["map_sectors_written"].get<double>();
+    const double data = static_cast<double>(a.data_blocks_written) -
+                        static_cast<double>(b.data_blocks_written);
+    const double maps = static_cast<double>(a.map_sectors_written) -
+                        static_cast<double>(b.map_sectors_written);
     j["compactor"] = {
-        {"enabled", a["enabled"]},
-        {"policy", a["policy"]},
-        {"tracks_compacted", a["tracks_compacted"].get<uint64_t>() - b["tracks_compacted"].get<uint64_t>()},
-        {"blocks_moved", a["blocks_moved"].get<uint64_t>() - b["blocks_moved"].get<uint64_t>()},
-        {"empty_tracks_end", a["empty_tracks"]},
-        {"busy_ms", a["busy_ms"].get<double>() - b["busy_ms"].get<double>()},
+        {"enabled", a.enabled},
+        {"policy", policy_name(a.policy)},
+        {"tracks_compacted", a.stats.tracks_compacted - b.stats.tracks_compacted},
+        {"blocks_moved", a.stats.blocks_moved - b.stats.blocks_moved},
+        {"empty_tracks_end", a.empty_tracks},
+        {"busy_ms", a.busy_ms() - b.busy_ms()},
         {"write_amplification", client > 0 ? data / client : 0.0},
         {"write_amplification_with_map", client > 0 ? (data + maps / 8.0) / client : 0.0},
     };
@@ -305,7 +306,7 @@ int cmd_table2(const DiskSpec& spec, uint64_t writes) {
       // footnote: "measured immediately after running a compactor").
       uint64_t steps = ctl->idle_until(kSimEpoch + std::chrono::hours(24 * 365));
       j["compaction_steps"] = steps;
-      j["compactor_after"] = ctl->extra_stats()["compactor"];
+      j["compactor_after"] = *ctl->mode_report().compactor;
     }
     const uint64_t region = region_blocks(sb, spec.util);
     std::mt19937_64 rng(spec.seed);
@@ -334,10 +335,10 @@ int cmd_table2(const DiskSpec& spec, uint64_t writes) {
                            ? ctl->utilization()
                            : static_cast<double>(region) / static_cast<double>(sb.physical_blocks());
     if (mode == DiskMode::kVld) {
-      json x = ctl->extra_stats();
-      j["map_update_us"] = x["vld"]["map_update_us"];
-      j["empty_tracks_end"] = x["compactor"]["empty_tracks"];
-      j["repacks"] = x["vld"]["repacks"];
+      const ModeReport x = ctl->mode_report();
+      j["map_update_us"] = x.vld->map_update_us();
+      j["empty_tracks_end"] = x.compactor->empty_tracks;
+      j["repacks"] = x.vld->stats.repacks;
     }
     std::cout << j.dump() << std::endl;
   }
@@ -460,12 +461,12 @@ int cmd_fill(const DiskSpec& spec, const FillSpec& fs) {
       j["p99_us"] = lat[lat.size() * 99 / 100];
       j["max_us"] = lat.back();
       if (mode == DiskMode::kVld) {
-        json x = ctl.extra_stats()["vld"];
-        const uint64_t repacks = x["repacks"];
-        const double repack_ms = x["repack_ms"];
+        const VldReport x = *ctl.mode_report().vld;
+        const uint64_t repacks = x.stats.repacks;
+        const double repack_ms = x.repack_ms();
         j["repacks"] = repacks - repacks_before;
         j["repack_ms"] = repack_ms - repack_ms_before;
-        j["empty_tracks"] = x["empty_tracks"];
+        j["empty_tracks"] = x.empty_tracks;
         repacks_before = repacks;
         repack_ms_before = repack_ms;
       }

@@ -62,7 +62,6 @@
 #define VLD_CORE_VLD_VLD_DISK_H_
 
 #include <memory>
-#include <nlohmann/json.hpp>
 #include <optional>
 #include <span>
 #include <string>
@@ -120,7 +119,7 @@ class VldDisk final : public Disk {
   std::optional<Completion> idle_step(SimTime start) override;
   uint64_t live_blocks() const override { return live_blocks_; }
   void close() override;
-  nlohmann::json extra_stats() const override;
+  ModeReport mode_report() const override;  // vld, compactor, recovery
 
   const RecoveryReport& recovery() const { return recovery_; }
   const std::vector<MapEntry>& map() const { return map_; }

@@ -1,11 +1,12 @@
 // VldDisk, what it says about itself: trace lines (core/util/trace.h),
 // the consistency check of its in-memory state, and the statistics
-// (extra_stats). None of these changes the disk.
+// (mode_report). None of these changes the disk.
 // The class, its invariants and its thread contract: vld_disk.h.
 #include "core/vld/vld_disk.h"
 
 #include <algorithm>
 #include <string>
+#include <utility>
 
 #include "core/util/error.h"
 #include "core/util/trace.h"
@@ -118,75 +119,28 @@ std::string VldDisk::check_consistency() const {
   return log_.check();
 }
 
-nlohmann::json VldDisk::extra_stats() const {
-  const AllocatorStats& a = alloc_.stats();
-  nlohmann::json j;
-  j["vld"] = {
-      {"data_blocks_written", stats_.data_blocks_written},
-      {"map_sectors_written", stats_.map_sectors_written},
-      {"relays", stats_.relays},
-      {"map_update_us", stats_.map_updates ? to_us(stats_.map_time) / stats_.map_updates : 0.0},
-      {"log_records_written", stats_.records_written},
-      {"checkpoints", stats_.checkpoints},
-      {"log_record_us", to_us(stats_.record_time)},
-      {"rmw_reads", stats_.rmw_reads},
-      {"checksum_failures", stats_.checksum_failures},
-      {"live_map_sectors", log_.live_nodes()},
-      {"retired_map_sectors", retired_map_.size()},
-      {"pending_data_frees", pending_data_.size()},
-      {"window", {{"first_cylinder", window_.first}, {"cylinders", window_.count}}},
-      {"fill", options_.fill_fraction},
-      {"allocator",
-       {{"pieces", a.pieces},
-        {"contiguous_commands", a.contiguous_commands},
-        {"small_first_commands", a.small_first_commands},
-        {"fill_switches", a.fill_switches},
-        {"greedy_pieces", a.greedy_pieces},
-        {"mean_locate_sectors",
-         a.pieces ? static_cast<double>(a.skipped_sectors) / a.pieces : 0.0}}},
-      {"empty_tracks", free_.empty_tracks()},
-      {"reserve_track", alloc_.reserved_track() ? nlohmann::json(*alloc_.reserved_track())
-                                                : nlohmann::json(nullptr)},
-      {"repacks", stats_.repacks},
-      {"idle_repacks", stats_.idle_repacks},
-      {"repack_blocks_moved", stats_.repack_blocks_moved},
-      {"repack_ms", to_ms(stats_.repack_time)},
-  };
-  const CompactorStats& c = compactor_.stats();
-  const double client = static_cast<double>(stats_.client_blocks_written);
-  const double bsec = layout_.block_sectors;
-  j["compactor"] = {
-      {"enabled", compactor_.options().enabled},
-      {"policy", policy_name(compactor_.options().policy)},
-      {"tracks_compacted", c.tracks_compacted},
-      {"tracks_abandoned", c.tracks_abandoned},
-      {"blocks_moved", c.blocks_moved},
-      {"map_sectors_moved", c.map_sectors_moved},
-      {"steps", c.steps},
-      {"busy_ms", to_ms(c.busy)},
-      {"victim", victim_ ? nlohmann::json(victim_->track) : nlohmann::json(nullptr)},
-      {"empty_tracks", free_.empty_tracks()},
-      // Physical data blocks written (client writes and moves) per data
-      // block written for clients; and the same counting map sectors.
-      {"write_amplification", client > 0 ? stats_.data_blocks_written / client : 0.0},
-      {"write_amplification_with_map",
-       client > 0 ? (stats_.data_blocks_written * bsec + stats_.map_sectors_written) / (client * bsec)
-                  : 0.0},
-  };
-  const RecoveryReport& r = recovery_;
-  j["recovery"] = {{"clean", r.clean},
-                   {"method", r.method},
-                   {"sectors_read", r.sectors_read},
-                   {"simulated_ms", r.simulated_ms},
-                   {"wall_ms", r.wall_ms},
-                   {"map_sectors_walked", r.map_sectors_walked},
-                   {"tracks_scanned", r.tracks_scanned},
-                   {"candidates", r.candidates},
-                   {"groups_accepted", r.groups_accepted},
-                   {"groups_rejected", r.groups_rejected},
-                   {"data_blocks_checked", r.data_blocks_checked},
-                   {"damage", r.damage}};
-  return j;
+ModeReport VldDisk::mode_report() const {
+  VldReport v;
+  v.stats = stats_;
+  v.live_map_sectors = log_.live_nodes();
+  v.retired_map_sectors = retired_map_.size();
+  v.pending_data_frees = pending_data_.size();
+  v.window = window_;
+  v.fill = options_.fill_fraction;
+  v.allocator = alloc_.stats();
+  v.empty_tracks = free_.empty_tracks();
+  v.reserve_track = alloc_.reserved_track();
+  CompactorReport c;
+  c.enabled = compactor_.options().enabled;
+  c.policy = compactor_.options().policy;
+  c.stats = compactor_.stats();
+  if (victim_) c.victim = victim_->track;
+  c.empty_tracks = free_.empty_tracks();
+  c.data_blocks_written = stats_.data_blocks_written;
+  c.map_sectors_written = stats_.map_sectors_written;
+  c.client_blocks_written = stats_.client_blocks_written;
+  c.block_sectors = layout_.block_sectors;
+  return {std::move(v), std::move(c), recovery_};
 }
 
 }  // namespace vld

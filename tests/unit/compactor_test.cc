@@ -31,6 +31,7 @@
 #include "core/image.h"
 #include "core/vld/vld_disk.h"
 #include "geometry/presets.h"
+#include "plugin/mode_report_json.h"
 #include "tests/unit/test_superblock.h"
 
 namespace vld {
@@ -808,7 +809,7 @@ TEST(VldCompaction, DisabledCompactorRunsNoStepsAndChangesNothing) {
   EXPECT_EQ(cs.blocks_moved, 0u);
   EXPECT_EQ(cs.busy.count(), 0);
   EXPECT_EQ(r.ctl->stats().idle_steps, 0u);
-  EXPECT_FALSE(r.disk->extra_stats()["compactor"]["enabled"].get<bool>());
+  EXPECT_FALSE(r.disk->mode_report().compactor->enabled);
   // A request arriving during the "idle time" starts when it arrives.
   RequestTiming t = r.write(0, pattern(kBlock, 5), false, busy + sim_ms(10));
   EXPECT_EQ(t.queued.count(), 0);
@@ -855,8 +856,9 @@ TEST(VldCompaction, SameWorkloadAndGrantsGiveTheSameDrive) {
   EXPECT_EQ(a.ctl->busy_until(), b.ctl->busy_until());
   EXPECT_EQ(a.disk->compaction_victim(), b.disk->compaction_victim());
   // (Not "recovery": it holds the wall time of opening.)
-  EXPECT_EQ(a.disk->extra_stats()["vld"].dump(), b.disk->extra_stats()["vld"].dump());
-  EXPECT_EQ(a.disk->extra_stats()["compactor"].dump(), b.disk->extra_stats()["compactor"].dump());
+  const ModeReport ra = a.disk->mode_report(), rb = b.disk->mode_report();
+  EXPECT_EQ(nlohmann::json(*ra.vld).dump(), nlohmann::json(*rb.vld).dump());
+  EXPECT_EQ(nlohmann::json(*ra.compactor).dump(), nlohmann::json(*rb.compactor).dump());
   EXPECT_TRUE(a.store->bytes() == b.store->bytes()) << "the images differ";
   a.ctl->close();
   b.ctl->close();

@@ -476,7 +476,7 @@ TEST(VldDisk, TrimOfDurablyUnmappedBlocksWritesNothing) {
   EXPECT_EQ(c.syncs, 0u);
   ASSERT_TRUE(r.zero(0, 2 << 20, ZeroFlags{true, false, true}).has_value());  // fast zero too
   EXPECT_EQ(r.disk->vld_stats().map_sectors_written, s0.map_sectors_written);
-  EXPECT_EQ(r.disk->extra_stats()["vld"]["live_map_sectors"].get<uint64_t>(), 0u);
+  EXPECT_EQ(r.disk->mode_report().vld->live_map_sectors, 0u);
 
   r.write(0, pattern(16 * kBlock, 4));
   r.trim(kBlock, 4 * kBlock);  // blocks 1..4 unmapped, not yet durable
@@ -663,7 +663,7 @@ TEST(VldDisk, RandomWorkloadStaysConsistentAndReopensCleanly) {
   // Clean close, then a new VldDisk on a copy of the bytes.
   const std::vector<MapEntry> map = r.disk->map();
   const uint64_t live = r.disk->live_blocks();
-  const auto live_map_sectors = r.disk->extra_stats()["vld"]["live_map_sectors"].get<uint64_t>();
+  const auto live_map_sectors = r.disk->mode_report().vld->live_map_sectors;
   r.disk->close();
   Reopened o(r.sb, r.store->bytes());
   const RecoveryReport& rep = o.disk->recovery();
@@ -674,7 +674,7 @@ TEST(VldDisk, RandomWorkloadStaysConsistentAndReopensCleanly) {
   EXPECT_EQ(o.disk->map(), map);
   EXPECT_EQ(o.disk->live_blocks(), live);
   EXPECT_EQ(o.disk->check_consistency(), "");
-  EXPECT_EQ(o.disk->extra_stats()["vld"]["live_map_sectors"].get<uint64_t>(), live_map_sectors);
+  EXPECT_EQ(o.disk->mode_report().vld->live_map_sectors, live_map_sectors);
   std::vector<std::byte> all(r.shadow.size());
   o.disk->read(0, all, kSimEpoch);
   EXPECT_TRUE(all == r.shadow);

@@ -214,7 +214,7 @@ void check_opened_disk(const Inspection& in, Findings& findings) {
   // track) must match and the rest be exactly that checkpoint.
   const FreeSpaceMap& free = disk->free_space();
   const bool checkpointed = in.state.needs_checkpoint;
-  const uint64_t disk_map_sectors = disk->extra_stats()["vld"]["live_map_sectors"].get<uint64_t>();
+  const uint64_t disk_map_sectors = disk->mode_report().vld->live_map_sectors;
   uint64_t mismatches = 0, extra = 0;
   for (uint32_t t = 0; t < layout.tracks; ++t) {
     for (uint32_t s = 0; s < layout.spt; ++s) {

@@ -5,6 +5,7 @@
 
 #include "core/image.h"
 #include "core/util/units.h"
+#include "plugin/mode_report_json.h"
 
 namespace vld::inspect {
 namespace {
@@ -93,20 +94,10 @@ json record_json(const Inspection& in) {
   return rec;
 }
 
+// The stats file's recovery section, and what only an inspection knows.
 json recovery_json(const Inspection& in) {
-  const RecoveryReport& rep = in.state.report;
-  json j = {{"clean", rep.clean},
-            {"method", rep.method},
-            {"sectors_read", rep.sectors_read},
-            {"simulated_ms", rep.simulated_ms},
-            {"wall_ms", rep.wall_ms},
-            {"map_sectors_walked", rep.map_sectors_walked},
-            {"tracks_scanned", rep.tracks_scanned},
-            {"candidates", rep.candidates},
-            {"groups_accepted", rep.groups_accepted},
-            {"groups_rejected", rep.groups_rejected},
-            {"data_blocks_checked", rep.data_blocks_checked},
-            {"needs_checkpoint", in.state.needs_checkpoint}};
+  json j = in.state.report;
+  j["needs_checkpoint"] = in.state.needs_checkpoint;
   if (in.recovery_error) j["error"] = *in.recovery_error;
   return j;
 }
