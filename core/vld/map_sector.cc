@@ -1,11 +1,10 @@
 #include "core/vld/map_sector.h"
 
-#include <sodium.h>
-
 #include <cstring>
 
 #include "core/util/checksum.h"
 #include "core/util/coding.h"
+#include "core/util/mac.h"
 
 namespace vld {
 
@@ -14,17 +13,10 @@ namespace {
 constexpr uint32_t kMapMagic = 0x534d4c56;  // "VLMS"
 constexpr uint32_t kLogMagic = 0x524c4c56;  // "VLLR"
 constexpr size_t kMacAt = 496;
-constexpr size_t kMacBytes = 16;
 
-void seal(SectorBytes& b, const Secret& key) {
-  crypto_generichash(b.data() + kMacAt, kMacBytes, b.data(), kMacAt, key.data(), key.size());
-}
+void seal(SectorBytes& b, const Secret& key) { mac_seal(b.data(), kMacAt, key); }
 
-bool authentic(const unsigned char* p, const Secret& key) {
-  unsigned char mac[kMacBytes];
-  crypto_generichash(mac, kMacBytes, p, kMacAt, key.data(), key.size());
-  return sodium_memcmp(mac, p + kMacAt, kMacBytes) == 0;
-}
+bool authentic(const unsigned char* p, const Secret& key) { return mac_valid(p, kMacAt, key); }
 
 }  // namespace
 
