@@ -1,0 +1,97 @@
+// Checkpoint: mode=lld's checkpoint region, two alternating slots, each the
+// whole persistent state of the logical disk as of one moment. The byte
+// layout is in docs/format.md, "mode=lld / Checkpoint slot"; this header
+// must agree.
+//
+// A slot is one record sector followed by the tables: the block map (per
+// logical block: where its newest copy is, its data checksum and version)
+// and the segment usage table (per segment: live blocks, seq of its newest
+// write). The tables live in the slot itself, not in the log as Sprite
+// LFS's inode map and usage blocks do: recovery then reads two fixed
+// regions and needs no pointers into the log, and the cleaner never moves
+// metadata. The cost, written down honestly: each checkpoint writes the
+// whole tables, 16 bytes per logical block (0.4% of the export at 4 KiB
+// blocks) plus 12 per segment, where Sprite LFS writes only dirty blocks.
+//
+// The record carries a keyed MAC of the table sectors, and its own MAC: a
+// slot is valid only whole, so a checkpoint torn by a crash leaves the other
+// slot, one generation older, to recover from (paper 002's twin roots, as
+// vld's log record slots). Recovery takes the valid slot with the higher
+// generation (pick_checkpoint), then rolls forward through the segment
+// summaries from seq next_seq on, starting at (segment, next_sector).
+//
+// Invariants of a decoded slot: generation > 0; next_seq > checkpoint_seq;
+// every summary with seq <= checkpoint_seq is reflected in the tables and
+// none after it is; the position and the table sizes fit the shape.
+//
+// Thread-safety: plain values and pure functions.
+#ifndef VLD_CORE_LLD_CHECKPOINT_H_
+#define VLD_CORE_LLD_CHECKPOINT_H_
+
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "core/lld/lld_shape.h"
+#include "core/util/mac.h"
+
+namespace vld {
+
+inline constexpr uint32_t kBlockMapEntryBytes = 16;
+inline constexpr uint32_t kSegmentUsageBytes = 12;
+
+struct BlockMapEntry {
+  uint32_t psn_plus_one = 0;  // first sector of the newest copy + 1; 0: unmapped (zeros)
+  uint32_t checksum = 0;      // data_checksum, as in the summary that wrote it
+  uint64_t version = 0;       // of the newest write (kept when trimmed); 0: never written
+  bool operator==(const BlockMapEntry&) const = default;
+};
+
+struct SegmentUsage {
+  uint32_t live_blocks = 0;
+  uint64_t last_seq = 0;  // seq of the newest write into it (age, for the cleaner); 0: none
+  bool operator==(const SegmentUsage&) const = default;
+};
+
+struct CheckpointTables {
+  std::vector<BlockMapEntry> map;    // shape.logical_blocks entries
+  std::vector<SegmentUsage> usage;   // shape.segment_count entries
+  bool operator==(const CheckpointTables&) const = default;
+};
+
+struct Checkpoint {
+  bool clean = false;           // written by a clean shutdown: nothing to roll forward
+  uint64_t generation = 0;      // +1 per checkpoint; slot = generation % 2
+  uint64_t checkpoint_seq = 0;  // tables reflect every summary with seq <= this
+  uint64_t next_seq = 1;        // seq of the next segment write
+  uint32_t segment = 0;         // where the next segment write goes ..
+  uint32_t next_sector = 0;     // .. and at which sector of it
+  CheckpointTables tables;
+  bool operator==(const Checkpoint&) const = default;
+};
+
+// Sectors of the tables, and of one slot (record + tables).
+uint32_t checkpoint_table_sectors(const LldShape& shape);
+uint32_t checkpoint_slot_sectors(const LldShape& shape);
+
+// REQUIRES: c is valid for shape (asserted). Returns checkpoint_slot_sectors * 512 bytes.
+std::vector<unsigned char> encode_checkpoint(const Checkpoint& c, const LldShape& shape,
+                                             const MacKey& key);
+// nullopt unless both MACs are right and every field makes sense for shape.
+std::optional<Checkpoint> decode_checkpoint(std::span<const unsigned char> slot,
+                                            const LldShape& shape, const MacKey& key);
+
+struct PickedCheckpoint {
+  int slot = 0;  // 0 or 1; the next checkpoint goes to the other one
+  Checkpoint checkpoint;
+};
+// The valid slot with the higher generation (a tie, which writes alone
+// never make, goes to slot 0); nullopt if neither is valid.
+std::optional<PickedCheckpoint> pick_checkpoint(std::span<const unsigned char> slot0,
+                                                std::span<const unsigned char> slot1,
+                                                const LldShape& shape, const MacKey& key);
+
+}  // namespace vld
+
+#endif  // VLD_CORE_LLD_CHECKPOINT_H_

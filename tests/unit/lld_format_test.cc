@@ -1,0 +1,280 @@
+// mode=lld's on-disk records (core/lld/segment_summary.h, core/lld/checkpoint.h):
+// round trips, the sizes docs/format.md gives, the keyed MAC (every flipped
+// bit, another key), field limits, the choice between the two checkpoint
+// slots, and golden bytes so the format cannot change by accident.
+#include <gtest/gtest.h>
+#include <sodium.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "core/lld/checkpoint.h"
+#include "core/lld/segment_summary.h"
+#include "core/util/coding.h"
+
+namespace vld {
+namespace {
+
+MacKey key_of(uint8_t seed) {
+  MacKey k;
+  for (size_t i = 0; i < k.size(); ++i) k[i] = static_cast<unsigned char>(seed * 31 + i * 7 + 1);
+  return k;
+}
+
+using Bytes = std::vector<unsigned char>;
+
+std::string hex(const unsigned char* p, size_t n) {
+  std::string s;
+  char buf[3];
+  for (size_t i = 0; i < n; ++i) {
+    std::snprintf(buf, sizeof buf, "%02x", p[i]);
+    s += buf;
+  }
+  return s;
+}
+
+class LldFormatTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_GE(sodium_init(), 0); }
+  const MacKey key = key_of(1);
+  // 512 KiB segments of 4 KiB blocks (paper 001, section 4.4).
+  const LldShape shape{.segment_sectors = 1024, .block_sectors = 8, .segment_count = 64,
+                       .logical_blocks = 6000, .platter_sectors = 1 << 16};
+  // Small enough to flip every bit of a checkpoint slot.
+  const LldShape small{.segment_sectors = 64, .block_sectors = 8, .segment_count = 4,
+                       .logical_blocks = 40, .platter_sectors = 256};
+};
+
+SegmentSummary summary_of(uint32_t count, uint64_t seq = 77) {
+  SegmentSummary s;
+  s.segment = 5;
+  s.seq = seq;
+  s.first_sector = 0;
+  s.next_segment = 9;
+  for (uint32_t i = 0; i < count; ++i) s.blocks.push_back({i * 37 % 6000, 0xabc00000u + i, 1 + i});
+  return s;
+}
+
+// --- segment summary -------------------------------------------------------
+
+TEST_F(LldFormatTest, SummarySizes) {
+  EXPECT_EQ(summary_sectors(1), 1u);
+  EXPECT_EQ(summary_sectors(29), 1u);  // 32 + 29 x 16 + 16 = 512
+  EXPECT_EQ(summary_sectors(30), 2u);
+  EXPECT_EQ(max_blocks_per_write(shape), 127u);  // 5 + 127 x 8 = 1021 <= 1024
+  EXPECT_EQ(summary_sectors(127), 5u);
+  EXPECT_EQ(max_blocks_per_write(small), 7u);  // 1 + 7 x 8 = 57 <= 64
+}
+
+TEST_F(LldFormatTest, SummaryRoundTrip) {
+  for (uint32_t count : {1u, 29u, 30u, 127u}) {
+    SegmentSummary s = summary_of(count);
+    s.closes_segment = count == 127;
+    Bytes b = encode_segment_summary(s, shape, key);
+    ASSERT_EQ(b.size(), summary_sectors(count) * 512u);
+    auto d = decode_segment_summary(b, shape, key);
+    ASSERT_TRUE(d.has_value()) << count;
+    EXPECT_EQ(*d, s);
+    EXPECT_EQ(d->end_sector(shape), summary_sectors(count) + 8 * count);
+  }
+}
+
+TEST_F(LldFormatTest, SummaryPartialWritesChainInOneSegment) {
+  SegmentSummary first = summary_of(3, 10);
+  SegmentSummary second = summary_of(2, 11);
+  second.first_sector = first.end_sector(shape);  // 1 + 24
+  EXPECT_EQ(second.first_sector, 25u);
+  auto d = decode_segment_summary(encode_segment_summary(second, shape, key), shape, key);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->first_sector, 25u);
+}
+
+TEST_F(LldFormatTest, SummaryEveryBitFlipRefused) {
+  for (uint32_t count : {2u, 40u}) {
+    const Bytes good = encode_segment_summary(summary_of(count), shape, key);
+    for (size_t bit = 0; bit < good.size() * 8; ++bit) {
+      Bytes b = good;
+      b[bit / 8] ^= static_cast<unsigned char>(1u << (bit % 8));
+      EXPECT_FALSE(decode_segment_summary(b, shape, key).has_value()) << count << " bit " << bit;
+    }
+  }
+}
+
+TEST_F(LldFormatTest, SummaryWrongKeyOrShortBufferRefused) {
+  const Bytes b = encode_segment_summary(summary_of(40), shape, key);
+  EXPECT_FALSE(decode_segment_summary(b, shape, key_of(2)).has_value());
+  EXPECT_FALSE(decode_segment_summary(std::span(b).first(512), shape, key).has_value());
+  EXPECT_FALSE(decode_segment_summary(std::span(b).first(100), shape, key).has_value());
+}
+
+// Encodes a valid summary, lets edit change its bytes, reseals it.
+Bytes forged_summary(uint32_t count, const LldShape& shape, const MacKey& key,
+                     void (*edit)(unsigned char*)) {
+  Bytes b = encode_segment_summary(summary_of(count), shape, key);
+  edit(b.data());
+  mac_seal(b.data(), b.size() - kMacBytes, key);
+  return b;
+}
+
+TEST_F(LldFormatTest, SummaryFieldLimitsRefused) {
+  using Edit = void (*)(unsigned char*);
+  const Edit edits[] = {
+      [](unsigned char* p) { encode_fixed64(p + 8, 0); },             // seq 0
+      [](unsigned char* p) { encode_fixed32(p + 4, 64); },            // segment >= count
+      [](unsigned char* p) { encode_fixed32(p + 24, 64); },           // next_segment >= count
+      [](unsigned char* p) { encode_fixed32(p + 20, 0); },            // no blocks
+      [](unsigned char* p) { encode_fixed32(p + 20, 128); },          // > a segment's capacity
+      [](unsigned char* p) { encode_fixed32(p + 16, 1024 - 16); },    // overruns the segment
+      [](unsigned char* p) { encode_fixed32(p + 28, 2); },            // unknown flag
+      [](unsigned char* p) { encode_fixed32(p + 32, 6000); },         // logical block >= export
+      [](unsigned char* p) { encode_fixed64(p + 40, 0); },            // version 0
+      [](unsigned char* p) { encode_fixed32(p + 48, decode_fixed32(p + 32)); },  // duplicate
+  };
+  for (size_t i = 0; i < std::size(edits); ++i)
+    EXPECT_FALSE(decode_segment_summary(forged_summary(2, shape, key, edits[i]), shape, key))
+        << "edit " << i;
+  // The resealing itself is sound: a harmless edit still decodes.
+  EXPECT_TRUE(decode_segment_summary(
+      forged_summary(2, shape, key, [](unsigned char* p) { encode_fixed32(p + 16, 8); }), shape,
+      key));
+}
+
+TEST_F(LldFormatTest, SummaryGoldenBytes) {
+  SegmentSummary s;
+  s.segment = 3;
+  s.seq = 0x0102030405060708;
+  s.first_sector = 25;
+  s.next_segment = 4;
+  s.closes_segment = true;
+  s.blocks = {{17, 0xdeadbeef, 2}, {5, 0x01020304, 1}};
+  const Bytes b = encode_segment_summary(s, shape, key);
+  ASSERT_EQ(b.size(), 512u);
+  EXPECT_EQ(hex(b.data(), 64),
+            "4c44535303000000080706050403020119000000020000000400000001000000"
+            "11000000efbeadde020000000000000005000000040302010100000000000000");
+  for (size_t i = 64; i < 496; ++i) ASSERT_EQ(b[i], 0) << i;
+  EXPECT_EQ(hex(b.data() + 496, 16), "b248ff4421a2537ffce305ac05b448d6");
+}
+
+// --- checkpoint ------------------------------------------------------------
+
+Checkpoint checkpoint_of(const LldShape& shape, uint64_t generation) {
+  Checkpoint c;
+  c.generation = generation;
+  c.checkpoint_seq = 100 + generation;
+  c.next_seq = c.checkpoint_seq + 3;
+  c.segment = 2;
+  c.next_sector = 25;
+  c.tables.map.resize(shape.logical_blocks);
+  for (uint32_t i = 0; i < shape.logical_blocks; i += 3)
+    c.tables.map[i] = {static_cast<uint32_t>(1 + (i * 8) % shape.platter_sectors), 0x5150u + i, 1 + i};
+  c.tables.map[1].version = 4;  // written, then trimmed: unmapped, version kept
+  c.tables.usage.resize(shape.segment_count);
+  for (uint32_t i = 0; i < shape.segment_count; ++i) c.tables.usage[i] = {i % 5, i};  // last_seq < next_seq
+  return c;
+}
+
+TEST_F(LldFormatTest, CheckpointSizes) {
+  EXPECT_EQ(checkpoint_table_sectors(small), 2u);  // 40 x 16 + 4 x 12 = 688
+  EXPECT_EQ(checkpoint_slot_sectors(small), 3u);
+  EXPECT_EQ(checkpoint_table_sectors(shape), 189u);  // 6000 x 16 + 64 x 12 = 96768
+}
+
+TEST_F(LldFormatTest, CheckpointRoundTrip) {
+  for (const LldShape& sh : {small, shape}) {
+    Checkpoint c = checkpoint_of(sh, 7);
+    c.clean = true;
+    const Bytes b = encode_checkpoint(c, sh, key);
+    ASSERT_EQ(b.size(), checkpoint_slot_sectors(sh) * 512u);
+    auto d = decode_checkpoint(b, sh, key);
+    ASSERT_TRUE(d.has_value());
+    EXPECT_EQ(*d, c);
+  }
+}
+
+TEST_F(LldFormatTest, CheckpointEveryBitFlipRefused) {
+  const Bytes good = encode_checkpoint(checkpoint_of(small, 3), small, key);
+  for (size_t bit = 0; bit < good.size() * 8; ++bit) {
+    Bytes b = good;
+    b[bit / 8] ^= static_cast<unsigned char>(1u << (bit % 8));
+    EXPECT_FALSE(decode_checkpoint(b, small, key).has_value()) << "bit " << bit;
+  }
+}
+
+TEST_F(LldFormatTest, CheckpointWrongKeyShapeOrShortBufferRefused) {
+  const Bytes b = encode_checkpoint(checkpoint_of(small, 3), small, key);
+  EXPECT_FALSE(decode_checkpoint(b, small, key_of(2)).has_value());
+  EXPECT_FALSE(decode_checkpoint(std::span(b).first(b.size() - 1), small, key).has_value());
+  LldShape other = small;
+  other.segment_count = 5;  // same table sectors, different table
+  EXPECT_FALSE(decode_checkpoint(b, other, key).has_value());
+}
+
+// Reseals a checkpoint slot after its bytes were edited: the tables' MAC in
+// the record at 56, then the record's MAC at 496.
+void reseal_checkpoint(Bytes& b, const MacKey& key) {
+  const Mac t = mac_of(b.data() + 512, b.size() - 512, key);
+  std::copy(t.begin(), t.end(), b.data() + 56);
+  mac_seal(b.data(), 496, key);
+}
+
+TEST_F(LldFormatTest, CheckpointFieldLimitsRefused) {
+  using Edit = void (*)(unsigned char*);
+  // Tables start at byte 512: map entries of 16 bytes (40 of them), then
+  // usage entries of 12 at 512 + 640.
+  const Edit edits[] = {
+      [](unsigned char* p) { encode_fixed32(p + 4, 2); },                   // clean not 0/1
+      [](unsigned char* p) { encode_fixed64(p + 8, 0); },                   // generation 0
+      [](unsigned char* p) { encode_fixed64(p + 24, decode_fixed64(p + 16)); },  // next_seq
+      [](unsigned char* p) { encode_fixed32(p + 32, 4); },                  // segment >= count
+      [](unsigned char* p) { encode_fixed32(p + 36, 64); },                 // sector >= segment
+      [](unsigned char* p) { encode_fixed32(p + 40, 41); },                 // logical blocks
+      [](unsigned char* p) { encode_fixed32(p + 48, 3); },                  // table sectors
+      [](unsigned char* p) { encode_fixed32(p + 512, 257); },               // psn beyond platters
+      [](unsigned char* p) { encode_fixed64(p + 512 + 8, 0); },             // mapped, version 0
+      [](unsigned char* p) { encode_fixed32(p + 512 + 640, 8); },           // live > capacity
+      [](unsigned char* p) { encode_fixed64(p + 512 + 640 + 4, 1000); },    // usage after next_seq
+  };
+  const Bytes good = encode_checkpoint(checkpoint_of(small, 3), small, key);
+  for (size_t i = 0; i < std::size(edits); ++i) {
+    Bytes b = good;
+    edits[i](b.data());
+    reseal_checkpoint(b, key);
+    EXPECT_FALSE(decode_checkpoint(b, small, key).has_value()) << "edit " << i;
+  }
+  Bytes b = good;
+  reseal_checkpoint(b, key);
+  EXPECT_TRUE(decode_checkpoint(b, small, key).has_value());
+}
+
+TEST_F(LldFormatTest, PickCheckpointNewerValidSlotWins) {
+  const Bytes g4 = encode_checkpoint(checkpoint_of(small, 4), small, key);
+  const Bytes g5 = encode_checkpoint(checkpoint_of(small, 5), small, key);
+  auto p = pick_checkpoint(g4, g5, small, key);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->slot, 1);
+  EXPECT_EQ(p->checkpoint.generation, 5u);
+  p = pick_checkpoint(g5, g4, small, key);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->slot, 0);
+  EXPECT_EQ(p->checkpoint.generation, 5u);
+}
+
+TEST_F(LldFormatTest, PickCheckpointDamagedNewerFallsBack) {
+  const Bytes g4 = encode_checkpoint(checkpoint_of(small, 4), small, key);
+  Bytes g5 = encode_checkpoint(checkpoint_of(small, 5), small, key);
+  g5.back() ^= 1;  // torn: the last table sector did not make it
+  auto p = pick_checkpoint(g4, g5, small, key);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->slot, 0);
+  EXPECT_EQ(p->checkpoint.generation, 4u);
+  const Bytes zeros(g4.size());
+  EXPECT_FALSE(pick_checkpoint(zeros, g5, small, key).has_value());
+  p = pick_checkpoint(zeros, g4, small, key);
+  ASSERT_TRUE(p.has_value());
+  EXPECT_EQ(p->slot, 1);
+}
+
+}  // namespace
+}  // namespace vld
