@@ -1,0 +1,115 @@
+// NvramLog: the format of mode=lld's NVRAM region, the write buffer of
+// paper 001, section 4.4 (nvram=SIZE, 6.1 MB by default) kept as a reserved
+// region of the image. The byte layout is in docs/format.md, "mode=lld /
+// NVRAM region"; this header must agree.
+//
+//   [header slot 0: 512 B][header slot 1: 512 B][record 0][record 1] ..
+//
+// A record is a 64-byte header {magic, logical block, epoch, seq, version,
+// request's first seq and block count, data checksum, MAC} followed by the
+// block; records are packed (stride kNvramRecordHeaderBytes + block bytes).
+// One request of n blocks is n consecutive records with consecutive seqs,
+// so it is appended with one sequential write and one fdatasync.
+//
+// Epochs: the region is reset, not reused circularly. The disk drains the
+// buffer wholly into segments when it fills (the paper: "we do not flush to
+// disk until the buffer cache is full"), and once those segment writes are
+// durable it writes the header slot of epoch + 1, whose first_seq is the
+// next record seq, and appends from record 0 again. A reset makes every
+// older record stale at once, and keeps replay a single forward walk with
+// no wrap point to find. A crash between the drain and the header write
+// replays records already in segments: the disk applies a replayed record
+// only if its version is newer than the block's, so this is harmless.
+//
+// Replay (replay_nvram) takes the valid header slot with the higher epoch,
+// then walks records from record 0: a record counts only with a good MAC, a
+// good data checksum, the header's epoch and seq = first_seq + its index;
+// the walk stops at the first that fails. Records of a request whose last
+// record was not reached are dropped: a request is replayed whole or not at
+// all (it was never acknowledged).
+//
+// After a replay the disk must not append in the same epoch: it drains the
+// replayed records to segments and resets (epoch + 1) first. Otherwise
+// records of an unacknowledged request past next_seq, left by the crash,
+// could line up behind new ones and be read as their continuation.
+//
+// Invariants of a decoded record: seq >= 1; version >= 1; logical block <
+// shape.logical_blocks; request_first_seq <= seq < request_first_seq +
+// request_blocks.
+//
+// Thread-safety: plain values and pure functions.
+#ifndef VLD_CORE_LLD_NVRAM_LOG_H_
+#define VLD_CORE_LLD_NVRAM_LOG_H_
+
+#include <cstddef>
+#include <cstdint>
+#include <optional>
+#include <span>
+#include <vector>
+
+#include "core/lld/lld_shape.h"
+#include "core/util/mac.h"
+
+namespace vld {
+
+inline constexpr uint32_t kNvramHeaderSlotBytes = 512;
+inline constexpr uint32_t kNvramRecordsOffsetBytes = 2 * kNvramHeaderSlotBytes;
+inline constexpr uint32_t kNvramRecordHeaderBytes = 64;
+
+struct NvramHeader {
+  uint64_t epoch = 1;      // > 0, +1 per reset; slot = epoch % 2
+  uint64_t first_seq = 1;  // > 0, seq of record 0 in this epoch
+  bool operator==(const NvramHeader&) const = default;
+};
+
+// One block to append.
+struct NvramBlock {
+  uint32_t logical_block = 0;
+  uint64_t version = 0;
+  std::span<const unsigned char> data;  // block bytes
+};
+
+struct NvramRecord {
+  uint64_t seq = 0;
+  uint32_t logical_block = 0;
+  uint64_t version = 0;
+  std::vector<unsigned char> data;
+  bool operator==(const NvramRecord&) const = default;
+};
+
+struct NvramReplay {
+  NvramHeader header;
+  std::vector<NvramRecord> records;  // in seq order: first_seq, first_seq + 1, ..
+  uint64_t next_seq = 1;             // seq (and so, record index) of the next append
+};
+
+// Bytes of one record (header + block), and how many fit in region_bytes.
+uint64_t nvram_record_bytes(const LldShape& shape);
+uint64_t nvram_capacity_records(uint64_t region_bytes, const LldShape& shape);
+// Offset within the region of the record with seq. REQUIRES: seq >= h.first_seq.
+uint64_t nvram_record_offset(const NvramHeader& h, uint64_t seq, const LldShape& shape);
+// Offset within the region of header h's slot.
+uint64_t nvram_header_offset(const NvramHeader& h);
+
+// One header slot (512 bytes). REQUIRES: epoch > 0, first_seq > 0.
+std::vector<unsigned char> encode_nvram_header(const NvramHeader& h, const MacKey& key);
+std::optional<NvramHeader> decode_nvram_header(std::span<const unsigned char> slot,
+                                               const MacKey& key);
+
+// The bytes of one request, records seqs first_seq .. first_seq + n - 1, to
+// be written at nvram_record_offset(h, first_seq). REQUIRES: 1 <= n; each
+// block's data is shape's block bytes, version > 0, logical block in range;
+// first_seq >= h.first_seq. The caller checks that the request fits: seq
+// first_seq + n - 1 < h.first_seq + nvram_capacity_records (else drain first).
+std::vector<unsigned char> encode_nvram_request(const NvramHeader& h, uint64_t first_seq,
+                                                std::span<const NvramBlock> blocks,
+                                                const LldShape& shape, const MacKey& key);
+
+// What recovery replays from the region's bytes; nullopt if neither header
+// slot is valid. REQUIRES: shape.valid().
+std::optional<NvramReplay> replay_nvram(std::span<const unsigned char> region, const MacKey& key,
+                                        const LldShape& shape);
+
+}  // namespace vld
+
+#endif  // VLD_CORE_LLD_NVRAM_LOG_H_

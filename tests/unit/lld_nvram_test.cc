@@ -1,0 +1,210 @@
+// mode=lld's NVRAM region (core/lld/nvram_log.h): round trips, requests
+// replayed whole or not at all, torn and flipped records refused, stale
+// records of an earlier epoch or seq not replayed, header slot choice, and
+// golden bytes so the format cannot change by accident.
+#include <gtest/gtest.h>
+#include <sodium.h>
+
+#include <cstdio>
+#include <string>
+#include <vector>
+
+#include "core/lld/nvram_log.h"
+
+namespace vld {
+namespace {
+
+using Bytes = std::vector<unsigned char>;
+
+MacKey key_of(uint8_t seed) {
+  MacKey k;
+  for (size_t i = 0; i < k.size(); ++i) k[i] = static_cast<unsigned char>(seed * 31 + i * 7 + 1);
+  return k;
+}
+
+std::string hex(const unsigned char* p, size_t n) {
+  std::string s;
+  char buf[3];
+  for (size_t i = 0; i < n; ++i) {
+    std::snprintf(buf, sizeof buf, "%02x", p[i]);
+    s += buf;
+  }
+  return s;
+}
+
+class LldNvramTest : public ::testing::Test {
+ protected:
+  void SetUp() override { ASSERT_GE(sodium_init(), 0); }
+
+  Bytes block(uint32_t tag) const {
+    Bytes b(shape.block_sectors * 512u);
+    for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<unsigned char>(tag * 13 + i * 7);
+    return b;
+  }
+  // A region holding capacity records after the two header slots, with h in its slot.
+  Bytes region_with(const NvramHeader& h, uint64_t capacity) const {
+    Bytes r(kNvramRecordsOffsetBytes + capacity * nvram_record_bytes(shape));
+    put_header(r, h);
+    return r;
+  }
+  void put_header(Bytes& r, const NvramHeader& h) const {
+    Bytes s = encode_nvram_header(h, key);
+    std::copy(s.begin(), s.end(), r.begin() + nvram_header_offset(h));
+  }
+  // Appends blocks {logical, version} as one request at seq; returns its records.
+  std::vector<NvramRecord> append(Bytes& r, const NvramHeader& h, uint64_t seq,
+                                  std::vector<std::pair<uint32_t, uint64_t>> blocks) const {
+    std::vector<Bytes> data;
+    std::vector<NvramBlock> in;
+    std::vector<NvramRecord> out;
+    for (auto [lb, v] : blocks) data.push_back(block(lb * 100 + static_cast<uint32_t>(v)));
+    for (size_t i = 0; i < blocks.size(); ++i) {
+      in.push_back({blocks[i].first, blocks[i].second, data[i]});
+      out.push_back({seq + i, blocks[i].first, blocks[i].second, data[i]});
+    }
+    Bytes w = encode_nvram_request(h, seq, in, shape, key);
+    std::copy(w.begin(), w.end(), r.begin() + nvram_record_offset(h, seq, shape));
+    return out;
+  }
+
+  const MacKey key = key_of(1);
+  LldShape shape{.segment_sectors = 1024, .block_sectors = 8, .segment_count = 8,
+                 .logical_blocks = 1000, .platter_sectors = 1 << 16};
+};
+
+TEST_F(LldNvramTest, Sizes) {
+  EXPECT_EQ(nvram_record_bytes(shape), 4160u);
+  // The paper's 6.1 MB buffer (6.1 x 2^20, rounded down to a sector).
+  EXPECT_EQ(nvram_capacity_records(6396313 / 512 * 512, shape), 1537u);
+  EXPECT_EQ(nvram_capacity_records(1023, shape), 0u);
+  EXPECT_EQ(nvram_header_offset({2, 1}), 0u);
+  EXPECT_EQ(nvram_header_offset({3, 1}), 512u);
+  EXPECT_EQ(nvram_record_offset({3, 10}, 12, shape), 1024u + 2 * 4160u);
+}
+
+TEST_F(LldNvramTest, RoundTrip) {
+  const NvramHeader h{1, 1};
+  Bytes r = region_with(h, 8);
+  auto want = append(r, h, 1, {{7, 1}, {3, 1}, {999, 4}});
+  auto more = append(r, h, 4, {{7, 2}});
+  want.insert(want.end(), more.begin(), more.end());
+  auto got = replay_nvram(r, key, shape);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->header, h);
+  EXPECT_EQ(got->records, want);
+  EXPECT_EQ(got->next_seq, 5u);
+}
+
+TEST_F(LldNvramTest, FreshOrForeignRegion) {
+  EXPECT_FALSE(replay_nvram(Bytes(64 * 1024), key, shape).has_value());  // no header
+  Bytes r = region_with({1, 1}, 4);
+  append(r, {1, 1}, 1, {{1, 1}});
+  EXPECT_FALSE(replay_nvram(r, key_of(2), shape).has_value());  // another image's key
+  auto empty = replay_nvram(region_with({5, 40}, 4), key, shape);
+  ASSERT_TRUE(empty.has_value());
+  EXPECT_TRUE(empty->records.empty());
+  EXPECT_EQ(empty->next_seq, 40u);
+}
+
+TEST_F(LldNvramTest, TornRequestIsDroppedWhole) {
+  const NvramHeader h{1, 1};
+  const uint64_t stride = nvram_record_bytes(shape);
+  for (uint64_t torn : {0u, 1u, 2u}) {  // which record of the second request the crash lost
+    Bytes r = region_with(h, 8);
+    auto want = append(r, h, 1, {{1, 1}, {2, 1}});
+    append(r, h, 3, {{3, 1}, {4, 1}, {5, 1}});
+    // The block's last sector never reached the platter (a hole reads as zeros).
+    const uint64_t end = nvram_record_offset(h, 3 + torn, shape) + stride;
+    std::fill(r.begin() + end - 512, r.begin() + end, 0);
+    auto got = replay_nvram(r, key, shape);
+    ASSERT_TRUE(got.has_value());
+    EXPECT_EQ(got->records, want) << torn;
+    EXPECT_EQ(got->next_seq, 3u);
+  }
+}
+
+TEST_F(LldNvramTest, EverySingleBitFlipIsRefused) {
+  shape.block_sectors = 1;  // small records, to flip every bit
+  const NvramHeader h{1, 1};
+  Bytes r = region_with(h, 3);
+  const auto want = append(r, h, 1, {{1, 1}});
+  append(r, h, 2, {{2, 1}, {3, 1}});
+  const size_t second = nvram_record_offset(h, 2, shape);
+  for (size_t bit = 0; bit < r.size() * 8; ++bit) {
+    const size_t byte = bit / 8;
+    if (byte < kNvramHeaderSlotBytes) continue;  // slot 0: unused by epoch 1
+    r[byte] ^= static_cast<unsigned char>(1u << (bit % 8));
+    auto got = replay_nvram(r, key, shape);
+    if (byte < kNvramRecordsOffsetBytes) {
+      EXPECT_FALSE(got.has_value()) << bit;  // the only header slot
+    } else {
+      ASSERT_TRUE(got.has_value()) << bit;
+      // A flip in the first request loses it, and the second with it.
+      EXPECT_EQ(got->records, byte < second ? std::vector<NvramRecord>{} : want) << bit;
+    }
+    r[byte] ^= static_cast<unsigned char>(1u << (bit % 8));
+  }
+}
+
+TEST_F(LldNvramTest, StaleRecordsAreNotReplayed) {
+  NvramHeader h{1, 1};
+  Bytes r = region_with(h, 8);
+  append(r, h, 1, {{1, 1}, {2, 1}});
+  append(r, h, 3, {{3, 1}, {4, 1}});
+  // Drained; reset: epoch 2 starts at seq 5, over epoch 1's records.
+  h = {2, 5};
+  put_header(r, h);
+  auto want = append(r, h, 5, {{1, 2}});
+  auto got = replay_nvram(r, key, shape);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->header, h);
+  EXPECT_EQ(got->records, want);  // record 1 (epoch 1, seq 2) stops the walk
+  EXPECT_EQ(got->next_seq, 6u);
+  // A record of this epoch but a lower seq at record 0 is refused too.
+  append(r, {2, 1}, 1, {{9, 9}});
+  got = replay_nvram(r, key, shape);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_TRUE(got->records.empty());
+}
+
+TEST_F(LldNvramTest, OutOfSequenceStops) {
+  const NvramHeader h{1, 1};
+  Bytes r = region_with(h, 8);
+  auto want = append(r, h, 1, {{1, 1}});
+  // A record with seq 4 where seq 2 belongs (written as if record 0 held seq 3).
+  append(r, {1, 3}, 4, {{2, 1}});
+  auto got = replay_nvram(r, key, shape);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->records, want);
+}
+
+TEST_F(LldNvramTest, HeaderSlotChoice) {
+  Bytes r = region_with({3, 10}, 2);
+  put_header(r, {4, 20});
+  EXPECT_EQ(replay_nvram(r, key, shape)->header, (NvramHeader{4, 20}));
+  r[0] ^= 1;  // slot 0 (epoch 4) torn: back to epoch 3
+  EXPECT_EQ(replay_nvram(r, key, shape)->header, (NvramHeader{3, 10}));
+  // A valid header in the wrong slot for its epoch's parity is refused.
+  Bytes odd = encode_nvram_header({5, 30}, key);
+  std::copy(odd.begin(), odd.end(), r.begin());
+  EXPECT_EQ(replay_nvram(r, key, shape)->header, (NvramHeader{3, 10}));
+}
+
+TEST_F(LldNvramTest, GoldenBytes) {
+  const NvramHeader h{0x0102, 0x0304};
+  Bytes slot = encode_nvram_header(h, key);
+  EXPECT_EQ(hex(slot.data(), 24),
+            "4c444e48" "00000000" "0201000000000000" "0403000000000000");
+  EXPECT_EQ(hex(slot.data() + 496, 16), "d8f9cc2535fe7e8c28b01192f87b442a");
+  Bytes data = block(1);
+  const NvramBlock b{0x11, 0x22, data};
+  Bytes rec = encode_nvram_request(h, 0x0305, std::span(&b, 1), shape, key);
+  ASSERT_EQ(rec.size(), 4160u);
+  EXPECT_EQ(hex(rec.data(), 48),
+            "4c444e56" "11000000" "0201000000000000" "0503000000000000" "2200000000000000"
+            "0503000000000000" "01000000" "53450875");
+  EXPECT_EQ(hex(rec.data() + 48, 16), "7df3e5d22c03573fa982e3c30979055d");
+}
+
+}  // namespace
+}  // namespace vld
