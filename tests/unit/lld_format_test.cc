@@ -12,27 +12,14 @@
 #include "core/lld/checkpoint.h"
 #include "core/lld/segment_summary.h"
 #include "core/util/coding.h"
+#include "tests/unit/lld_test_util.h"
 
 namespace vld {
 namespace {
 
-MacKey key_of(uint8_t seed) {
-  MacKey k;
-  for (size_t i = 0; i < k.size(); ++i) k[i] = static_cast<unsigned char>(seed * 31 + i * 7 + 1);
-  return k;
-}
-
+using test::hex;
+using test::key_of;
 using Bytes = std::vector<unsigned char>;
-
-std::string hex(const unsigned char* p, size_t n) {
-  std::string s;
-  char buf[3];
-  for (size_t i = 0; i < n; ++i) {
-    std::snprintf(buf, sizeof buf, "%02x", p[i]);
-    s += buf;
-  }
-  return s;
-}
 
 class LldFormatTest : public ::testing::Test {
  protected:

@@ -10,27 +10,15 @@
 #include <vector>
 
 #include "core/lld/nvram_log.h"
+#include "tests/unit/lld_test_util.h"
 
 namespace vld {
 namespace {
 
 using Bytes = std::vector<unsigned char>;
 
-MacKey key_of(uint8_t seed) {
-  MacKey k;
-  for (size_t i = 0; i < k.size(); ++i) k[i] = static_cast<unsigned char>(seed * 31 + i * 7 + 1);
-  return k;
-}
-
-std::string hex(const unsigned char* p, size_t n) {
-  std::string s;
-  char buf[3];
-  for (size_t i = 0; i < n; ++i) {
-    std::snprintf(buf, sizeof buf, "%02x", p[i]);
-    s += buf;
-  }
-  return s;
-}
+using test::hex;
+using test::key_of;
 
 class LldNvramTest : public ::testing::Test {
  protected:
