@@ -16,6 +16,7 @@
 #include "core/image.h"
 #include "core/inplace/inplace_disk.h"
 #include "core/store/backing_store.h"
+#include "core/store/fault_store.h"
 #include "core/util/error.h"
 #include "geometry/presets.h"
 #include "tests/unit/test_superblock.h"
@@ -246,26 +247,14 @@ TEST(DiskController, MakeWritableSwitchesOnceAndFallsBackOnFailure) {
 TEST(DiskController, AFailedRequestCostsNoTime) {
   Superblock sb = small_superblock();
   MemoryBackingStore image(sb.image_bytes());
-  class FailingSync final : public BackingStore {
-   public:
-    explicit FailingSync(BackingStore& inner) : inner_(inner) {}
-    uint64_t size_bytes() const override { return inner_.size_bytes(); }
-    void read(uint64_t o, std::span<std::byte> out) override { inner_.read(o, out); }
-    void write(uint64_t o, std::span<const std::byte> d) override { inner_.write(o, d); }
-    void discard(uint64_t o, uint64_t n) override { inner_.discard(o, n); }
-    void sync() override { throw Error("injected fdatasync failure", EIO); }
-    void for_each_data_range(uint64_t o, uint64_t n,
-                             const std::function<void(uint64_t, uint64_t)>& fn) override {
-      inner_.for_each_data_range(o, n, fn);
-    }
-
-   private:
-    BackingStore& inner_;
-  };
-  DiskController dc(std::make_unique<InplaceDisk>(std::make_unique<FailingSync>(image), sb));
+  auto faulty = std::make_unique<FaultyStore>(image);
+  FaultyStore* faults = faulty.get();
+  DiskController dc(std::make_unique<InplaceDisk>(std::move(faulty), sb));
   const std::vector<std::byte> data = pattern(kBlock, 4);
   RequestTiming w = dc.write(0, data, false, std::nullopt);
+  faults->arm(FaultyStore::Fault{.op = FaultyStore::Op::kSync, .nth = 0});
   expect_error(EIO, [&] { dc.flush(std::nullopt); }, "flush");
+  ASSERT_EQ(faults->failures(), 1u);
   DiskStats st = dc.stats();
   EXPECT_EQ(st.requests.errors, 1u);
   EXPECT_EQ(st.requests.flush, 0u) << "a failed flush was counted as served";
