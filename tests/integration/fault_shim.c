@@ -111,16 +111,21 @@ static void refresh_plan(void) {
   }
 }
 
-// REQUIRES: mu held. True if this call of op is to fail (and says so).
-static bool should_fail(enum op op) {
+// What the plan makes of one call: it passes, fails, or (the first failing
+// pwrite of a "short" plan) writes part of its buffer before the next fails.
+enum verdict { PASS, FAIL, FAIL_SHORT };
+
+// REQUIRES: mu held. The verdict on this call of op; a failure is noted in
+// VLD_FAULT_FIRED (the rest of a short write is the same failure).
+static enum verdict verdict_for(enum op op) {
   refresh_plan();
-  if (plan.op != op) return false;
+  if (plan.op != op) return PASS;
   const long n = calls++;
   if (short_pending) {
     short_pending = false;  // the rest of a short write: it fails
-    return true;
+    return FAIL;
   }
-  if (n < plan.skip || (n > plan.skip && !plan.sticky)) return false;
+  if (n < plan.skip || (n > plan.skip && !plan.sticky)) return PASS;
   const char* fired = getenv("VLD_FAULT_FIRED");
   if (fired) {
     FILE* f = fopen(fired, "ae");
@@ -128,7 +133,7 @@ static bool should_fail(enum op op) {
     fprintf(f, "%s %s\n", op_names[op], plan.err == ENOSPC ? "ENOSPC" : "EIO");
     fclose(f);
   }
-  return true;
+  return n == plan.skip && plan.short_write ? FAIL_SHORT : FAIL;
 }
 
 // REQUIRES: mu held. Saves the old bytes of [offset, offset+len).
@@ -177,13 +182,13 @@ static ssize_t shim_pwrite(real_pwrite_fn fn, int fd, const void* buf, size_t n,
     pthread_mutex_unlock(&mu);
     return fn(fd, buf, n, off);
   }
-  const bool fail = should_fail(OP_PWRITE);
-  const size_t part = (n / 2) & ~(size_t)511;
-  if (fail && plan.short_write && !short_pending && part > 0 && calls == plan.skip + 1) {
+  const enum verdict v = verdict_for(OP_PWRITE);
+  const size_t part = (n / 2) & ~(size_t)511;  // whole sectors
+  if (v == FAIL_SHORT && part > 0) {
     remember(fd, off, part);  // writes what fits, then the next call fails
     r = fn(fd, buf, part, off);
     short_pending = r > 0;
-  } else if (fail) {
+  } else if (v != PASS) {
     errno = plan.err;
     r = -1;
   } else {
@@ -203,7 +208,7 @@ static int shim_fallocate(real_fallocate_fn fn, int fd, int mode, off_t off, off
     pthread_mutex_unlock(&mu);
     return fn(fd, mode, off, len);
   }
-  if (should_fail(OP_PUNCH)) {
+  if (verdict_for(OP_PUNCH) != PASS) {
     errno = plan.err;
     r = -1;
   } else {
@@ -223,7 +228,7 @@ static int shim_sync(real_sync_fn fn, int fd) {
     return fn(fd);
   }
   int r;
-  if (should_fail(OP_SYNC)) {
+  if (verdict_for(OP_SYNC) != PASS) {
     forget_undos(fd, /*rollback=*/plan.drop);
     errno = plan.err;
     r = -1;
