@@ -8,7 +8,7 @@ usage: python3 -m vldbench.hostcost RUN_DIR --targets "vld file" --repeats N --r
 import statistics, sys
 
 from .common import (fio_job, fio_mean_us, fio_percentile_us, load_json, load_run_meta, results_header,
-                     run_parser, words, write_csv, write_json)
+                     run_parser, words, write_csv, write_json, write_table)
 
 NAMES = {"vld": "vld plugin (mode=vld)", "inplace": "vld plugin (mode=inplace)", "file": "nbdkit file plugin"}
 
@@ -79,10 +79,8 @@ def main(argv=None):
     summary = summarize(rows, a.targets)
     write_json(f"{a.run_dir}/results.json", dict(meta, rows=rows, summary=summary))
     write_csv(f"{a.run_dir}/results.csv", rows)
-    md = table_lines(meta, rows, summary, a.targets)
-    open(f"{a.run_dir}/table.md", "w").write("\n".join(md) + "\n")
     print()
-    print("\n".join(md))
+    write_table(f"{a.run_dir}/table.md", table_lines(meta, rows, summary, a.targets))
     print(f"results: {a.run_dir}/{{results.json,results.csv,table.md}}")
 
 

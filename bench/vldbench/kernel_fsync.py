@@ -7,9 +7,8 @@ usage: python3 -m vldbench.kernel_fsync RUN_DIR --paths "kernel fuse" --modes "i
            --base N --size SIZE --file-mib N --seed N --geometry G [--guest-kernel V]
            --fuse-gap-ms MS --run-id ID --command CMD
 """
-import json
 
-from .common import load_json, load_run_meta, run_parser, words
+from .common import load_json, load_run_meta, run_parser, words, write_json, write_table
 
 
 def load(run_dir, key):
@@ -119,11 +118,8 @@ def main(argv=None):
                 file_mib=a.file_mib, seed=a.seed, geometry=a.geometry,
                 guest_kernel=a.guest_kernel or None, fuse_gap_ms=a.fuse_gap_ms)
     rows = compute_rows(a.run_dir, a.paths, a.modes, a.n, a.base)
-    with open(f"{a.run_dir}/results.json", "w") as out:
-        json.dump({"meta": meta, "rows": rows}, out, indent=1)
-    text = "\n".join(table_lines(meta, rows)) + "\n"
-    open(f"{a.run_dir}/table.md", "w").write(text)
-    print(text, end="")
+    write_json(f"{a.run_dir}/results.json", {"meta": meta, "rows": rows})
+    write_table(f"{a.run_dir}/table.md", table_lines(meta, rows))
     print(f"results: {a.run_dir}/{{results.json,table.md}}")
 
 

@@ -7,7 +7,7 @@ usage: python3 -m vldbench.recovery RUN_DIR --run-id ID --command CMD
 """
 import math
 
-from .common import fio_job, load_json, load_run_meta, results_header, run_parser, write_json
+from .common import fio_job, load_json, load_run_meta, results_header, run_parser, write_json, write_table
 
 PHASES = ("clean", "clean_nobuf", "unclean", "unclean_nobuf", "clean2")
 LABELS = {"clean": "C: clean, after the writes",
@@ -140,10 +140,8 @@ def main(argv=None):
     run = load_run(a.run_dir)
     res = compute(meta, run)
     write_json(f"{a.run_dir}/results.json", res)
-    md = table_lines(meta, res, run["writes.stats"]["geometry"])
-    open(f"{a.run_dir}/table.md", "w").write("\n".join(md) + "\n")
     print()
-    print("\n".join(md))
+    write_table(f"{a.run_dir}/table.md", table_lines(meta, res, run["writes.stats"]["geometry"]))
     print(f"results: {a.run_dir}/{{results.json,table.md}}")
 
 
