@@ -10,6 +10,7 @@
 
 #include <optional>
 
+#include "core/lld/lld_report.h"
 #include "core/vld/recovery_report.h"
 #include "core/vld/vld_report.h"
 
@@ -19,6 +20,7 @@ struct ModeReport {
   std::optional<VldReport> vld;              // "vld"
   std::optional<CompactorReport> compactor;  // "compactor"
   std::optional<RecoveryReport> recovery;    // "recovery"
+  std::optional<LldReport> lld;              // "lld" (mode=lld)
 };
 
 }  // namespace vld
