@@ -1,12 +1,14 @@
 // mode=lld's on-disk records (core/lld/segment_summary.h, core/lld/checkpoint.h):
-// round trips, the sizes docs/format.md gives, the keyed MAC (every flipped
-// bit, another key), field limits, the choice between the two checkpoint
-// slots, and golden bytes so the format cannot change by accident.
+// round trips, the sizes docs/format.md gives, trim entries and the continues
+// flag, the keyed MAC (every flipped bit, another key), field limits, the
+// choice between the two checkpoint slots, and golden bytes so the format
+// cannot change by accident.
 #include <gtest/gtest.h>
 #include <sodium.h>
 
 #include <cstdio>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/lld/checkpoint.h"
@@ -96,12 +98,16 @@ TEST_F(LldFormatTest, SummaryWrongKeyOrShortBufferRefused) {
 }
 
 // Encodes a valid summary, lets edit change its bytes, reseals it.
-Bytes forged_summary(uint32_t count, const LldShape& shape, const MacKey& key,
+Bytes forged_summary(const SegmentSummary& s, const LldShape& shape, const MacKey& key,
                      void (*edit)(unsigned char*)) {
-  Bytes b = encode_segment_summary(summary_of(count), shape, key);
+  Bytes b = encode_segment_summary(s, shape, key);
   edit(b.data());
   mac_seal(b.data(), b.size() - kMacBytes, key);
   return b;
+}
+Bytes forged_summary(uint32_t count, const LldShape& shape, const MacKey& key,
+                     void (*edit)(unsigned char*)) {
+  return forged_summary(summary_of(count), shape, key, edit);
 }
 
 TEST_F(LldFormatTest, SummaryFieldLimitsRefused) {
@@ -113,10 +119,11 @@ TEST_F(LldFormatTest, SummaryFieldLimitsRefused) {
       [](unsigned char* p) { encode_fixed32(p + 20, 0); },            // no blocks
       [](unsigned char* p) { encode_fixed32(p + 20, 128); },          // > a segment's capacity
       [](unsigned char* p) { encode_fixed32(p + 16, 1024 - 16); },    // overruns the segment
-      [](unsigned char* p) { encode_fixed32(p + 28, 2); },            // unknown flag
+      [](unsigned char* p) { encode_fixed32(p + 28, 4); },            // unknown flag
       [](unsigned char* p) { encode_fixed32(p + 32, 6000); },         // logical block >= export
       [](unsigned char* p) { encode_fixed64(p + 40, 0); },            // version 0
-      [](unsigned char* p) { encode_fixed32(p + 48, decode_fixed32(p + 32)); },  // duplicate
+      [](unsigned char* p) { encode_fixed64(p + 40, kSummaryTrimBit); },  // trim, version 0
+      [](unsigned char* p) { encode_fixed32(p + 20, 0xffffffff); },   // summary overruns
   };
   for (size_t i = 0; i < std::size(edits); ++i)
     EXPECT_FALSE(decode_segment_summary(forged_summary(2, shape, key, edits[i]), shape, key))
@@ -125,6 +132,104 @@ TEST_F(LldFormatTest, SummaryFieldLimitsRefused) {
   EXPECT_TRUE(decode_segment_summary(
       forged_summary(2, shape, key, [](unsigned char* p) { encode_fixed32(p + 16, 8); }), shape,
       key));
+  // A logical block twice in one write is allowed (with nvram=0 a write may
+  // carry two versions of one block; the later entry wins).
+  const auto duplicate = decode_segment_summary(
+      forged_summary(2, shape, key,
+                     [](unsigned char* p) { encode_fixed32(p + 48, decode_fixed32(p + 32)); }),
+      shape, key);
+  ASSERT_TRUE(duplicate.has_value());
+  EXPECT_EQ(duplicate->blocks[0].logical_block, duplicate->blocks[1].logical_block);
+}
+
+// Data, trim, data: block 10 written, blocks [100, 120) trimmed, block 10
+// written again (the later entry wins).
+SegmentSummary mixed_summary() {
+  SegmentSummary s = summary_of(0, 12);
+  s.blocks = {{10, 0x1234, 5}, {100, 0, 7, 20}, {10, 0x5678, 6}};
+  return s;
+}
+
+TEST_F(LldFormatTest, SummaryTrimEntriesRoundTrip) {
+  SegmentSummary s = mixed_summary();
+  s.first_sector = 40;
+  EXPECT_EQ(s.data_blocks(), 2u);
+  EXPECT_EQ(write_sectors(3, 2, shape), 1u + 2 * 8);
+  EXPECT_EQ(s.end_sector(shape), 40u + 1 + 2 * 8);  // no block for the trim
+  const std::pair<bool, bool> flag_sets[] = {{false, true}, {true, true}, {true, false}};
+  for (auto [closes, continues] : flag_sets) {
+    s.closes_segment = closes;
+    s.continues = continues;
+    const Bytes b = encode_segment_summary(s, shape, key);
+    EXPECT_EQ(decode_fixed32(b.data() + 28), (closes ? 1u : 0u) | (continues ? 2u : 0u));
+    // The trim entry: logical block, trim_blocks where a checksum goes, version | 2^63.
+    EXPECT_EQ(hex(b.data() + 48, 16), "64000000" "14000000" "0700000000000080");
+    auto d = decode_segment_summary(b, shape, key);
+    ASSERT_TRUE(d.has_value());
+    EXPECT_EQ(*d, s);
+  }
+}
+
+TEST_F(LldFormatTest, SummaryTrimOnlyWriteIsASummaryAlone) {
+  // 127 trims: a 5-sector summary and no blocks, fitting exactly at the segment's end.
+  SegmentSummary s = summary_of(0);
+  for (uint32_t i = 0; i < 127; ++i) s.blocks.push_back({i * 40, 0, 1 + i, 40});
+  s.first_sector = 1024 - 5;
+  EXPECT_EQ(s.data_blocks(), 0u);
+  EXPECT_EQ(s.end_sector(shape), 1024u);
+  auto d = decode_segment_summary(encode_segment_summary(s, shape, key), shape, key);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(*d, s);
+  // One sector later the summary itself would overrun the segment.
+  EXPECT_FALSE(decode_segment_summary(
+      forged_summary(s, shape, key, [](unsigned char* p) { encode_fixed32(p + 16, 1020); }),
+      shape, key));
+  // Nor may a data-carrying write overrun: 127 blocks from sector 3 end at 1024, from 4 at 1025.
+  SegmentSummary full = summary_of(127);
+  full.first_sector = 3;
+  EXPECT_EQ(full.end_sector(shape), 1024u);
+  EXPECT_TRUE(decode_segment_summary(encode_segment_summary(full, shape, key), shape, key));
+  EXPECT_FALSE(decode_segment_summary(
+      forged_summary(full, shape, key, [](unsigned char* p) { encode_fixed32(p + 16, 4); }),
+      shape, key));
+}
+
+TEST_F(LldFormatTest, SummaryTrimLimitsRefused) {
+  using Edit = void (*)(unsigned char*);
+  // The trim entry is entry 1, at byte 48: lb at 48, trim_blocks at 52, version at 56.
+  const Edit edits[] = {
+      [](unsigned char* p) { encode_fixed32(p + 52, 0); },                // trims no block
+      [](unsigned char* p) { encode_fixed64(p + 56, kSummaryTrimBit); },  // version 0
+      [](unsigned char* p) { encode_fixed32(p + 48, 5981); },             // ends at 6001 > 6000
+      [](unsigned char* p) { encode_fixed32(p + 52, 0xffffffff); },       // far past the export
+      [](unsigned char* p) { encode_fixed32(p + 48, 6000); },             // starts past it
+  };
+  for (size_t i = 0; i < std::size(edits); ++i)
+    EXPECT_FALSE(decode_segment_summary(forged_summary(mixed_summary(), shape, key, edits[i]),
+                                        shape, key))
+        << "edit " << i;
+  // Ending exactly at the export's end is fine.
+  auto d = decode_segment_summary(
+      forged_summary(mixed_summary(), shape, key,
+                     [](unsigned char* p) { encode_fixed32(p + 48, 5980); }),
+      shape, key);
+  ASSERT_TRUE(d.has_value());
+  EXPECT_EQ(d->blocks[1], (SummaryEntry{5980, 0, 7, 20}));
+}
+
+TEST_F(LldFormatTest, SummaryEncoderAssertsItsInvariants) {
+#ifdef NDEBUG
+  GTEST_SKIP() << "asserts compiled out";
+#else
+  SegmentSummary s = mixed_summary();
+  s.blocks[0].version = kSummaryTrimBit;  // a data version must stay below 2^63
+  EXPECT_DEATH(encode_segment_summary(s, shape, key), "");
+  s = mixed_summary();
+  s.blocks[1].checksum = 1;  // a trim's checksum is unused: 0
+  EXPECT_DEATH(encode_segment_summary(s, shape, key), "");
+  s.blocks.clear();  // a write holds at least one entry
+  EXPECT_DEATH(encode_segment_summary(s, shape, key), "");
+#endif
 }
 
 TEST_F(LldFormatTest, SummaryGoldenBytes) {
@@ -142,6 +247,24 @@ TEST_F(LldFormatTest, SummaryGoldenBytes) {
             "11000000efbeadde020000000000000005000000040302010100000000000000");
   for (size_t i = 64; i < 496; ++i) ASSERT_EQ(b[i], 0) << i;
   EXPECT_EQ(hex(b.data() + 496, 16), "b248ff4421a2537ffce305ac05b448d6");
+}
+
+TEST_F(LldFormatTest, SummaryGoldenBytesTrimAndContinues) {
+  SegmentSummary s;
+  s.segment = 3;
+  s.seq = 0x0102030405060708;
+  s.first_sector = 25;
+  s.next_segment = 4;
+  s.closes_segment = true;
+  s.continues = true;
+  s.blocks = {{17, 0xdeadbeef, 2}, {5, 0, 1, 0x30}};
+  const Bytes b = encode_segment_summary(s, shape, key);
+  ASSERT_EQ(b.size(), 512u);
+  EXPECT_EQ(hex(b.data(), 64),
+            "4c44535303000000080706050403020119000000020000000400000003000000"
+            "11000000efbeadde020000000000000005000000300000000100000000000080");
+  for (size_t i = 64; i < 496; ++i) ASSERT_EQ(b[i], 0) << i;
+  EXPECT_EQ(hex(b.data() + 496, 16), "975f3d6ee7ec1b5e4052bce4dc07541a");
 }
 
 // --- checkpoint ------------------------------------------------------------
