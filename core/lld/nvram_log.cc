@@ -12,6 +12,7 @@ namespace {
 
 constexpr uint32_t kNvramHeaderMagic = 0x484e444c;  // "LDNH"
 constexpr uint32_t kNvramRecordMagic = 0x564e444c;  // "LDNV"
+constexpr uint32_t kNvramTrimMagic = 0x544e444c;    // "LDNT"
 constexpr uint32_t kRecordMacOffset = kNvramRecordHeaderBytes - kMacBytes;  // 48
 
 uint32_t block_bytes(const LldShape& shape) { return shape.block_sectors * kLldSectorBytes; }
@@ -23,18 +24,27 @@ struct RawRecord {
   uint32_t request_blocks = 0;
 };
 
+bool trim_range_ok(uint32_t logical_block, uint32_t trim_blocks, const LldShape& shape) {
+  return trim_blocks != 0 && uint64_t{logical_block} + trim_blocks <= shape.logical_blocks;
+}
+
+// The record's header; a data record's block follows it. p: a whole stride,
+// zero-filled (a trim record's data area stays so).
 void encode_record(unsigned char* p, const NvramHeader& h, uint64_t seq, uint64_t first_seq,
                    uint32_t count, const NvramBlock& b, const LldShape& shape, const MacKey& key) {
-  assert(b.data.size() == block_bytes(shape) && b.version > 0 &&
-         b.logical_block < shape.logical_blocks);
-  encode_fixed32(p, kNvramRecordMagic);
+  const bool trim = b.trim_blocks != 0;
+  assert(b.version > 0 && b.logical_block < shape.logical_blocks);
+  assert(trim ? b.data.empty() && trim_range_ok(b.logical_block, b.trim_blocks, shape)
+              : b.data.size() == block_bytes(shape));
+  encode_fixed32(p, trim ? kNvramTrimMagic : kNvramRecordMagic);
   encode_fixed32(p + 4, b.logical_block);
   encode_fixed64(p + 8, h.epoch);
   encode_fixed64(p + 16, seq);
   encode_fixed64(p + 24, b.version);
   encode_fixed64(p + 32, first_seq);
   encode_fixed32(p + 40, count);
-  encode_fixed32(p + 44, data_checksum(b.data.data(), b.data.size(), b.logical_block));
+  encode_fixed32(p + 44, trim ? b.trim_blocks
+                              : data_checksum(b.data.data(), b.data.size(), b.logical_block));
   mac_seal(p, kRecordMacOffset, key);
   std::copy(b.data.begin(), b.data.end(), p + kNvramRecordHeaderBytes);
 }
@@ -42,8 +52,9 @@ void encode_record(unsigned char* p, const NvramHeader& h, uint64_t seq, uint64_
 // The record at p if it is valid and is the one with seq in epoch h.epoch.
 std::optional<RawRecord> decode_record(const unsigned char* p, const NvramHeader& h, uint64_t seq,
                                        const LldShape& shape, const MacKey& key) {
-  if (decode_fixed32(p) != kNvramRecordMagic || !mac_valid(p, kRecordMacOffset, key))
-    return std::nullopt;
+  const uint32_t magic = decode_fixed32(p);
+  const bool known = magic == kNvramRecordMagic || magic == kNvramTrimMagic;
+  if (!known || !mac_valid(p, kRecordMacOffset, key)) return std::nullopt;
   RawRecord r;
   r.record.seq = decode_fixed64(p + 16);
   r.record.logical_block = decode_fixed32(p + 4);
@@ -54,6 +65,11 @@ std::optional<RawRecord> decode_record(const unsigned char* p, const NvramHeader
       r.record.logical_block >= shape.logical_blocks || r.request_first_seq > seq ||
       seq - r.request_first_seq >= r.request_blocks)
     return std::nullopt;
+  if (magic == kNvramTrimMagic) {
+    r.record.trim_blocks = decode_fixed32(p + 44);
+    if (!trim_range_ok(r.record.logical_block, r.record.trim_blocks, shape)) return std::nullopt;
+    return r;  // the data area is not checked
+  }
   const unsigned char* data = p + kNvramRecordHeaderBytes;
   if (data_checksum(data, block_bytes(shape), r.record.logical_block) != decode_fixed32(p + 44))
     return std::nullopt;

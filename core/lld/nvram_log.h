@@ -6,10 +6,17 @@
 //   [header slot 0: 512 B][header slot 1: 512 B][record 0][record 1] ..
 //
 // A record is a 64-byte header {magic, logical block, epoch, seq, version,
-// request's first seq and block count, data checksum, MAC} followed by the
+// request's first seq and record count, data checksum, MAC} followed by the
 // block; records are packed (stride kNvramRecordHeaderBytes + block bytes).
-// One request of n blocks is n consecutive records with consecutive seqs,
+// One request of n records is n consecutive records with consecutive seqs,
 // so it is appended with one sequential write and one fdatasync.
+//
+// A *trim record* (magic "LDNT" instead of "LDNV") records that logical
+// blocks [logical_block, logical_block + trim_blocks) were trimmed at
+// version: it holds trim_blocks where a data record holds the data
+// checksum, and its data area (the rest of the stride) is zero-filled and
+// not checked. A request may mix data and trim records; replay treats them
+// alike (whole requests only).
 //
 // Epochs: the region is reset, not reused circularly. The disk drains the
 // buffer wholly into segments when it fills (the paper: "we do not flush to
@@ -23,7 +30,8 @@
 //
 // Replay (replay_nvram) takes the valid header slot with the higher epoch,
 // then walks records from record 0: a record counts only with a good MAC, a
-// good data checksum, the header's epoch and seq = first_seq + its index;
+// good data checksum (data records), the header's epoch and seq = first_seq
+// + its index;
 // the walk stops at the first that fails. Records of a request whose last
 // record was not reached are dropped: a request is replayed whole or not at
 // all (it was never acknowledged).
@@ -35,7 +43,9 @@
 //
 // Invariants of a decoded record: seq >= 1; version >= 1; logical block <
 // shape.logical_blocks; request_first_seq <= seq < request_first_seq +
-// request_blocks.
+// request_blocks; a data record's data is shape's block bytes; a trim
+// record has trim_blocks >= 1, logical_block + trim_blocks <=
+// shape.logical_blocks, and empty data.
 //
 // Thread-safety: plain values and pure functions.
 #ifndef VLD_CORE_LLD_NVRAM_LOG_H_
@@ -62,18 +72,20 @@ struct NvramHeader {
   bool operator==(const NvramHeader&) const = default;
 };
 
-// One block to append.
+// One record to append: a block, or a trim (trim_blocks > 0, data empty).
 struct NvramBlock {
   uint32_t logical_block = 0;
   uint64_t version = 0;
-  std::span<const unsigned char> data;  // block bytes
+  std::span<const unsigned char> data;  // block bytes; empty for a trim
+  uint32_t trim_blocks = 0;  // > 0: a trim of [logical_block, logical_block + trim_blocks)
 };
 
 struct NvramRecord {
   uint64_t seq = 0;
   uint32_t logical_block = 0;
   uint64_t version = 0;
-  std::vector<unsigned char> data;
+  std::vector<unsigned char> data;  // block bytes; empty for a trim
+  uint32_t trim_blocks = 0;         // > 0: a trim of [logical_block, logical_block + trim_blocks)
   bool operator==(const NvramRecord&) const = default;
 };
 
@@ -98,8 +110,9 @@ std::optional<NvramHeader> decode_nvram_header(std::span<const unsigned char> sl
 
 // The bytes of one request, records seqs first_seq .. first_seq + n - 1, to
 // be written at nvram_record_offset(h, first_seq). REQUIRES: 1 <= n; each
-// block's data is shape's block bytes, version > 0, logical block in range;
-// first_seq >= h.first_seq. The caller checks that the request fits: seq
+// version > 0; a data block's data is shape's block bytes and its logical
+// block in range; a trim's data is empty and its range within
+// shape.logical_blocks; first_seq >= h.first_seq. The caller checks that the request fits: seq
 // first_seq + n - 1 < h.first_seq + nvram_capacity_records (else drain first).
 std::vector<unsigned char> encode_nvram_request(const NvramHeader& h, uint64_t first_seq,
                                                 std::span<const NvramBlock> blocks,

@@ -1,7 +1,8 @@
-// mode=lld's NVRAM region (core/lld/nvram_log.h): round trips, requests
-// replayed whole or not at all, torn and flipped records refused, stale
-// records of an earlier epoch or seq not replayed, header slot choice, and
-// golden bytes so the format cannot change by accident.
+// mode=lld's NVRAM region (core/lld/nvram_log.h): round trips, trim records
+// mixed with data records, requests replayed whole or not at all, torn and
+// flipped records refused, stale records of an earlier epoch or seq not
+// replayed, header slot choice, and golden bytes so the format cannot change
+// by accident.
 #include <gtest/gtest.h>
 #include <sodium.h>
 
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "core/lld/nvram_log.h"
+#include "core/util/coding.h"
 #include "tests/unit/lld_test_util.h"
 
 namespace vld {
@@ -39,16 +41,23 @@ class LldNvramTest : public ::testing::Test {
     Bytes s = encode_nvram_header(h, key);
     std::copy(s.begin(), s.end(), r.begin() + nvram_header_offset(h));
   }
-  // Appends blocks {logical, version} as one request at seq; returns its records.
+  // A record to append: a block, or with trim > 0 a trim of [logical, logical + trim).
+  struct Spec {
+    uint32_t logical = 0;
+    uint64_t version = 0;
+    uint32_t trim = 0;
+  };
+  // Appends records as one request at seq; returns the records replay should give.
   std::vector<NvramRecord> append(Bytes& r, const NvramHeader& h, uint64_t seq,
-                                  std::vector<std::pair<uint32_t, uint64_t>> blocks) const {
+                                  std::vector<Spec> blocks) const {
     std::vector<Bytes> data;
     std::vector<NvramBlock> in;
     std::vector<NvramRecord> out;
-    for (auto [lb, v] : blocks) data.push_back(block(lb * 100 + static_cast<uint32_t>(v)));
+    for (const Spec& b : blocks)
+      data.push_back(b.trim ? Bytes{} : block(b.logical * 100 + static_cast<uint32_t>(b.version)));
     for (size_t i = 0; i < blocks.size(); ++i) {
-      in.push_back({blocks[i].first, blocks[i].second, data[i]});
-      out.push_back({seq + i, blocks[i].first, blocks[i].second, data[i]});
+      in.push_back({blocks[i].logical, blocks[i].version, data[i], blocks[i].trim});
+      out.push_back({seq + i, blocks[i].logical, blocks[i].version, data[i], blocks[i].trim});
     }
     Bytes w = encode_nvram_request(h, seq, in, shape, key);
     std::copy(w.begin(), w.end(), r.begin() + nvram_record_offset(h, seq, shape));
@@ -178,6 +187,72 @@ TEST_F(LldNvramTest, HeaderSlotChoice) {
   EXPECT_EQ(replay_nvram(r, key, shape)->header, (NvramHeader{3, 10}));
 }
 
+TEST_F(LldNvramTest, TrimRecordsMixWithDataRecords) {
+  const NvramHeader h{1, 1};
+  Bytes r = region_with(h, 8);
+  // One request: write 7, trim [3, 10), write 999; then a trim-only request.
+  auto want = append(r, h, 1, {{7, 1}, {3, 2, 7}, {999, 4}});
+  auto more = append(r, h, 4, {{0, 3, 1000}});
+  want.insert(want.end(), more.begin(), more.end());
+  EXPECT_TRUE(want[1].data.empty());
+  EXPECT_EQ(want[3].trim_blocks, 1000u);
+  auto got = replay_nvram(r, key, shape);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->records, want);
+  EXPECT_EQ(got->next_seq, 5u);
+  // A torn mixed request is dropped whole, trim included.
+  Bytes torn = r;
+  const uint64_t third = nvram_record_offset(h, 3, shape);
+  std::fill(torn.begin() + third + 64, torn.begin() + third + 64 + 512, 0);
+  got = replay_nvram(torn, key, shape);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_TRUE(got->records.empty());
+}
+
+TEST_F(LldNvramTest, TrimRecordDataAreaIsZeroAndUnchecked) {
+  const NvramHeader h{1, 1};
+  Bytes r = region_with(h, 4);
+  auto want = append(r, h, 1, {{5, 1, 2}, {6, 1}});
+  const uint64_t first = nvram_record_offset(h, 1, shape);
+  const uint64_t stride = nvram_record_bytes(shape);
+  for (uint64_t i = 64; i < stride; ++i) ASSERT_EQ(r[first + i], 0) << i;
+  // Anything in a trim record's data area (stale bytes, a torn tail) is ignored.
+  std::fill(r.begin() + first + 64, r.begin() + first + stride, 0xa5);
+  auto got = replay_nvram(r, key, shape);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->records, want);
+}
+
+TEST_F(LldNvramTest, TrimRecordLimitsRefused) {
+  const NvramHeader h{1, 1};
+  // Each edit of the trim record at seq 2 (resealed) makes it invalid; the
+  // first request survives, the second does not.
+  using Edit = void (*)(unsigned char*);
+  const Edit edits[] = {
+      [](unsigned char* p) { encode_fixed32(p + 44, 0); },           // trims no block
+      [](unsigned char* p) { encode_fixed32(p + 4, 991); },          // [991, 1001) past 1000
+      [](unsigned char* p) { encode_fixed32(p + 44, 0xffffffff); },  // far past it
+      [](unsigned char* p) { encode_fixed64(p + 24, 0); },           // version 0
+  };
+  for (size_t i = 0; i <= std::size(edits); ++i) {
+    Bytes r = region_with(h, 4);
+    auto want = append(r, h, 1, {{1, 1}});
+    auto second = append(r, h, 2, {{980, 1, 10}});
+    unsigned char* p = r.data() + nvram_record_offset(h, 2, shape);
+    if (i < std::size(edits)) {
+      edits[i](p);
+    } else {
+      encode_fixed32(p + 4, 990);  // [990, 1000): ends at the export's end, accepted
+      second[0].logical_block = 990;
+      want.insert(want.end(), second.begin(), second.end());
+    }
+    mac_seal(p, 48, key);
+    auto got = replay_nvram(r, key, shape);
+    ASSERT_TRUE(got.has_value());
+    EXPECT_EQ(got->records, want) << "edit " << i;
+  }
+}
+
 TEST_F(LldNvramTest, GoldenBytes) {
   const NvramHeader h{0x0102, 0x0304};
   Bytes slot = encode_nvram_header(h, key);
@@ -192,6 +267,14 @@ TEST_F(LldNvramTest, GoldenBytes) {
             "4c444e56" "11000000" "0201000000000000" "0503000000000000" "2200000000000000"
             "0503000000000000" "01000000" "53450875");
   EXPECT_EQ(hex(rec.data() + 48, 16), "7df3e5d22c03573fa982e3c30979055d");
+  const NvramBlock t{0x11, 0x23, {}, 0x40};
+  Bytes trim = encode_nvram_request(h, 0x0306, std::span(&t, 1), shape, key);
+  ASSERT_EQ(trim.size(), 4160u);
+  EXPECT_EQ(hex(trim.data(), 48),
+            "4c444e54" "11000000" "0201000000000000" "0603000000000000" "2300000000000000"
+            "0603000000000000" "01000000" "40000000");
+  EXPECT_EQ(hex(trim.data() + 48, 16), "568c7c895b74379874b34c8285d0b3b7");
+  for (size_t i = 64; i < trim.size(); ++i) ASSERT_EQ(trim[i], 0) << i;
 }
 
 }  // namespace
