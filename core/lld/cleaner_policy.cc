@@ -46,12 +46,13 @@ std::string_view cleaner_policy_name(CleanerPolicy policy) {
 }
 
 std::optional<uint32_t> pick_victim(const SegmentUsageTable& table, CleanerPolicy policy,
-                                    uint64_t now_seq) {
+                                    uint64_t now_seq, bool skip_empty) {
   const uint32_t capacity = table.capacity_blocks();
   std::optional<Candidate> best;
   for (uint32_t s = 0; s < table.segment_count(); ++s) {
     const SegmentUsage& u = table.usage(s);
     if (table.state(s) != SegmentState::kFull || u.live_blocks >= capacity) continue;
+    if (skip_empty && u.live_blocks == 0) continue;
     assert(now_seq >= u.last_seq);
     const Candidate c{s, u.live_blocks, u.last_seq, now_seq - u.last_seq};
     const bool better = !best.has_value() ||

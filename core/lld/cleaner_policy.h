@@ -11,7 +11,10 @@
 // Candidates are full segments with fewer live blocks than capacity: never
 // the open segment, never a free one, never one cleaning would free nothing
 // from. A full segment with no live block is an outright win under both
-// policies (nothing to read or rewrite: write cost 1), ahead of any other.
+// policies (nothing to read or rewrite: write cost 1), ahead of any other,
+// unless skip_empty excludes it: a disk that frees empty full segments at its
+// next checkpoint without cleaning them passes skip_empty = true, so the
+// cleaner spends its work on segments that need copying.
 //
 // Deterministic tie-breaking, so runs repeat exactly:
 //   greedy:        fewest live, then oldest (smallest last_seq), then the
@@ -37,10 +40,11 @@ enum class CleanerPolicy : uint8_t { kGreedy, kCostBenefit };
 std::optional<CleanerPolicy> parse_cleaner_policy(std::string_view name);
 std::string_view cleaner_policy_name(CleanerPolicy policy);
 
-// The segment to clean next; nullopt if no segment is a candidate.
-// REQUIRES: now_seq >= every segment's last_seq.
+// The segment to clean next; nullopt if no segment is a candidate. With
+// skip_empty, full segments with 0 live blocks are not candidates.
+// REQUIRES: now_seq >= every candidate's last_seq.
 std::optional<uint32_t> pick_victim(const SegmentUsageTable& table, CleanerPolicy policy,
-                                    uint64_t now_seq);
+                                    uint64_t now_seq, bool skip_empty = false);
 
 // (1 - u) * age / (1 + u) with u = live_blocks / capacity_blocks, as a
 // double for reports (pick_victim compares exactly, not through this).

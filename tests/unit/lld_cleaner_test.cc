@@ -121,6 +121,25 @@ TEST(LldCleanerPolicy, EmptySegmentIsAFreeWin) {
   EXPECT_EQ(victims(t, 100), (Victims{1u, 1u}));
 }
 
+TEST(LldCleanerPolicy, SkipEmptyLeavesEmptySegmentsToTheCheckpoint) {
+  // As above: seg 1 empty, seg 0 with one live block.
+  SegmentUsageTable t(3, 10);
+  fill(t, 0, 1, 1);
+  fill(t, 1, 1, 100);
+  t.kill_block(1);
+  for (CleanerPolicy p : {kGreedy, kCostBenefit}) {
+    EXPECT_EQ(pick_victim(t, p, 100, /*skip_empty=*/false), 1u);
+    EXPECT_EQ(pick_victim(t, p, 100, /*skip_empty=*/true), 0u);
+  }
+  // Only empty full segments (and an open one, also empty): nothing to clean.
+  t.kill_block(0);
+  t.open(2);
+  for (CleanerPolicy p : {kGreedy, kCostBenefit}) {
+    EXPECT_FALSE(pick_victim(t, p, 100, true).has_value());
+    EXPECT_EQ(pick_victim(t, p, 100, false), 0u);  // the older of the two empty ones
+  }
+}
+
 TEST(LldCleanerPolicy, TiesAreDeterministic) {
   SegmentUsageTable t(6, 10);
   // Cost-benefit tie: 2 live age 3 -> 8*3/12 = 2; 5 live age 6 -> 5*6/15 = 2.
@@ -148,13 +167,15 @@ TEST(LldCleanerPolicy, NamesAndWriteCost) {
 
 // The reference: every candidate ranked by an explicit sort key, scores as
 // reduced fractions.
-std::optional<uint32_t> brute_force(const SegmentUsageTable& t, CleanerPolicy p, uint64_t now) {
+std::optional<uint32_t> brute_force(const SegmentUsageTable& t, CleanerPolicy p, uint64_t now,
+                                    bool skip_empty) {
   const uint64_t c = t.capacity_blocks();
   struct Row { uint32_t seg; uint64_t live, last, num, den; };
   std::vector<Row> rows;
   for (uint32_t s = 0; s < t.segment_count(); ++s) {
     const SegmentUsage& u = t.usage(s);
     if (t.state(s) != SegmentState::kFull || u.live_blocks == c) continue;
+    if (skip_empty && u.live_blocks == 0) continue;
     uint64_t num = (c - u.live_blocks) * (now - u.last_seq), den = c + u.live_blocks;
     const uint64_t g = std::gcd(num, den);
     rows.push_back({s, u.live_blocks, u.last_seq, num / g, den / g});
@@ -193,8 +214,11 @@ TEST(LldCleanerPolicy, RandomizedAgainstBruteForce) {
       }
       ASSERT_TRUE(t.consistent());
       const uint64_t now = seq + rng() % 3;
-      for (CleanerPolicy p : {kGreedy, kCostBenefit})
-        ASSERT_EQ(pick_victim(t, p, now), brute_force(t, p, now)) << round << " " << op;
+      for (CleanerPolicy p : {kGreedy, kCostBenefit}) {
+        for (bool skip : {false, true})
+          ASSERT_EQ(pick_victim(t, p, now, skip), brute_force(t, p, now, skip))
+              << round << " " << op << " " << skip;
+      }
     }
   }
 }
