@@ -12,6 +12,29 @@ SegmentUsageTable::SegmentUsageTable(uint32_t segment_count, uint32_t capacity_b
   assert(segment_count > 0 && capacity_blocks > 0);
 }
 
+SegmentUsageTable SegmentUsageTable::restore(std::span<const SegmentUsage> usage,
+                                             uint32_t capacity_blocks,
+                                             std::optional<uint32_t> open_segment) {
+  assert(!usage.empty() && (!open_segment.has_value() || *open_segment < usage.size()));
+  SegmentUsageTable t(static_cast<uint32_t>(usage.size()), capacity_blocks);
+  for (uint32_t s = 0; s < t.segment_count(); ++s) {
+    assert(usage[s].live_blocks <= capacity_blocks);
+    t.usage_[s] = usage[s];
+    t.total_live_blocks_ += usage[s].live_blocks;
+    if (open_segment == s) {
+      t.state_[s] = SegmentState::kOpen;
+    } else if (usage[s].live_blocks > 0) {
+      t.state_[s] = SegmentState::kFull;
+    } else {
+      continue;  // free, as constructed
+    }
+    --t.free_count_;
+  }
+  t.open_ = open_segment;
+  assert(t.consistent());
+  return t;
+}
+
 void SegmentUsageTable::open(uint32_t segment) {
   assert(state_.at(segment) == SegmentState::kFree && !open_.has_value());
   assert(usage_[segment].live_blocks == 0);
@@ -55,6 +78,14 @@ std::optional<uint32_t> SegmentUsageTable::lowest_free() const {
     if (state_[s] == SegmentState::kFree) return s;
   }
   return std::nullopt;
+}
+
+uint32_t SegmentUsageTable::empty_full_count() const {
+  uint32_t n = 0;
+  for (uint32_t s = 0; s < segment_count(); ++s) {
+    if (state_[s] == SegmentState::kFull && usage_[s].live_blocks == 0) ++n;
+  }
+  return n;
 }
 
 bool SegmentUsageTable::consistent() const {

@@ -13,6 +13,12 @@
 // dead: the cleaner rewrites its live blocks elsewhere first, each rewrite
 // killing the old copy.
 //
+// After a crash or a restart the table is rebuilt from the checkpoint's
+// usage rows (restore): the checkpoint records no states, so a segment with
+// live blocks is full, the one the log was writing into is open, and every
+// other is free (including full segments the cleaner had emptied but not
+// yet freed). usage_table() gives the rows back for the next checkpoint.
+//
 // Invariants (each operation asserts its preconditions; consistent()
 // checks them all):
 // live_blocks <= capacity_blocks for every segment; a free segment has no
@@ -25,6 +31,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <span>
 #include <vector>
 
 #include "core/lld/checkpoint.h"
@@ -37,6 +44,15 @@ class SegmentUsageTable {
  public:
   // All segments free. REQUIRES: segment_count > 0, capacity_blocks > 0.
   SegmentUsageTable(uint32_t segment_count, uint32_t capacity_blocks);
+
+  // The table a checkpoint's usage rows describe: open_segment (if any) is
+  // open whatever its live count; every other segment with live_blocks > 0
+  // is full; every other is free. live_blocks and last_seq are copied as
+  // they are (a free segment keeps a nonzero last_seq if its row had one).
+  // REQUIRES: usage is not empty; every live_blocks <= capacity_blocks;
+  // capacity_blocks > 0; open_segment < usage.size().
+  static SegmentUsageTable restore(std::span<const SegmentUsage> usage, uint32_t capacity_blocks,
+                                   std::optional<uint32_t> open_segment);
 
   uint32_t segment_count() const { return static_cast<uint32_t>(usage_.size()); }
   uint32_t capacity_blocks() const { return capacity_blocks_; }
@@ -61,6 +77,11 @@ class SegmentUsageTable {
 
   // The lowest-numbered free segment, if any (where the log goes next).
   std::optional<uint32_t> lowest_free() const;
+  // Full segments with no live block: freed at the next checkpoint without
+  // cleaning. A scan of every segment.
+  uint32_t empty_full_count() const;
+  // A copy of every segment's row, in segment order: the checkpoint's usage table.
+  std::vector<SegmentUsage> usage_table() const { return usage_; }
   // True if every invariant above holds (a full scan: for tests and debug builds).
   bool consistent() const;
 

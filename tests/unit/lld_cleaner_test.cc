@@ -1,7 +1,8 @@
 // mode=lld's segment usage table and cleaner victim selection
 // (core/lld/segment_usage.h, core/lld/cleaner_policy.h): state transitions
-// and totals, hand-computed picks for both policies (ties, all-full, empty
-// segments), and a randomized comparison against a brute-force reference.
+// and totals, restoring from checkpoint rows, hand-computed picks for both
+// policies (ties, all-full, empty segments, skip_empty), and a randomized
+// comparison against a brute-force reference.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -75,6 +76,74 @@ TEST(LldSegmentUsage, BrokenInvariantsAssert) {
   t.close(0);
   EXPECT_DEATH(t.free_segment(0), "");  // live blocks left
   EXPECT_DEATH(t.kill_block(1), "");    // free segment has none
+#endif
+}
+
+TEST(LldSegmentUsage, RestoreFromCheckpointRows) {
+  const std::vector<SegmentUsage> rows = {{0, 0}, {5, 7}, {0, 3}, {2, 9}, {0, 0}};
+  SegmentUsageTable t = SegmentUsageTable::restore(rows, 10, 2u);
+  ASSERT_TRUE(t.consistent());
+  EXPECT_EQ(t.state(0), SegmentState::kFree);
+  EXPECT_EQ(t.state(1), SegmentState::kFull);
+  EXPECT_EQ(t.state(2), SegmentState::kOpen);  // open whatever its live count
+  EXPECT_EQ(t.state(3), SegmentState::kFull);
+  EXPECT_EQ(t.state(4), SegmentState::kFree);
+  EXPECT_EQ(t.open_segment(), 2u);
+  EXPECT_EQ(t.free_count(), 2u);
+  EXPECT_EQ(t.total_live_blocks(), 7u);
+  EXPECT_EQ(t.capacity_blocks(), 10u);
+  EXPECT_EQ(t.usage_table(), rows);
+  EXPECT_EQ(t.empty_full_count(), 0u);
+  // The restored open segment takes writes and closes as usual.
+  t.write_block(2, 10);
+  t.close(2);
+  EXPECT_EQ(t.usage(2), (SegmentUsage{1, 10}));
+  // With no open segment, a row with no live block is free, its last_seq kept.
+  t = SegmentUsageTable::restore(rows, 10, std::nullopt);
+  ASSERT_TRUE(t.consistent());
+  EXPECT_FALSE(t.open_segment().has_value());
+  EXPECT_EQ(t.state(2), SegmentState::kFree);
+  EXPECT_EQ(t.usage(2), (SegmentUsage{0, 3}));
+  EXPECT_EQ(t.free_count(), 3u);
+  EXPECT_EQ(t.lowest_free(), 0u);
+  // An open segment with live blocks.
+  t = SegmentUsageTable::restore(rows, 10, 3u);
+  EXPECT_EQ(t.state(3), SegmentState::kOpen);
+  EXPECT_EQ(t.free_count(), 3u);
+  ASSERT_TRUE(t.consistent());
+}
+
+TEST(LldSegmentUsage, UsageTableRoundTripsThroughRestore) {
+  SegmentUsageTable t(5, 4);
+  fill(t, 0, 4, 1);
+  fill(t, 1, 3, 2);
+  fill(t, 2, 2, 3);
+  t.open(3);
+  t.write_block(3, 4);
+  t.kill_block(2);
+  t.kill_block(2);  // seg 2: full and empty, to be freed at the next checkpoint
+  EXPECT_EQ(t.empty_full_count(), 1u);
+  SegmentUsageTable r = SegmentUsageTable::restore(t.usage_table(), 4, t.open_segment());
+  ASSERT_TRUE(r.consistent());
+  EXPECT_EQ(r.usage_table(), t.usage_table());
+  EXPECT_EQ(r.total_live_blocks(), t.total_live_blocks());
+  EXPECT_EQ(r.open_segment(), 3u);
+  for (uint32_t s : {0u, 1u, 3u, 4u}) EXPECT_EQ(r.state(s), t.state(s)) << s;
+  EXPECT_EQ(r.state(2), SegmentState::kFree);  // the empty full one comes back free
+  EXPECT_EQ(r.empty_full_count(), 0u);
+  t.free_segment(2);
+  EXPECT_EQ(t.empty_full_count(), 0u);
+}
+
+TEST(LldSegmentUsage, RestoreAssertsItsPreconditions) {
+#ifdef NDEBUG
+  GTEST_SKIP() << "asserts compiled out";
+#else
+  const std::vector<SegmentUsage> over = {{0, 0}, {11, 2}};
+  EXPECT_DEATH(SegmentUsageTable::restore(over, 10, std::nullopt), "");  // live > capacity
+  const std::vector<SegmentUsage> rows = {{0, 0}, {1, 2}};
+  EXPECT_DEATH(SegmentUsageTable::restore(rows, 10, 2u), "");  // no such segment
+  EXPECT_DEATH(SegmentUsageTable::restore({}, 10, std::nullopt), "");
 #endif
 }
 
