@@ -102,9 +102,10 @@ LldParams check_params(const DriveGeometry& g, uint64_t export_bytes, uint32_t b
                        min_segment));
   p.segment_sectors = lld_segment_sectors(g, segment_bytes, block_bytes);
   const uint64_t min_nvram = kNvramRecordsOffsetBytes + kNvramRecordHeaderBytes + block_bytes;
-  if (nvram_bytes < min_nvram)
+  if (nvram_bytes != 0 && nvram_bytes < min_nvram)
     refuse(fmt::format("nvram={} holds no record of a {}-byte block (two 512-byte header slots, "
-                       "then 64 + {} per record); nvram=6100000, the paper's 6.1 MB (at least {}), will do",
+                       "then 64 + {} per record); nvram=6100000, the paper's 6.1 MB (at least "
+                       "{}), will do, or nvram=0 for no NVRAM (writes go straight to segments)",
                        nvram_bytes, block_bytes, block_bytes, min_nvram));
   return p;
 }
@@ -160,6 +161,17 @@ uint32_t lld_segment_sectors(const DriveGeometry& g, uint64_t segment_bytes, uin
 uint64_t lld_min_segments(uint64_t logical_blocks, uint32_t blocks_per_segment) {
   assert(blocks_per_segment > 0);
   return ceil_div(logical_blocks, blocks_per_segment) + kLldCleanerReserveSegments;
+}
+
+uint64_t lld_system_area_tracks(const DriveGeometry& g, uint64_t export_bytes,
+                                uint32_t block_bytes, uint64_t segment_bytes,
+                                uint64_t nvram_bytes) {
+  const LldParams p = check_params(g, export_bytes, block_bytes, segment_bytes, nvram_bytes);
+  // As plan_lld_layout computes it on all of g's cylinders (capped where the
+  // planner would refuse more sectors: a bound only needs to be no smaller).
+  const uint64_t platter =
+      std::min<uint64_t>(uint64_t{g.cylinders} * g.sectors_per_cylinder(), UINT32_MAX);
+  return system_area(p, g.sectors_per_track, platter / p.segment_sectors).tracks();
 }
 
 uint32_t lld_cylinders_needed(const DriveGeometry& g, uint64_t export_bytes, uint32_t block_bytes,

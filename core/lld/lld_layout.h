@@ -10,6 +10,10 @@
 //
 // Each system region starts on a track's sector 0 and takes whole tracks.
 // Segments follow contiguously from the first track after the system area.
+// nvram=0 means no NVRAM (writes go straight into segments): the region is
+// empty, {the psn where it would start, 0 sectors}, takes no track, and
+// holds no record; the segments then start on the track after checkpoint
+// slot 1's tracks.
 //
 // Segment size rule (lld_segment_sectors): the requested segment= bytes,
 // rounded to the nearest whole number of tracks (a half rounds up), but no
@@ -27,8 +31,9 @@
 // Invariants of a planned layout: the regions are disjoint, in the order
 // drawn, and lie within simulated_cylinders; shape.valid(); shape.segment_count
 // == segment_count >= lld_min_segments; checkpoint extents are exactly
-// checkpoint_slot_sectors(shape) long; platter sectors <= 2^32 - 1 (the block
-// map stores psn + 1 as a u32).
+// checkpoint_slot_sectors(shape) long; nvram.sectors == ceil(nvram_bytes / 512)
+// (0 with nvram=0); platter sectors <= 2^32 - 1 (the block map stores psn + 1
+// as a u32).
 //
 // Thread-safety: plain values and pure functions.
 #ifndef VLD_CORE_LLD_LLD_LAYOUT_H_
@@ -68,8 +73,8 @@ struct LldLayout {
   uint64_t platter_sectors = 0;             // simulated_cylinders x sectors per cylinder
   std::array<LldExtent, 2> checkpoint;      // slot i; each starts a track
   LldExtent nvram;                          // ceil(nvram_bytes / 512) sectors; starts a track
-  uint64_t nvram_bytes = 0;                 // the region's size as asked (nvram=)
-  uint64_t nvram_records = 0;               // nvram_capacity_records(nvram_bytes)
+  uint64_t nvram_bytes = 0;                 // the region's size as asked (nvram=; 0: none)
+  uint64_t nvram_records = 0;               // nvram_capacity_records(nvram_bytes); 0 if none
   uint64_t system_tracks = 0;               // tracks [0, system_tracks) hold the above
   uint64_t segments_first_psn = 0;          // system_tracks x sectors_per_track
   uint32_t segment_sectors = 0;
@@ -94,10 +99,10 @@ uint64_t lld_min_segments(uint64_t logical_blocks, uint32_t blocks_per_segment);
 // Throws Error(EINVAL), one line naming the parameter and what will do, if:
 // block_bytes is not a multiple of 512 in [512, 64 KiB]; the export holds no
 // block; segment_bytes is under one block plus a summary sector; nvram_bytes
-// holds no record (two header slots + one record of 64 + block bytes);
-// simulated_cylinders is 0 or more than g.cylinders, or gives more than 2^32 - 1
-// sectors; or the segments left after the system area are fewer
-// than lld_min_segments.
+// is not 0 (no NVRAM) and holds no record (two header slots + one record of
+// 64 + block bytes); simulated_cylinders is 0 or more than g.cylinders, or
+// gives more than 2^32 - 1 sectors; or the segments left after the system
+// area are fewer than lld_min_segments.
 LldLayout plan_lld_layout(const DriveGeometry& g, uint32_t simulated_cylinders,
                           uint64_t export_bytes, uint32_t block_bytes, uint64_t segment_bytes,
                           uint64_t nvram_bytes);
@@ -107,6 +112,20 @@ LldLayout plan_lld_layout(const DriveGeometry& g, uint32_t simulated_cylinders,
 // than simulated_cylinders are acceptable.
 uint32_t lld_cylinders_needed(const DriveGeometry& g, uint64_t export_bytes, uint32_t block_bytes,
                               uint64_t segment_bytes, uint64_t nvram_bytes);
+
+// The system area's tracks (LldLayout::system_tracks) as plan_lld_layout
+// computes them with all of g.cylinders simulated (their sectors capped at
+// 2^32 - 1, the most the planner accepts), for a caller that
+// must know them before choosing simulated_cylinders. Exact for all
+// cylinders; for fewer it is an upper bound: each checkpoint slot is sized
+// for the segments the platters could hold (12 bytes a segment), so fewer
+// cylinders can mean shorter slots (st19101, 64 MiB export: 3 tracks a
+// slot on the 37 cylinders it needs, 5 on all 6962). The NVRAM's tracks do
+// not depend on the cylinders. Throws as plan_lld_layout does for the
+// parameters other than simulated_cylinders.
+uint64_t lld_system_area_tracks(const DriveGeometry& g, uint64_t export_bytes,
+                                uint32_t block_bytes, uint64_t segment_bytes,
+                                uint64_t nvram_bytes);
 
 }  // namespace vld
 

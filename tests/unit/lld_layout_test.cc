@@ -64,9 +64,15 @@ void expect_sound(const LldLayout& l, uint32_t cylinders, const DriveGeometry& g
   EXPECT_EQ(l.shape.logical_blocks, kExport / kBlock);
   EXPECT_EQ(l.checkpoint[0].sectors, checkpoint_slot_sectors(l.shape));
   EXPECT_EQ(l.checkpoint[1].sectors, checkpoint_slot_sectors(l.shape));
-  EXPECT_GE(l.nvram.sectors * 512, l.nvram_bytes);
+  EXPECT_EQ(l.nvram.sectors, (l.nvram_bytes + 511) / 512);
   EXPECT_EQ(l.nvram_records, nvram_capacity_records(l.nvram_bytes, l.shape));
-  EXPECT_GE(l.nvram_records, 1u);
+  if (l.nvram_bytes == 0) {
+    // No NVRAM: an empty region where it would start, taking no track.
+    EXPECT_EQ(l.nvram_records, 0u);
+    EXPECT_EQ(l.nvram.first_psn, l.segments_first_psn);
+  } else {
+    EXPECT_GE(l.nvram_records, 1u);
+  }
   // Segments: contiguous, inside the platters, whole tracks if promised.
   EXPECT_EQ(l.segments_track_aligned, l.segment_sectors % spt == 0);
   for (uint32_t s = 0; s < l.segment_count; ++s) {
@@ -158,9 +164,65 @@ TEST(LldLayout, Refusals) {
                  "simulated_cylinders=0");
   expect_refused([&] { plan_lld_layout(g, g.cylinders + 1, kExport, kBlock, kSegment, kNvram); },
                  "simulated_cylinders=6963");
+  // A nonzero NVRAM too small for a record is refused, saying that 0 means none.
+  for (uint64_t nvram : {1ull, 5000ull, 1024ull + 64 + 4096 - 1}) {
+    expect_refused([&] { plan_lld_layout(g, c, kExport, kBlock, kSegment, nvram); },
+                   fmt::format("nvram={} ", nvram));
+    expect_refused([&] { plan_lld_layout(g, c, kExport, kBlock, kSegment, nvram); },
+                   "nvram=0 for no NVRAM");
+  }
   // Smallest acceptable ones are accepted at once.
   EXPECT_NO_THROW(plan_lld_layout(g, c, kExport, kBlock, 4096 + 512, kNvram));
   EXPECT_NO_THROW(plan_lld_layout(g, c, kExport, kBlock, kSegment, 1024 + 64 + 4096));
+  EXPECT_NO_THROW(plan_lld_layout(g, c, kExport, kBlock, kSegment, 0));
+}
+
+TEST(LldLayout, NoNvram) {
+  for (const char* name : {"st19101", "hp97560", "savvio10k4"}) {
+    DriveGeometry g = preset(name);
+    const uint32_t need = lld_cylinders_needed(g, kExport, kBlock, kSegment, 0);
+    EXPECT_LE(need, lld_cylinders_needed(g, kExport, kBlock, kSegment, kNvram)) << name;
+    for (uint32_t cylinders : {need, cylinders_for(g)}) {
+      const LldLayout l = plan_lld_layout(g, cylinders, kExport, kBlock, kSegment, 0);
+      expect_sound(l, cylinders, g);
+      const uint64_t slot_tracks = l.checkpoint[1].first_psn / g.sectors_per_track;
+      EXPECT_EQ(l.nvram, (LldExtent{2 * slot_tracks * g.sectors_per_track, 0})) << name;
+      EXPECT_EQ(l.system_tracks, 2 * slot_tracks) << name;
+      // The same plan with the NVRAM (where it fits) differs only by the NVRAM's tracks.
+      if (cylinders < lld_cylinders_needed(g, kExport, kBlock, kSegment, kNvram)) continue;
+      const LldLayout with = plan_lld_layout(g, cylinders, kExport, kBlock, kSegment, kNvram);
+      EXPECT_EQ(with.checkpoint, l.checkpoint) << name;
+      EXPECT_EQ(with.nvram.first_psn, l.nvram.first_psn) << name;
+      EXPECT_EQ(with.system_tracks - l.system_tracks,
+                (with.nvram.sectors + g.sectors_per_track - 1) / g.sectors_per_track)
+          << name;
+    }
+    expect_refused([&] { plan_lld_layout(g, need - 1, kExport, kBlock, kSegment, 0); },
+                   fmt::format("simulated_cylinders={} will do", need));
+  }
+}
+
+TEST(LldLayout, SystemAreaTracksBeforeChoosingCylinders) {
+  DriveGeometry g = preset("st19101");
+  // All 6962 cylinders: 27848 segments bound each slot, 1 + ceil((16 x 16384 +
+  // 12 x 27848) / 512) = 1166 sectors: 5 tracks a slot. 6.1 MB of NVRAM is
+  // ceil(11915 / 256) = 47 tracks.
+  EXPECT_EQ(lld_system_area_tracks(g, kExport, kBlock, kSegment, 0), 10u);
+  EXPECT_EQ(lld_system_area_tracks(g, kExport, kBlock, kSegment, kNvram), 57u);
+  for (uint64_t nvram : {uint64_t{0}, kNvram}) {
+    const uint64_t tracks = lld_system_area_tracks(g, kExport, kBlock, kSegment, nvram);
+    EXPECT_EQ(plan_lld_layout(g, g.cylinders, kExport, kBlock, kSegment, nvram).system_tracks,
+              tracks);
+    // Fewer cylinders: an upper bound (fewer segments, shorter slots).
+    const uint32_t need = lld_cylinders_needed(g, kExport, kBlock, kSegment, nvram);
+    for (uint32_t cylinders : {need, cylinders_for(g), g.cylinders / 2}) {
+      const LldLayout l = plan_lld_layout(g, cylinders, kExport, kBlock, kSegment, nvram);
+      EXPECT_LE(l.system_tracks, tracks) << cylinders;
+    }
+    EXPECT_LT(plan_lld_layout(g, need, kExport, kBlock, kSegment, nvram).system_tracks, tracks);
+  }
+  expect_refused([&] { lld_system_area_tracks(g, kExport, kBlock, kSegment, 5000); },
+                 "nvram=5000");
 }
 
 TEST(LldLayout, TooFewSegmentsRefusedWithTheCylindersThatWillDo) {
