@@ -30,11 +30,11 @@
 //
 // Replay (replay_nvram) takes the valid header slot with the higher epoch,
 // then walks records from record 0: a record counts only with a good MAC, a
-// good data checksum (data records), the header's epoch and seq = first_seq
-// + its index;
-// the walk stops at the first that fails. Records of a request whose last
-// record was not reached are dropped: a request is replayed whole or not at
-// all (it was never acknowledged).
+// good data checksum (data records) or a trim range within the export (trim
+// records), the header's epoch and seq = first_seq + its index; the walk
+// stops at the first that fails. Records of a request whose last record was
+// not reached are dropped: a request is replayed whole or not at all (it was
+// never acknowledged).
 //
 // After a replay the disk must not append in the same epoch: it drains the
 // replayed records to segments and resets (epoch + 1) first. Otherwise
@@ -112,8 +112,9 @@ std::optional<NvramHeader> decode_nvram_header(std::span<const unsigned char> sl
 // be written at nvram_record_offset(h, first_seq). REQUIRES: 1 <= n; each
 // version > 0; a data block's data is shape's block bytes and its logical
 // block in range; a trim's data is empty and its range within
-// shape.logical_blocks; first_seq >= h.first_seq. The caller checks that the request fits: seq
-// first_seq + n - 1 < h.first_seq + nvram_capacity_records (else drain first).
+// shape.logical_blocks; first_seq >= h.first_seq. The caller checks that
+// the request fits: seq first_seq + n - 1 < h.first_seq +
+// nvram_capacity_records (else drain first).
 std::vector<unsigned char> encode_nvram_request(const NvramHeader& h, uint64_t first_seq,
                                                 std::span<const NvramBlock> blocks,
                                                 const LldShape& shape, const MacKey& key);

@@ -73,7 +73,7 @@ struct SummaryEntry {
   uint32_t logical_block = 0;
   // data_checksum(block, logical_block), core/vld/map_sector.h; unused (0) in a trim.
   uint32_t checksum = 0;
-  uint64_t version = 0;  // +1 per write or trim of this logical block, in [1, 2^63)
+  uint64_t version = 0;  // in [1, 2^63): higher is newer, per logical block
   // > 0: a trim of [logical_block, logical_block + trim_blocks); no block follows.
   uint32_t trim_blocks = 0;
   bool operator==(const SummaryEntry&) const = default;
