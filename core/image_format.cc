@@ -11,7 +11,12 @@ namespace vld {
 namespace {
 constexpr char kMagic[8] = {'V', 'L', 'D', 'I', 'M', 'A', 'G', 'E'};
 constexpr size_t kChecksumAt = kSuperblockBytes - 8;
-constexpr size_t kFieldsEnd = 184;  // zero from here to the checksum
+constexpr size_t kSegmentBytesAt = 184;  // format_version 2
+constexpr size_t kNvramBytesAt = 192;    // format_version 2
+// Zero from here to the checksum: 184 in version 1, 200 in version 2. The
+// damaged-start test, which cannot trust the version field, uses the later.
+constexpr size_t kFieldsEndV1 = 184;
+constexpr size_t kFieldsEndV2 = 200;
 constexpr size_t kNameBytes = 32;
 }  // namespace
 
@@ -19,8 +24,13 @@ const char* mode_name(DiskMode m) {
   switch (m) {
     case DiskMode::kInplace: return "inplace";
     case DiskMode::kVld: return "vld";
+    case DiskMode::kLld: return "lld";
   }
   return "unknown";
+}
+
+uint32_t format_version_of(DiskMode m) {
+  return m == DiskMode::kLld ? kLldFormatVersion : kFormatVersion;
 }
 
 std::array<unsigned char, kSuperblockBytes> encode_superblock(const Superblock& sb) {
@@ -28,7 +38,7 @@ std::array<unsigned char, kSuperblockBytes> encode_superblock(const Superblock& 
   unsigned char* p = b.data();
   const DriveGeometry& g = sb.geometry;
   std::memcpy(p, kMagic, 8);
-  encode_fixed32(p + 8, kFormatVersion);
+  encode_fixed32(p + 8, format_version_of(sb.mode));
   encode_fixed32(p + 12, static_cast<uint32_t>(sb.mode));
   encode_fixed64(p + 16, sb.export_bytes);
   encode_fixed32(p + 24, sb.block_bytes);
@@ -50,25 +60,41 @@ std::array<unsigned char, kSuperblockBytes> encode_superblock(const Superblock& 
   std::memcpy(p + 112, g.name.data(), std::min(g.name.size(), kNameBytes - 1));
   std::memcpy(p + 144, sb.secret.data(), sb.secret.size());
   encode_fixed64(p + 176, sb.platter_offset);
+  static_assert(kFieldsEndV1 == kSegmentBytesAt && kFieldsEndV2 == kNvramBytesAt + 8);
+  if (sb.mode == DiskMode::kLld) {
+    encode_fixed64(p + kSegmentBytesAt, sb.segment_bytes);
+    encode_fixed64(p + kNvramBytesAt, sb.nvram_bytes);
+  }
   encode_fixed64(p + kChecksumAt, checksum64(p, kChecksumAt));
   return b;
 }
 
-DecodeResult decode_superblock(const unsigned char* p, Superblock* sb, std::string* why) {
+namespace {
+
+// Magic, checksum, version and mode: whether these bytes are a superblock
+// this build reads, and of which mode.
+DecodeResult decode_header(const unsigned char* p, Superblock* sb, std::string* why) {
   if (std::memcmp(p, kMagic, 8) != 0) {
     const bool shaped = decode_fixed64(p + kChecksumAt) != 0 &&
-                        std::all_of(p + kFieldsEnd, p + kChecksumAt, [](unsigned char c) { return c == 0; });
+                        std::all_of(p + kFieldsEndV2, p + kChecksumAt, [](unsigned char c) { return c == 0; });
     return shaped ? DecodeResult::kDamagedStart : DecodeResult::kNotVld;
   }
   if (decode_fixed64(p + kChecksumAt) != checksum64(p, kChecksumAt))
     return DecodeResult::kBadChecksum;
-  if (decode_fixed32(p + 8) != kFormatVersion) return DecodeResult::kUnsupportedVersion;
-  uint32_t mode = decode_fixed32(p + 12);
-  if (mode != 1 && mode != 2) {
-    *why = "mode field " + std::to_string(mode);
+  const uint32_t version = decode_fixed32(p + 8);
+  if (version != kFormatVersion && version != kLldFormatVersion)
+    return DecodeResult::kUnsupportedVersion;
+  const uint32_t mode = decode_fixed32(p + 12);
+  const bool known = mode == 1 || mode == 2 || mode == 3;
+  if (!known || format_version_of(static_cast<DiskMode>(mode)) != version) {
+    *why = "mode field " + std::to_string(mode) + " in format_version " + std::to_string(version);
     return DecodeResult::kInvalid;
   }
   sb->mode = static_cast<DiskMode>(mode);
+  return DecodeResult::kOk;
+}
+
+void decode_fields(const unsigned char* p, Superblock* sb) {
   sb->export_bytes = decode_fixed64(p + 16);
   sb->block_bytes = decode_fixed32(p + 24);
   sb->spare_percent = decode_fixed32(p + 28);
@@ -88,27 +114,36 @@ DecodeResult decode_superblock(const unsigned char* p, Superblock* sb, std::stri
   g.name.assign(reinterpret_cast<const char*>(p + 112), strnlen(reinterpret_cast<const char*>(p + 112), kNameBytes));
   std::memcpy(sb->secret.data(), p + 144, sb->secret.size());
   sb->platter_offset = decode_fixed64(p + 176);
+  const bool lld = sb->mode == DiskMode::kLld;
+  sb->segment_bytes = lld ? decode_fixed64(p + kSegmentBytesAt) : 0;
+  sb->nvram_bytes = lld ? decode_fixed64(p + kNvramBytesAt) : 0;
+}
 
-  if (std::string w = g.check(); !w.empty()) {
-    *why = "geometry: " + w;
-    return DecodeResult::kInvalid;
-  }
-  if (sb->block_bytes < kSectorBytes || sb->block_bytes > 65536 ||
-      (sb->block_bytes & (sb->block_bytes - 1)) != 0) {
-    *why = "block size " + std::to_string(sb->block_bytes);
-    return DecodeResult::kInvalid;
-  }
-  if (sb->simulated_cylinders == 0 || sb->simulated_cylinders > g.cylinders) {
-    *why = "simulated cylinders " + std::to_string(sb->simulated_cylinders);
-    return DecodeResult::kInvalid;
-  }
-  if (sb->platter_offset < kSuperblockBytes || sb->platter_offset % kSectorBytes != 0) {
-    *why = "platter offset";
-    return DecodeResult::kInvalid;
-  }
-  if (sb->export_bytes == 0 || sb->export_bytes % sb->block_bytes != 0 ||
-      sb->export_bytes > sb->platter_bytes()) {
-    *why = "export size " + std::to_string(sb->export_bytes);
+// "" if the decoded fields are consistent, else which one is not.
+std::string invalid_field(const Superblock& sb) {
+  const DriveGeometry& g = sb.geometry;
+  if (std::string w = g.check(); !w.empty()) return "geometry: " + w;
+  if (sb.block_bytes < kSectorBytes || sb.block_bytes > 65536 ||
+      (sb.block_bytes & (sb.block_bytes - 1)) != 0)
+    return "block size " + std::to_string(sb.block_bytes);
+  if (sb.simulated_cylinders == 0 || sb.simulated_cylinders > g.cylinders)
+    return "simulated cylinders " + std::to_string(sb.simulated_cylinders);
+  if (sb.platter_offset < kSuperblockBytes || sb.platter_offset % kSectorBytes != 0)
+    return "platter offset";
+  if (sb.export_bytes == 0 || sb.export_bytes % sb.block_bytes != 0 ||
+      sb.export_bytes > sb.platter_bytes())
+    return "export size " + std::to_string(sb.export_bytes);
+  if (sb.mode == DiskMode::kLld && sb.segment_bytes == 0) return "segment bytes 0";
+  return "";
+}
+
+}  // namespace
+
+DecodeResult decode_superblock(const unsigned char* p, Superblock* sb, std::string* why) {
+  if (DecodeResult r = decode_header(p, sb, why); r != DecodeResult::kOk) return r;
+  decode_fields(p, sb);
+  if (std::string w = invalid_field(*sb); !w.empty()) {
+    *why = w;
     return DecodeResult::kInvalid;
   }
   return DecodeResult::kOk;

@@ -2,7 +2,7 @@
 // the one description of the format; this summary must agree with it.
 //
 //   offset 0          superblock (4 KiB, below)
-//   4 KiB .. 1 MiB    reserved, zero in format_version 1; never exported
+//   4 KiB .. 1 MiB    reserved, zero (format_versions 1 and 2); never exported
 //                     (mode=vld's log record lives on the platters, in
 //                     sectors 0 and 1 of the system track)
 //   1 MiB ..          the platters: simulated_cylinders whole cylinders,
@@ -12,8 +12,9 @@
 // Superblock, all integers little-endian (core/util/coding.h):
 //
 //   0   char[8]  magic "VLDIMAGE"
-//   8   u32      format_version (kFormatVersion)
-//   12  u32      mode: 1 inplace, 2 vld
+//   8   u32      format_version: 1 (kFormatVersion) for modes 1 and 2,
+//                2 (kLldFormatVersion) for mode 3, and only for it
+//   12  u32      mode: 1 inplace, 2 vld, 3 lld
 //   16  u64      export_bytes: the size clients see
 //   24  u32      block_bytes: physical block (allocation unit), 512..64 KiB
 //   28  u32      spare_percent used to size the platters
@@ -29,15 +30,25 @@
 //   72  u64      controller_overhead_ns
 //   80  f64 x4   seek a, b, c, e (ms)
 //   112 char[32] geometry name, NUL-padded
-//   144 u8[32]   per-image secret (MAC key for mode=vld metadata); it lives
+//   144 u8[32]   per-image secret (MAC key of mode=vld and mode=lld metadata); it lives
 //                here, outside the exported range, so no client can read it
 //   176 u64      platter_offset
+//   format_version 1:
 //   184 ..       zero
+//   format_version 2 (mode=lld):
+//   184 u64      segment_bytes: segment= as given (> 0; the layout rounds it)
+//   192 u64      nvram_bytes: nvram= (0: no NVRAM)
+//   200 ..       zero
 //   4088 u64     XXH3-64 of bytes [0, 4088)
+//
+// An inplace or vld image is format_version 1, byte for byte as before
+// mode=lld existed, so older vld builds still open it; only an lld image
+// needs version 2, and older builds refuse it as an unsupported version.
 //
 // The superblock is written once, at format time, and then only read: a
 // crash can never leave it half-updated. Format-time parameters (size,
-// geometry, block, spare, mode) come from it on every later open.
+// geometry, block, spare, mode, and mode=lld's segment and nvram) come from
+// it on every later open.
 //
 // Thread-safety: plain values and pure functions.
 #ifndef VLD_CORE_IMAGE_FORMAT_H_
@@ -51,10 +62,18 @@
 
 namespace vld {
 
-enum class DiskMode : uint32_t { kInplace = 1, kVld = 2 };
+enum class DiskMode : uint32_t { kInplace = 1, kVld = 2, kLld = 3 };
 const char* mode_name(DiskMode m);
 
-inline constexpr uint32_t kFormatVersion = 1;
+inline constexpr uint32_t kFormatVersion = 1;     // mode=inplace and mode=vld
+inline constexpr uint32_t kLldFormatVersion = 2;  // mode=lld
+// The format_version an image of this mode is written with.
+uint32_t format_version_of(DiskMode m);
+
+// mode=lld's format-time defaults (paper 001, section 4.4): 0.5 MB
+// segments and a 6.1 MB NVRAM write buffer.
+inline constexpr uint64_t kDefaultSegmentBytes = 512 * 1024;
+inline constexpr uint64_t kDefaultNvramBytes = 6100000;
 inline constexpr uint64_t kSuperblockBytes = 4096;
 inline constexpr uint64_t kPlatterOffset = 1 << 20;
 
@@ -67,19 +86,27 @@ struct Superblock {
   DriveGeometry geometry;
   std::array<unsigned char, 32> secret{};
   uint64_t platter_offset = kPlatterOffset;
+  // mode=lld only (0 otherwise): segment= and nvram= as given at format time.
+  uint64_t segment_bytes = 0;
+  uint64_t nvram_bytes = 0;
 
   uint64_t platter_bytes() const { return simulated_cylinders * geometry.cylinder_bytes(); }
   uint64_t image_bytes() const { return platter_offset + platter_bytes(); }
   uint64_t physical_blocks() const { return platter_bytes() / block_bytes; }
 };
 
-// Encodes into exactly kSuperblockBytes.
+// Encodes into exactly kSuperblockBytes, in format_version_of(sb.mode):
+// segment_bytes and nvram_bytes are written for mode=lld only.
 std::array<unsigned char, kSuperblockBytes> encode_superblock(const Superblock& sb);
 
 // kDamagedStart: no magic, but the rest has a vld superblock's shape (zero
-// from byte 184, a checksum at 4088): a vld image whose first bytes are damaged.
+// from byte 200, a checksum at 4088; either version): a vld image whose
+// first bytes are damaged.
+// kUnsupportedVersion: a format_version other than 1 and 2.
 enum class DecodeResult { kOk, kNotVld, kDamagedStart, kBadChecksum, kUnsupportedVersion, kInvalid };
-// On kInvalid, *why says which field.
+// On kInvalid, *why says which field: among others a mode that is not its
+// version's (1 and 2 need version 1, 3 needs version 2), or segment_bytes 0.
+// A version-1 superblock decodes with segment_bytes = nvram_bytes = 0.
 DecodeResult decode_superblock(const unsigned char* bytes, Superblock* sb, std::string* why);
 
 // Map metadata the vld mode may keep on the platters, counted against every

@@ -64,6 +64,15 @@ Superblock unusual_superblock() {
   return sb;
 }
 
+// The same fields as an lld image: format_version 2 with segment and nvram.
+Superblock unusual_lld_superblock() {
+  Superblock sb = unusual_superblock();
+  sb.mode = DiskMode::kLld;
+  sb.segment_bytes = 0x0102030405060708ull;  // every byte distinct, to catch swaps
+  sb.nvram_bytes = 6'100'001;
+  return sb;
+}
+
 void expect_same(const Superblock& a, const Superblock& b) {
   EXPECT_EQ(a.mode, b.mode);
   EXPECT_EQ(a.export_bytes, b.export_bytes);
@@ -75,6 +84,8 @@ void expect_same(const Superblock& a, const Superblock& b) {
   EXPECT_EQ(a.geometry.seek.e_ms(), b.geometry.seek.e_ms());
   EXPECT_EQ(a.secret, b.secret);
   EXPECT_EQ(a.platter_offset, b.platter_offset);
+  EXPECT_EQ(a.segment_bytes, b.segment_bytes);
+  EXPECT_EQ(a.nvram_bytes, b.nvram_bytes);
 }
 
 TEST(Superblock, RoundTripsEveryField) {
@@ -133,6 +144,107 @@ TEST(Superblock, LayoutIsTheDocumentedOne) {
   EXPECT_EQ(le64(p + 4088), XXH3_64bits(p, 4088));  // XXH3-64 of [0, 4088)
 }
 
+// An inplace or vld superblock is format_version 1 exactly as before
+// mode=lld: the encoding of unusual_superblock() hashes to what the
+// encoder wrote before format_version 2 existed (commit b795900), and
+// segment_bytes / nvram_bytes, meaningless for these modes, are not written.
+TEST(Superblock, VersionOneIsByteIdenticalToBeforeLld) {
+  Superblock sb = unusual_superblock();
+  auto before = encode_superblock(sb);
+  EXPECT_EQ(XXH3_64bits(before.data(), before.size()), 0x6dbed9369137d95cull);
+  sb.segment_bytes = 512 * 1024;
+  sb.nvram_bytes = 6'100'000;
+  EXPECT_EQ(encode_superblock(sb), before) << "mode=vld must not record segment= or nvram=";
+  sb.mode = DiskMode::kInplace;
+  auto inplace = encode_superblock(sb);
+  EXPECT_EQ(le32(inplace.data() + 8), 1u);
+  for (int i = 184; i < 4088; ++i) ASSERT_EQ(inplace[i], 0) << "byte " << i;
+}
+
+// A version-1 superblock decodes as before, whatever bytes 184..4087 hold
+// (version 1 never read them): segment_bytes and nvram_bytes are 0.
+TEST(Superblock, VersionOneDecodesAsBefore) {
+  for (DiskMode mode : {DiskMode::kInplace, DiskMode::kVld}) {
+    Superblock sb = unusual_superblock();
+    sb.mode = mode;
+    auto bytes = encode_superblock(sb);
+    put64(bytes.data() + 184, 512 * 1024);  // as if an lld superblock's fields
+    put64(bytes.data() + 192, 6'100'000);
+    reseal(bytes);
+    Superblock back;
+    back.segment_bytes = back.nvram_bytes = 99;
+    std::string why = "untouched";
+    ASSERT_EQ(decode_superblock(bytes.data(), &back, &why), DecodeResult::kOk) << why;
+    EXPECT_EQ(why, "untouched");
+    expect_same(back, sb);
+    EXPECT_EQ(back.segment_bytes, 0u);
+    EXPECT_EQ(back.nvram_bytes, 0u);
+  }
+}
+
+TEST(Superblock, LldRoundTripsAsVersionTwo) {
+  const Superblock sb = unusual_lld_superblock();
+  auto b = encode_superblock(sb);
+  const unsigned char* p = b.data();
+  EXPECT_EQ(le32(p + 8), kLldFormatVersion);
+  EXPECT_EQ(le32(p + 8), 2u);
+  EXPECT_EQ(le32(p + 12), 3u);  // lld
+  EXPECT_EQ(le64(p + 184), 0x0102030405060708ull);
+  EXPECT_EQ(le64(p + 192), 6'100'001u);
+  for (int i = 200; i < 4088; ++i) ASSERT_EQ(p[i], 0) << "byte " << i;
+  EXPECT_EQ(le64(p + 4088), XXH3_64bits(p, 4088));
+  // Everything else where version 1 has it.
+  auto v1 = encode_superblock(unusual_superblock());
+  for (int i = 16; i < 184; ++i) ASSERT_EQ(p[i], v1[i]) << "byte " << i;
+  Superblock back;
+  std::string why;
+  ASSERT_EQ(decode_superblock(p, &back, &why), DecodeResult::kOk) << why;
+  expect_same(back, sb);
+  // nvram=0 (no NVRAM) is a valid lld superblock.
+  Superblock none = sb;
+  none.nvram_bytes = 0;
+  auto nb = encode_superblock(none);
+  ASSERT_EQ(decode_superblock(nb.data(), &back, &why), DecodeResult::kOk) << why;
+  expect_same(back, none);
+}
+
+TEST(Superblock, LldFieldsAreCoveredByTheChecksum) {
+  for (size_t at : {184, 187, 192, 199, 200}) {
+    auto bytes = encode_superblock(unusual_lld_superblock());
+    bytes[at] ^= 0x04;
+    Superblock back;
+    std::string why;
+    EXPECT_EQ(decode_superblock(bytes.data(), &back, &why), DecodeResult::kBadChecksum)
+        << "flipped byte " << at;
+  }
+}
+
+// Each version carries only its own modes; an lld superblock needs a segment.
+TEST(Superblock, ModeMustBeItsVersions) {
+  struct Case {
+    uint32_t version;
+    uint32_t mode;
+  };
+  for (const Case& k : {Case{1, 3}, Case{2, 1}, Case{2, 2}, Case{2, 0}, Case{2, 4}}) {
+    auto bytes = encode_superblock(unusual_lld_superblock());
+    put32(bytes.data() + 8, k.version);
+    put32(bytes.data() + 12, k.mode);
+    reseal(bytes);
+    Superblock back;
+    std::string why;
+    EXPECT_EQ(decode_superblock(bytes.data(), &back, &why), DecodeResult::kInvalid)
+        << "version " << k.version << " mode " << k.mode;
+    EXPECT_NE(why.find("mode"), std::string::npos) << why;
+  }
+  auto bytes = encode_superblock(unusual_lld_superblock());
+  put64(bytes.data() + 184, 0);
+  reseal(bytes);
+  Superblock back;
+  std::string why;
+  EXPECT_EQ(decode_superblock(bytes.data(), &back, &why), DecodeResult::kInvalid);
+  EXPECT_NE(why.find("segment"), std::string::npos) << why;
+}
+
 TEST(Superblock, NameOfThirtyOneCharactersRoundTrips) {
   Superblock sb = unusual_superblock();
   sb.geometry.name = std::string(31, 'n');
@@ -155,17 +267,26 @@ TEST(Superblock, FlippedByteIsABadChecksum) {
   }
 }
 
-// A superblock's shape without its magic (zero from byte 184, a checksum at
-// 4088) is a damaged vld superblock; anything else without it is not vld.
+// A superblock's shape without its magic (zero from byte 200, a checksum at
+// 4088) is a damaged vld superblock, of either version; anything else
+// without it is not vld.
 TEST(Superblock, WrongMagicIsDamagedOnlyWhereTheRestIsAVldSuperblocks) {
-  Superblock sb = unusual_superblock();
-  auto bytes = encode_superblock(sb);
-  bytes[0] = 'X';
+  for (const Superblock& sb : {unusual_superblock(), unusual_lld_superblock()}) {
+    SCOPED_TRACE(mode_name(sb.mode));
+    auto bytes = encode_superblock(sb);
+    bytes[0] = 'X';
+    Superblock back;
+    std::string why;
+    EXPECT_EQ(decode_superblock(bytes.data(), &back, &why), DecodeResult::kDamagedStart);
+    bytes[1000] = 1;  // not zero where a superblock is
+    EXPECT_EQ(decode_superblock(bytes.data(), &back, &why), DecodeResult::kNotVld);
+    bytes = encode_superblock(sb);
+    bytes[0] = 'X';
+    bytes[200] = 1;  // the first byte that is zero in both versions
+    EXPECT_EQ(decode_superblock(bytes.data(), &back, &why), DecodeResult::kNotVld);
+  }
   Superblock back;
   std::string why;
-  EXPECT_EQ(decode_superblock(bytes.data(), &back, &why), DecodeResult::kDamagedStart);
-  bytes[1000] = 1;  // not zero where a superblock is
-  EXPECT_EQ(decode_superblock(bytes.data(), &back, &why), DecodeResult::kNotVld);
   std::array<unsigned char, kSuperblockBytes> zeros{};
   EXPECT_EQ(decode_superblock(zeros.data(), &back, &why), DecodeResult::kNotVld);
   std::array<unsigned char, kSuperblockBytes> text{};
@@ -174,12 +295,17 @@ TEST(Superblock, WrongMagicIsDamagedOnlyWhereTheRestIsAVldSuperblocks) {
 }
 
 TEST(Superblock, OtherVersionIsUnsupported) {
-  auto bytes = encode_superblock(unusual_superblock());
-  put32(bytes.data() + 8, kFormatVersion + 1);
-  reseal(bytes);
-  Superblock back;
-  std::string why;
-  EXPECT_EQ(decode_superblock(bytes.data(), &back, &why), DecodeResult::kUnsupportedVersion);
+  for (uint32_t version : {0u, 3u, 0x01000000u}) {
+    for (const Superblock& sb : {unusual_superblock(), unusual_lld_superblock()}) {
+      auto bytes = encode_superblock(sb);
+      put32(bytes.data() + 8, version);
+      reseal(bytes);
+      Superblock back;
+      std::string why;
+      EXPECT_EQ(decode_superblock(bytes.data(), &back, &why), DecodeResult::kUnsupportedVersion)
+          << "version " << version << ", " << mode_name(sb.mode);
+    }
+  }
 }
 
 TEST(Superblock, InvalidFieldsAreNamed) {
