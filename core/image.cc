@@ -5,13 +5,65 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <string>
 
 #include "core/inplace/inplace_disk.h"
+#include "core/lld/lld_layout.h"
 #include "core/util/error.h"
 #include "core/util/units.h"
 
 namespace vld {
+
+namespace {
+
+// The tracks of mode=lld's system area (checkpoint slots and NVRAM region)
+// with the layout planned for the whole drive (as many of its cylinders as
+// keep the platters within 2^32 - 1 sectors): an upper bound of the system
+// area of any smaller image, whose slots are sized for fewer segments.
+// Throws as plan_lld_layout does.
+uint64_t lld_system_tracks(const DriveGeometry& g, uint64_t export_bytes, uint32_t block_bytes,
+                           uint64_t segment_bytes, uint64_t nvram_bytes) {
+  const uint64_t whole = std::min<uint64_t>(g.cylinders, UINT32_MAX / g.sectors_per_cylinder());
+  return plan_lld_layout(g, static_cast<uint32_t>(whole), export_bytes, block_bytes,
+                         segment_bytes, nvram_bytes)
+      .system_tracks;
+}
+
+// mode=lld's platters: `base` (what the other modes get) plus the system
+// area's whole cylinders, and at least what the layout needs. Throws the
+// layout's refusal of segment= or nvram=. A result above g.cylinders is the
+// caller's to refuse.
+uint32_t lld_cylinders(const FormatOptions& o, uint32_t base) {
+  const DriveGeometry& g = o.geometry;
+  const uint64_t least = lld_cylinders_needed(g, o.export_bytes, o.block_bytes, o.segment_bytes,
+                                              o.nvram_bytes);
+  if (std::max<uint64_t>(base, least) > g.cylinders)
+    return static_cast<uint32_t>(std::max<uint64_t>(base, least));
+  const uint64_t system_tracks =
+      lld_system_tracks(g, o.export_bytes, o.block_bytes, o.segment_bytes, o.nvram_bytes);
+  const uint64_t system_cylinders =
+      (system_tracks + g.tracks_per_cylinder - 1) / g.tracks_per_cylinder;
+  const uint64_t cyl = std::max<uint64_t>(base + system_cylinders, least);
+  return static_cast<uint32_t>(std::min<uint64_t>(cyl, UINT32_MAX));
+}
+
+[[noreturn]] void refuse_too_big(const FormatOptions& o, uint32_t cyl) {
+  const DriveGeometry& g = o.geometry;
+  const std::string what =
+      o.mode == DiskMode::kLld
+          ? fmt::format(" and mode=lld's checkpoints and NVRAM (segment={}, nvram={})",
+                        o.segment_bytes, o.nvram_bytes)
+          : "";
+  const std::string lower = o.mode == DiskMode::kLld ? "size=, spare= or nvram=" : "size= or spare=";
+  throw Error("size=" + human_bytes(o.export_bytes) + " with spare=" +
+                  std::to_string(o.spare_percent) + "%" + what + " needs " + std::to_string(cyl) +
+                  " cylinders but the " + g.name + " has " + std::to_string(g.cylinders) +
+                  "; lower " + lower + ", or raise cylinders=",
+              EINVAL);
+}
+
+}  // namespace
 
 
 Superblock plan_image(const FormatOptions& o) {
@@ -36,13 +88,15 @@ Superblock plan_image_unchecked(const FormatOptions& o) {
     throw Error("spare=" + std::to_string(o.spare_percent) + " must be from 0 to 1000 (percent)",
                 EINVAL);
   uint32_t cyl = cylinders_needed(g, o.export_bytes, o.block_bytes, o.spare_percent);
-  if (cyl > g.cylinders)
-    throw Error("size=" + human_bytes(o.export_bytes) + " with spare=" +
-                    std::to_string(o.spare_percent) + "% needs " + std::to_string(cyl) +
-                    " cylinders but the " + g.name + " has " + std::to_string(g.cylinders) +
-                    "; lower size= or spare=, or raise cylinders=",
-                EINVAL);
+  if (o.mode == DiskMode::kLld) cyl = lld_cylinders(o, cyl);
+  if (cyl > g.cylinders) refuse_too_big(o, cyl);
   Superblock sb;
+  if (o.mode == DiskMode::kLld) {
+    // The layout LldDisk will plan from this superblock must exist.
+    plan_lld_layout(g, cyl, o.export_bytes, o.block_bytes, o.segment_bytes, o.nvram_bytes);
+    sb.segment_bytes = o.segment_bytes;
+    sb.nvram_bytes = o.nvram_bytes;
+  }
   sb.mode = o.mode;
   sb.export_bytes = o.export_bytes;
   sb.block_bytes = o.block_bytes;
@@ -58,6 +112,7 @@ void format_store(BackingStore& store, const Superblock& sb) {
   auto bytes = encode_superblock(sb);
   store.write(0, std::as_bytes(std::span(bytes)));
   if (sb.mode == DiskMode::kVld) VldDisk::format(store, sb);
+  if (sb.mode == DiskMode::kLld) LldDisk::format(store, sb);
   store.sync();
 }
 
@@ -186,6 +241,9 @@ std::unique_ptr<Disk> make_disk(std::unique_ptr<BackingStore> store, const Super
     case DiskMode::kInplace: disk = std::make_unique<InplaceDisk>(std::move(store), sb); break;
     case DiskMode::kVld:
       disk = std::make_unique<VldDisk>(std::move(store), sb, options.vld, options.track_buffer);
+      break;
+    case DiskMode::kLld:
+      disk = std::make_unique<LldDisk>(std::move(store), sb, options.lld, options.track_buffer);
       break;
   }
   if (!disk) throw Error("unknown disk mode", EINVAL);

@@ -13,6 +13,7 @@
 #include "core/store/backing_store.h"
 #include "core/disk.h"
 #include "core/image_format.h"
+#include "core/lld/lld_disk.h"
 #include "core/vld/vld_disk.h"
 
 namespace vld {
@@ -23,12 +24,21 @@ struct FormatOptions {
   uint32_t block_bytes = 4096;
   uint32_t spare_percent = 25;
   DriveGeometry geometry;  // with skews derived
+  // mode=lld only (segment=, nvram=); other modes leave the superblock's 0.
+  uint64_t segment_bytes = kDefaultSegmentBytes;
+  uint64_t nvram_bytes = kDefaultNvramBytes;
 };
 
 // The superblock of a new image: sizes the platters and draws the secret.
 // Throws Error (EINVAL, naming the parameter and what will do) for options
 // that cannot make an image every block of whose export can be written
 // (check_vld_fillable included), so no caller can format an unfillable plan.
+//
+// mode=lld: the platters are the cylinders the other modes get for the same
+// size, block and spare, plus the whole cylinders of mode=lld's system area
+// (checkpoint slots and NVRAM region, sized for the whole drive), and never fewer than lld_cylinders_needed; the
+// layout (plan_lld_layout) is checked, and its refusals of segment= and
+// nvram= are the errors.
 Superblock plan_image(const FormatOptions& options);
 // The same without check_vld_fillable: for tests that need an image whose
 // platters cannot hold every block (as images before that rule could be),
@@ -48,7 +58,8 @@ uint64_t vld_block_capacity(const Superblock& sb);
 void check_vld_fillable(const FormatOptions& options, const Superblock& sb);
 
 // Writes an empty disk onto a zeroed store: the superblock, and for vld the
-// first log record. create_image() does this to a new file.
+// first log record, for lld its checkpoint and NVRAM header
+// (LldDisk::format). create_image() does this to a new file.
 void format_store(BackingStore& store, const Superblock& sb);
 
 // Creates path (which must not exist) holding an empty disk. On failure the
@@ -68,6 +79,7 @@ Superblock read_superblock(BackingStore& store, const std::string& name);
 struct DiskOptions {
   bool track_buffer = true;  // track_buffer=
   VldOptions vld;            // mode=vld only
+  LldOptions lld;            // mode=lld only
 };
 
 // The Disk for the image's mode (opening a vld image recovers it).
