@@ -78,11 +78,74 @@ void to_json(nlohmann::json& j, const RecoveryReport& r) {
        {"damage", r.damage}};
 }
 
+void to_json(nlohmann::json& j, const LldRecoveryReport& r) {
+  j = {{"clean", r.clean},
+       {"checkpoint_generation", r.checkpoint_generation},
+       {"writes_rolled_forward", r.writes_rolled_forward},
+       {"writes_discarded", r.writes_discarded},
+       {"nvram_records_replayed", r.nvram_records_replayed},
+       {"sectors_read", r.sectors_read},
+       {"simulated_ms", r.simulated_ms},
+       {"stopped_because", r.stopped_because}};
+}
+
+namespace {
+
+// LldStats: its counters as they are, its times in ms.
+nlohmann::json lld_stats_json(const LldStats& s) {
+  return {
+      {"segment_writes", s.segment_writes},
+      {"partial_writes", s.partial_writes},
+      {"segments_closed", s.segments_closed},
+      {"client_blocks_written", s.client_blocks_written},
+      {"summary_sectors_written", s.summary_sectors_written},
+      {"segments_cleaned", s.segments_cleaned},
+      {"segments_freed", s.segments_freed},
+      {"cleaner_blocks_moved", s.cleaner_blocks_moved},
+      {"cleaner_sectors_read", s.cleaner_sectors_read},
+      {"idle_cleans", s.idle_cleans},
+      {"checkpoints", s.checkpoints},
+      {"checkpoint_sectors_written", s.checkpoint_sectors_written},
+      {"nvram_records_written", s.nvram_records_written},
+      {"nvram_drains", s.nvram_drains},
+      {"nvram_bypasses", s.nvram_bypasses},
+      {"nvram_stalls", s.nvram_stalls},
+      {"split_requests", s.split_requests},
+      {"nvram_ms", to_ms(s.nvram_time)},
+      {"segment_write_ms", to_ms(s.segment_write_time)},
+      {"cleaning_ms", to_ms(s.cleaning_time)},
+      {"checkpoint_ms", to_ms(s.checkpoint_time)},
+      {"nvram_stall_ms", to_ms(s.nvram_stall_time)},
+  };
+}
+
+}  // namespace
+
+void to_json(nlohmann::json& j, const LldReport& r) {
+  j = lld_stats_json(r.stats);
+  j.update({
+      {"recovery", r.recovery},
+      {"segment_count", r.segment_count},
+      {"segment_sectors", r.segment_sectors},
+      {"blocks_per_segment", r.blocks_per_segment},
+      {"free_segments", r.free_segments},
+      {"live_blocks", r.live_blocks},
+      {"nvram_capacity_records", r.nvram_capacity_records},
+      {"nvram_used_records", r.nvram_used_records},
+      {"nvram_buffered_blocks", r.nvram_buffered_blocks},
+      {"partial_percent", r.partial_percent},
+      {"cleaner_policy", r.cleaner_policy},
+      {"nvram_us", r.nvram_us},
+      {"write_amplification", r.write_amplification()},
+  });
+}
+
 void to_json(nlohmann::json& j, const ModeReport& r) {
   j = nlohmann::json::object();
   if (r.vld) j["vld"] = *r.vld;
   if (r.compactor) j["compactor"] = *r.compactor;
   if (r.recovery) j["recovery"] = *r.recovery;
+  if (r.lld) j["lld"] = *r.lld;
 }
 
 }  // namespace vld

@@ -16,7 +16,10 @@ namespace vld {
 void to_json(nlohmann::json& j, const VldReport& r);
 void to_json(nlohmann::json& j, const CompactorReport& r);
 void to_json(nlohmann::json& j, const RecoveryReport& r);
+void to_json(nlohmann::json& j, const LldRecoveryReport& r);
+void to_json(nlohmann::json& j, const LldReport& r);
 // An object with one key per section present ({} for mode=inplace).
+// mode=lld's is "lld", its recovery inside it.
 void to_json(nlohmann::json& j, const ModeReport& r);
 
 }  // namespace vld
