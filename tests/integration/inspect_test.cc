@@ -9,7 +9,8 @@
 //     16 on a usage error; every refusal is one line on stderr;
 //   - --layout writes a PNG whose signature and IHDR size are what the report
 //     says, at 16 MiB (a column per cylinder) and 9 GiB (cylinders aggregated);
-//   - mode=inplace images report what applies;
+//   - mode=inplace images report what applies; mode=lld images are refused
+//     (not read yet);
 //   - the image is byte-identical after every invocation.
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -413,6 +414,28 @@ TEST(Inspect, RefusesWhatIsNotAnImage) {
   InspectRun none = inspect(dir, {});
   EXPECT_EQ(none.exit_code, 16);
   EXPECT_TRUE(one_line(none.err)) << none.err;
+}
+
+// mode=lld images are not read yet: every invocation refuses them in one
+// line, exit 8, rather than report them as another mode's.
+TEST(Inspect, RefusesAnLldImage) {
+  TempDir dir;
+  const std::string image = dir.file("lld.img");
+  FormatOptions o;
+  o.mode = DiskMode::kLld;
+  o.export_bytes = 16ull << 20;
+  o.geometry = *find_preset("st19101");
+  create_image(image, plan_image(o));
+  for (std::vector<std::string> args : std::vector<std::vector<std::string>>{
+           {image}, {"--check", image}, {"--json", image}, {"--layout", dir.file("l.png"), image}}) {
+    SCOPED_TRACE(args.front());
+    InspectRun r = inspect_unchanged(dir, image, args);
+    EXPECT_EQ(r.exit_code, 8) << r.out << r.err;
+    EXPECT_EQ(r.err, "vld-inspect: " + image +
+                         " is a mode=lld image; vld-inspect does not read mode=lld images yet\n");
+    EXPECT_EQ(r.out, "");
+  }
+  EXPECT_FALSE(fs::exists(dir.file("l.png")));
 }
 
 TEST(Inspect, RefusesAnImageInUse) {
