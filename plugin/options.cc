@@ -5,6 +5,7 @@
 #include <cmath>
 #include <string>
 
+#include "core/lld/cleaner_policy.h"
 #include "core/vld/compactor.h"
 #include "geometry/presets.h"
 #include "plugin/parameters.h"
@@ -117,6 +118,9 @@ std::string read_value(const ValueRule& rule, std::string_view v, ParameterValue
     case ValueKind::kCompactionPolicy:
       out->policy = parse_compaction_policy(v);
       return out->policy ? "" : expected;
+    case ValueKind::kCleanerPolicy:
+      out->cleaner = parse_cleaner_policy(v);
+      return out->cleaner ? "" : expected;
   }
   return expected;
 }
@@ -154,6 +158,24 @@ std::string resolve_geometry(const PluginOptions& o, DriveGeometry* g) {
 
 }  // namespace
 
+namespace {
+
+// segment= and nvram= shape a mode=lld image only: with another mode, the
+// error for the first of them given ("" if neither is).
+std::string lld_only(const PluginOptions& o, DiskMode mode, bool new_image) {
+  if (mode == DiskMode::kLld || (!o.segment_bytes && !o.nvram_bytes)) return "";
+  const std::string key = o.segment_bytes ? "segment" : "nvram";
+  const uint64_t value = o.segment_bytes ? *o.segment_bytes : *o.nvram_bytes;
+  const std::string head = key + "=" + std::to_string(value) + " applies to mode=lld only, and ";
+  if (new_image)
+    return head + "the new image is mode=" + mode_name(mode) + "; give mode=lld or drop " + key +
+           "=";
+  return head + "file=" + o.file + " is a mode=" + mode_name(mode) + " image; drop " + key +
+         "= to serve it";
+}
+
+}  // namespace
+
 std::string format_options(const PluginOptions& o, FormatOptions* out) {
   if (!o.size_bytes)
     return "file=" + o.file + " does not exist and size= is missing; give size= (e.g. size=1G) "
@@ -163,6 +185,9 @@ std::string format_options(const PluginOptions& o, FormatOptions* out) {
   out->export_bytes = *o.size_bytes;
   out->block_bytes = o.block_bytes.value_or(4096);
   out->spare_percent = o.spare_percent.value_or(25);
+  if (std::string why = lld_only(o, out->mode, /*new_image=*/true); !why.empty()) return why;
+  out->segment_bytes = o.segment_bytes.value_or(kDefaultSegmentBytes);
+  out->nvram_bytes = o.nvram_bytes.value_or(kDefaultNvramBytes);
   return "";
 }
 
@@ -197,6 +222,11 @@ std::string conflicts_with_image(const PluginOptions& o, const Superblock& sb) {
     return conflict("overhead_us", num(*o.overhead_us), num(to_us(g.controller_overhead)));
   if (o.seek && !(*o.seek == g.seek))
     return conflict("seek", o.seek->to_string(), g.seek.to_string());
+  if (std::string why = lld_only(o, sb.mode, /*new_image=*/false); !why.empty()) return why;
+  if (o.segment_bytes && *o.segment_bytes != sb.segment_bytes)
+    return conflict("segment", num(*o.segment_bytes), num(sb.segment_bytes));
+  if (o.nvram_bytes && *o.nvram_bytes != sb.nvram_bytes)
+    return conflict("nvram", num(*o.nvram_bytes), num(sb.nvram_bytes));
   return "";
 }
 

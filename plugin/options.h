@@ -2,9 +2,12 @@
 // checked without nbdkit so that tests can exercise every bad input.
 //
 // Format-time parameters (size, geometry and its overrides, mode, block,
-// spare) shape a new image and are stored in it; on an existing image they
-// may be repeated but must agree. Run-time parameters (latency, statsfile,
-// track_buffer, fill, window, compactor*, seed) apply to this server only.
+// spare; mode=lld's segment and nvram) shape a new image and are stored in
+// it; on an existing image they may be repeated but must agree, and
+// segment= and nvram= are refused unless the mode is lld. Run-time
+// parameters (latency, statsfile, track_buffer, fill, window, compactor*,
+// seed; mode=lld's partial, cleaner_policy, nvram_us) apply to this server
+// only; those of one mode are ignored by the others.
 //
 // Every error is one line that names the parameter and says what to do.
 //
@@ -41,10 +44,14 @@ struct PluginOptions {
   std::optional<double> head_switch_us;
   std::optional<double> overhead_us;
   std::optional<SeekCurve> seek;
+  std::optional<uint64_t> segment_bytes;  // mode=lld only
+  std::optional<uint64_t> nvram_bytes;    // mode=lld only
 
   // Run-time.
   LatencyMode latency = LatencyMode::kSleep;
-  DiskOptions disk;  // track_buffer=, fill=, window=, compactor=, compactor_policy=, seed=
+  // track_buffer=, fill=, window=, compactor=, compactor_policy=, seed=;
+  // partial=, cleaner_policy=, nvram_us=
+  DiskOptions disk;
   // compactor_quiet_ms=: with latency=sleep, the compactor starts after the
   // drive has been idle this long (wall time).
   uint32_t compactor_quiet_ms = 50;
@@ -61,10 +68,12 @@ std::string set_option(PluginOptions* o, std::string_view key, std::string_view 
 // Parses sizes like nbdkit: 1048576, 512K, 1M, 1G, 1T (powers of 1024).
 std::optional<uint64_t> parse_size(std::string_view text);
 
-// FormatOptions for a new image, or the error (e.g. size= missing).
+// FormatOptions for a new image, or the error (e.g. size= missing, or
+// segment= without mode=lld).
 std::string format_options(const PluginOptions& o, FormatOptions* out);
 
-// "" if the options agree with an existing image, else the first conflict.
+// "" if the options agree with an existing image, else the first conflict
+// (segment= or nvram= on an image whose mode is not lld is one).
 std::string conflicts_with_image(const PluginOptions& o, const Superblock& sb);
 
 // The text of `nbdkit vld --help`: every parameter with its default, made

@@ -28,6 +28,7 @@
 #include <optional>
 #include <string_view>
 
+#include "core/lld/cleaner_policy.h"
 #include "plugin/options.h"
 
 namespace vld {
@@ -46,6 +47,7 @@ enum class ValueKind {
   kPreset,            // a geometry preset's name; the error lists them after expected
   kSeekCurve,         // SeekCurve::parse(); the error is its reason, then expected
   kCompactionPolicy,  // parse_compaction_policy()
+  kCleanerPolicy,     // parse_cleaner_policy()
 };
 
 inline constexpr uint64_t kMaxU32 = UINT32_MAX;
@@ -65,6 +67,7 @@ struct ParameterValue {
   bool on = false;         // kOnOff
   std::optional<SeekCurve> seek;           // kSeekCurve
   std::optional<CompactionPolicy> policy;  // kCompactionPolicy
+  std::optional<CleanerPolicy> cleaner;    // kCleanerPolicy
   uint32_t u32() const { return static_cast<uint32_t>(number); }  // REQUIRES: max <= kMaxU32
 };
 
@@ -118,20 +121,25 @@ inline constexpr ParameterDoc kParameters[] = {
      "number with the suffix B<K>, B<M>, B<G> or B<T> (powers of 1024), e.g. C<size=1G>. "
      "There is no default. The simulated platters are larger: see B<spare=>."},
 
-    {"mode", "vld|inplace", ParameterGroup::kFormat,
-     {ValueKind::kText, "expected mode=inplace or mode=vld"},
+    {"mode", "vld|inplace|lld", ParameterGroup::kFormat,
+     {ValueKind::kText, "expected mode=vld, mode=inplace or mode=lld"},
      [](PluginOptions& o, const ParameterValue& v) {
        if (v.text == "inplace") o.mode = DiskMode::kInplace;
        else if (v.text == "vld") o.mode = DiskMode::kVld;
-       return v.text == "inplace" || v.text == "vld";
+       else if (v.text == "lld") o.mode = DiskMode::kLld;
+       else return false;
+       return true;
      },
-     "disk mode of a new image: the virtual log disk or the\n"
-     "conventional update-in-place disk (default vld)",
+     "disk mode of a new image: the virtual log disk, the\n"
+     "conventional update-in-place disk, or the log-structured\n"
+     "disk with NVRAM (default vld)",
      "The disk a new image simulates. B<vld> (the default) is the virtual log disk: eager "
      "writing and an indirection map kept as a virtual log. B<inplace> is the conventional "
-     "disk of the same geometry: logical sector I<n> lives at physical sector I<n>. See "
-     "L</DESCRIPTION>.",
-     "B<vld>|B<inplace>"},
+     "disk of the same geometry: logical sector I<n> lives at physical sector I<n>. B<lld> "
+     "is the log-structured logical disk with an NVRAM write buffer and a segment cleaner, "
+     "the \"LFS\" of paper 001's section 4.4 (see B<segment=>, B<nvram=>); it is still being "
+     "built: an image can be created, but not yet served. See L</DESCRIPTION>.",
+     "B<vld>|B<inplace>|B<lld>"},
 
     {"geometry", "NAME", ParameterGroup::kFormat,
      {ValueKind::kPreset, "unknown geometry; choose one of "},
@@ -235,6 +243,31 @@ inline constexpr ParameterDoc kParameters[] = {
      "(the two-piece curve of Ruemmler and Wilkes). The hp97560's is "
      "C<seek=3.24,0.400,383,8.00,0.008>."},
 
+    {"segment", "SIZE", ParameterGroup::kFormat,
+     {ValueKind::kSize, "expected a segment size such as 512K", 1},
+     [](PluginOptions& o, const ParameterValue& v) { o.segment_bytes = v.number; return true; },
+     "lld: segment size of a new image, rounded to whole\n"
+     "tracks (default 512K, paper 001 section 4.4)",
+     "B<mode=lld> only (refused with another mode): the size of the log's segments, each "
+     "written in one sequential transfer, in bytes or with a suffix as for B<size=> "
+     "(default 512K: the 0.5 MB segments of paper 001, section 4.4). It is rounded to the "
+     "nearest whole number of tracks (st19101: 512K is 4 tracks exactly; hp97560: 504 KiB), "
+     "unless it is under half a track; it must hold at least one block and its 512-byte "
+     "summary. Stored in the image."},
+
+    {"nvram", "SIZE", ParameterGroup::kFormat,
+     {ValueKind::kSize, "expected a size in bytes such as 6100000 or 8M, or 0 for no NVRAM"},
+     [](PluginOptions& o, const ParameterValue& v) { o.nvram_bytes = v.number; return true; },
+     "lld: NVRAM write buffer of a new image; 0: none\n"
+     "(default 6100000, paper 001 section 4.4's 6.1 MB)",
+     "B<mode=lld> only (refused with another mode): the size of the battery-backed write "
+     "buffer, in bytes or with a suffix as for B<size=> (default 6100000: the 6.1 MB buffer "
+     "of paper 001, section 4.4). A write is durable once it is in the buffer; the buffer "
+     "is written to segments when it is full, and in idle time. It is kept as a region of the platters after "
+     "the checkpoints, so the image grows by its size. B<0> means no NVRAM: writes gather "
+     "in the open segment, and a flush writes it under the B<partial=> rule. Stored in the "
+     "image."},
+
     {"fill", "PERCENT", ParameterGroup::kRunTime,
      {ValueKind::kWholeNumber,
       "expected the percentage an empty track is filled to, 1-100, e.g. fill=75", 1, 100},
@@ -311,9 +344,56 @@ inline constexpr ParameterDoc kParameters[] = {
      {ValueKind::kWholeNumber,
       "expected milliseconds of idle time before compacting, 0-3600000, e.g. 50", 0, 3600000},
      [](PluginOptions& o, const ParameterValue& v) { o.compactor_quiet_ms = v.u32(); return true; },
-     "vld: idle time before the compactor starts (default 50)",
-     "B<mode=vld>: how long the drive must have been idle, in milliseconds of wall time "
-     "(0 to 3600000, default 50), before the compactor starts."},
+     "vld, lld: idle time before the compactor or cleaner\n"
+     "starts (default 50)",
+     "B<mode=vld> and B<mode=lld>: how long the drive must have been idle, in milliseconds "
+     "of wall time (0 to 3600000, default 50), before the compactor (B<mode=vld>) or the "
+     "segment cleaner (B<mode=lld>) starts."},
+
+    {"partial", "PERCENT", ParameterGroup::kRunTime,
+     {ValueKind::kWholeNumber, "expected a percentage of a segment from 1 to 100, e.g. 75", 1,
+      100},
+     [](PluginOptions& o, const ParameterValue& v) {
+       o.disk.lld.partial_percent = v.u32();
+       return true;
+     },
+     "lld: a flush writes the open segment as full at or above\n"
+     "this much of it (default 75, paper 001 section 4.4)",
+     "B<mode=lld> (other modes ignore it, as they do B<fill=>): the partial-segment "
+     "threshold, in percent of a segment (1 to 100, default 75: LLD's, \"set to 75%\" in "
+     "paper 001, section 4.4). When a flush or FUA write finds the open segment at least "
+     "this full, it is written as full and closed; below it, the blocks gathered are "
+     "written as a partial segment and the segment stays open. With NVRAM "
+     "(B<nvram=> above 0) a flush writes no segment: the writes are already durable in "
+     "the buffer."},
+
+    {"cleaner_policy", "P", ParameterGroup::kRunTime,
+     {ValueKind::kCleanerPolicy, "expected cleaner_policy=greedy or cleaner_policy=cost-benefit"},
+     [](PluginOptions& o, const ParameterValue& v) {
+       o.disk.lld.cleaner_policy = *v.cleaner;
+       return true;
+     },
+     "lld: which segment the cleaner empties first: greedy or\n"
+     "cost-benefit (default greedy, paper 001 section 5.3)",
+     "B<mode=lld> (other modes ignore it): which segment the cleaner empties next. "
+     "B<greedy> (the default: LLD's, which \"chooses less utilized segments\", paper 001, "
+     "section 5.3) takes the one with the fewest live blocks; B<cost-benefit> takes the "
+     "highest (1 - u) * age / (1 + u), Sprite LFS's, which leaves recently written "
+     "segments alone.",
+     "B<greedy>|B<cost-benefit>"},
+
+    {"nvram_us", "US", ParameterGroup::kRunTime,
+     {ValueKind::kMicroseconds, kMicrosecondsExpected},
+     [](PluginOptions& o, const ParameterValue& v) {
+       o.disk.lld.nvram_us_per_4k = v.real;
+       return true;
+     },
+     "lld: simulated time to copy 4 KiB into NVRAM (default 20:\n"
+     "4 KiB at 200 MB/s, the paper's workstation's memory copy)",
+     "B<mode=lld> (other modes ignore it): the simulated time, in microseconds (0 to "
+     "1000000, fractions allowed), of copying one 4 KiB block into the NVRAM buffer, "
+     "scaled by the block size (default 20: 4 KiB at 200 MB/s, the memory-copy rate of "
+     "the UltraSPARC-170 class of workstation of paper 001's measurements)."},
 
     {"latency", "sleep|none", ParameterGroup::kRunTime,
      {ValueKind::kText, "expected latency=sleep or latency=none"},

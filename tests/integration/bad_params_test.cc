@@ -9,6 +9,9 @@
 #include <string>
 #include <vector>
 
+#include "core/image.h"
+#include "core/store/backing_store.h"
+#include "geometry/presets.h"
 #include "tests/integration/nbdkit_harness.h"
 
 namespace vld::test {
@@ -59,6 +62,33 @@ void ExpectRejectedOnImage(const std::vector<std::string>& extra, const std::str
   const std::string file = MakeImage(dir);
   const std::string before = file_fingerprint(file);
   ASSERT_NE(before, "missing");
+  std::vector<std::string> params = {"file=" + file};
+  params.insert(params.end(), extra.begin(), extra.end());
+  ExpectCleanFailure(run_nbdkit(params), param, needles);
+  EXPECT_EQ(file_fingerprint(file), before) << "the image changed";
+}
+
+// A 4 MiB mode=lld image (segment=1M, nvram=2M), made through core/: a
+// server cannot serve mode=lld yet, but it checks parameters against the
+// image before opening the disk.
+std::string MakeLldImage(const TempDir& dir) {
+  const std::string file = dir.file("lld.img");
+  FormatOptions o;
+  o.mode = DiskMode::kLld;
+  o.export_bytes = 4 << 20;
+  o.geometry = *find_preset("st19101");
+  o.segment_bytes = 1 << 20;
+  o.nvram_bytes = 2 << 20;
+  create_image(file, plan_image(o));
+  return file;
+}
+
+// As ExpectRejectedOnImage, on MakeLldImage's image.
+void ExpectRejectedOnLldImage(const std::vector<std::string>& extra, const std::string& param,
+                              const std::vector<std::string>& needles) {
+  TempDir dir;
+  const std::string file = MakeLldImage(dir);
+  const std::string before = file_fingerprint(file);
   std::vector<std::string> params = {"file=" + file};
   params.insert(params.end(), extra.begin(), extra.end());
   ExpectCleanFailure(run_nbdkit(params), param, needles);
@@ -158,6 +188,84 @@ TEST(BadParameters, SpareTooSmallOrBlockTooBigForVld) {
                           {"spare=10 is too little", "use spare=12 or more"});
   ExpectRejectedOnNewFile({"size=64M", "geometry=hp97560", "block=64K", "mode=vld"}, "block",
                           {"block=65536 does not fit a track", "use block=32768 or less"});
+}
+
+TEST(BadParameters, BadLldValues) {
+  ExpectRejectedOnNewFile({"size=16M", "mode=lld", "segment=abc"}, "segment", {"segment=abc"});
+  ExpectRejectedOnNewFile({"size=16M", "mode=lld", "segment=0"}, "segment", {"segment=0"});
+  ExpectRejectedOnNewFile({"size=16M", "mode=lld", "nvram=lots"}, "nvram", {"nvram=lots"});
+  ExpectRejectedOnNewFile({"size=16M", "mode=lld", "partial=0"}, "partial", {"partial=0"});
+  ExpectRejectedOnNewFile({"size=16M", "mode=lld", "partial=101"}, "partial", {"partial=101"});
+  ExpectRejectedOnNewFile({"size=16M", "mode=lld", "cleaner_policy=fewest-live"},
+                          "cleaner_policy", {"cleaner_policy=fewest-live", "greedy"});
+  ExpectRejectedOnNewFile({"size=16M", "mode=lld", "nvram_us=-1"}, "nvram_us", {"nvram_us=-1"});
+  ExpectRejectedOnLldImage({"partial=0"}, "partial", {"partial=0"});
+  ExpectRejectedOnLldImage({"cleaner_policy=random"}, "cleaner_policy",
+                           {"cleaner_policy=random"});
+  ExpectRejectedOnLldImage({"nvram_us=x"}, "nvram_us", {"nvram_us=x"});
+}
+
+// Values the layout refuses (core/lld/lld_layout.h) are refused at start-up
+// naming the parameter, with what will do; the file is not created.
+TEST(BadParameters, LldLayoutRefusesSegmentNvramAndSize) {
+  ExpectRejectedOnNewFile({"size=16M", "mode=lld", "segment=4K"}, "segment",
+                          {"segment=4096 is smaller than one 4096-byte block", "will do"});
+  ExpectRejectedOnNewFile({"size=16M", "mode=lld", "nvram=1000"}, "nvram",
+                          {"nvram=1000", "will do"});
+  ExpectRejectedOnNewFile({"size=16M", "mode=lld", "nvram=20G"}, "nvram",
+                          {"cylinders", "6962", "nvram="});
+  ExpectRejectedOnNewFile({"size=13G", "mode=lld"}, "size", {"size=", "cylinders", "6962"});
+}
+
+// segment= and nvram= are mode=lld's: with another mode they are refused
+// (not silently ignored), on a new image and on an existing one.
+TEST(BadParameters, SegmentAndNvramWithAnotherMode) {
+  ExpectRejectedOnNewFile({"size=16M", "segment=512K"}, "segment",
+                          {"applies to mode=lld only", "mode=vld", "give mode=lld"});
+  ExpectRejectedOnNewFile({"size=16M", "mode=inplace", "nvram=0"}, "nvram",
+                          {"applies to mode=lld only", "mode=inplace"});
+  ExpectRejectedOnImage({"segment=512K"}, "segment", {"applies to mode=lld only", "mode=vld"});
+  ExpectRejectedOnImage({"nvram=6100000"}, "nvram", {"applies to mode=lld only", "mode=vld"});
+}
+
+// What an lld image recorded at format time may be repeated, not changed.
+TEST(BadParameters, LldParametersConflictWithTheImage) {
+  ExpectRejectedOnLldImage({"segment=512K"}, "segment",
+                           {"segment=524288 conflicts", "segment=1048576"});
+  ExpectRejectedOnLldImage({"nvram=0"}, "nvram", {"nvram=0 conflicts", "nvram=2097152"});
+  ExpectRejectedOnLldImage({"mode=vld"}, "mode", {"mode=vld conflicts", "mode=lld"});
+  ExpectRejectedOnImage({"mode=lld"}, "mode", {"mode=lld conflicts", "mode=vld"});
+}
+
+// partial=, cleaner_policy= and nvram_us= are run-time and mode=lld's:
+// other modes ignore them, as mode=inplace ignores fill= and compactor=.
+TEST(LldParameters, RunTimeOnesAreIgnoredByOtherModes) {
+  TempDir dir;
+  const std::string file = MakeImage(dir);
+  RunResult r = run_nbdkit({"file=" + file, "latency=none", "partial=50",
+                            "cleaner_policy=cost-benefit", "nvram_us=1.5"});
+  EXPECT_EQ(r.exit_code, 0) << r.stderr_text;
+}
+
+// `nbdkit vld ... mode=lld` creates an lld image: format_version 2 with
+// segment= and nvram= recorded. (Serving it waits for LldDisk; whether this
+// run could serve is not what is checked here.)
+TEST(LldParameters, ModeLldCreatesAVersionTwoImage) {
+  TempDir dir;
+  const std::string file = dir.file("x.img");
+  run_nbdkit({"file=" + file, "size=64M", "mode=lld", "segment=512K", "nvram=6100000",
+              "latency=none"});
+  auto store = FileBackingStore::open(file, /*readonly=*/true);
+  const Superblock sb = read_superblock(*store, file);
+  EXPECT_EQ(sb.mode, DiskMode::kLld);
+  EXPECT_EQ(sb.segment_bytes, 512u << 10);
+  EXPECT_EQ(sb.nvram_bytes, 6'100'000u);
+  EXPECT_EQ(sb.export_bytes, 64u << 20);
+  std::ifstream in(file, std::ios::binary);
+  unsigned char version[4] = {};
+  in.seekg(8);
+  in.read(reinterpret_cast<char*>(version), 4);
+  EXPECT_EQ(version[0], 2);
 }
 
 TEST(BadParameters, UnknownParameter) {

@@ -60,6 +60,26 @@ TEST(SetOption, EveryKeyAcceptsAGoodValue) {
   EXPECT_EQ(o.mode, DiskMode::kVld);
   EXPECT_EQ(set_option(&o, "mode", "inplace"), "");
   EXPECT_EQ(o.mode, DiskMode::kInplace);
+  EXPECT_EQ(set_option(&o, "mode", "lld"), "");
+  EXPECT_EQ(o.mode, DiskMode::kLld);
+  EXPECT_EQ(set_option(&o, "segment", "1M"), "");
+  EXPECT_EQ(o.segment_bytes, 1u << 20);
+  EXPECT_EQ(set_option(&o, "nvram", "6100000"), "");
+  EXPECT_EQ(o.nvram_bytes, 6'100'000u);
+  EXPECT_EQ(set_option(&o, "nvram", "0"), "");  // no NVRAM
+  EXPECT_EQ(o.nvram_bytes, 0u);
+  EXPECT_EQ(set_option(&o, "partial", "1"), "");
+  EXPECT_EQ(o.disk.lld.partial_percent, 1u);
+  EXPECT_EQ(set_option(&o, "partial", "100"), "");
+  EXPECT_EQ(o.disk.lld.partial_percent, 100u);
+  EXPECT_EQ(set_option(&o, "cleaner_policy", "cost-benefit"), "");
+  EXPECT_EQ(o.disk.lld.cleaner_policy, CleanerPolicy::kCostBenefit);
+  EXPECT_EQ(set_option(&o, "cleaner_policy", "greedy"), "");
+  EXPECT_EQ(o.disk.lld.cleaner_policy, CleanerPolicy::kGreedy);
+  EXPECT_EQ(set_option(&o, "nvram_us", "2.5"), "");
+  EXPECT_EQ(o.disk.lld.nvram_us_per_4k, 2.5);
+  EXPECT_EQ(set_option(&o, "nvram_us", "0"), "");
+  EXPECT_EQ(o.disk.lld.nvram_us_per_4k, 0.0);
   EXPECT_EQ(set_option(&o, "block", "64K"), "");
   EXPECT_EQ(o.block_bytes, 65536u);
   EXPECT_EQ(set_option(&o, "block", "512"), "");
@@ -128,6 +148,14 @@ TEST(SetOption, DefaultsAreTheDocumentedOnes) {
   EXPECT_EQ(std::string(kDefaultGeometry), "st19101");
   EXPECT_EQ(kDefaultMode, DiskMode::kVld);
   EXPECT_FALSE(o.size_bytes.has_value());
+  // mode=lld's (paper 001, section 4.4; LldOptions).
+  EXPECT_EQ(o.disk.lld.partial_percent, 75u);
+  EXPECT_EQ(o.disk.lld.cleaner_policy, CleanerPolicy::kGreedy);
+  EXPECT_EQ(o.disk.lld.nvram_us_per_4k, 20.0);
+  EXPECT_FALSE(o.segment_bytes.has_value());
+  EXPECT_FALSE(o.nvram_bytes.has_value());
+  EXPECT_EQ(kDefaultSegmentBytes, 512u * 1024);
+  EXPECT_EQ(kDefaultNvramBytes, 6'100'000u);
 }
 
 TEST(SetOption, BadValuesNameTheKey) {
@@ -159,6 +187,12 @@ TEST(SetOption, BadValuesNameTheKey) {
       {"compactor_policy", "greedy"}, {"compactor_policy", ""},
       {"compactor_quiet_ms", "-1"}, {"compactor_quiet_ms", "5s"}, {"compactor_quiet_ms", "3600001"},
       {"fill", "0"}, {"fill", "101"}, {"window", "0"},
+      {"mode", "lfs"}, {"mode", "LLD"},
+      {"segment", "0"}, {"segment", ""}, {"segment", "half"}, {"segment", "-1"},
+      {"nvram", ""}, {"nvram", "6.1M"}, {"nvram", "-1"},
+      {"partial", "0"}, {"partial", "101"}, {"partial", "75%"}, {"partial", ""},
+      {"cleaner_policy", "fewest-live"}, {"cleaner_policy", "Greedy"}, {"cleaner_policy", ""},
+      {"nvram_us", "-1"}, {"nvram_us", "fast"}, {"nvram_us", ""}, {"nvram_us", "1000001"},
   };
   for (const Case& k : cases) {
     PluginOptions o;
@@ -191,7 +225,8 @@ TEST(SetOption, HelpListsEveryKey) {
                           "sectors_per_track=", "tracks_per_cylinder=", "cylinders=", "rpm=",
                           "head_switch_us=", "overhead_us=", "seek=", "latency=", "statsfile=",
                           "seed=", "fill=", "window=", "track_buffer=", "compactor=",
-                          "compactor_policy=", "compactor_quiet_ms="})
+                          "compactor_policy=", "compactor_quiet_ms=", "segment=", "nvram=",
+                          "partial=", "cleaner_policy=", "nvram_us="})
     EXPECT_TRUE(mentions(help, key)) << key;
 }
 
@@ -247,6 +282,54 @@ TEST(FormatOptions, DefaultsAreSt19101VldFourKiB25Percent) {
   EXPECT_EQ(f.spare_percent, 25u);
   EXPECT_EQ(f.geometry, *find_preset("st19101"));
   EXPECT_EQ(f.geometry.track_skew_sectors, 22u);  // skews derived
+}
+
+TEST(FormatOptions, LldTakesSegmentAndNvramWithTheirDefaults) {
+  PluginOptions o;
+  ASSERT_EQ(set_option(&o, "size", "64M"), "");
+  ASSERT_EQ(set_option(&o, "mode", "lld"), "");
+  FormatOptions f;
+  ASSERT_EQ(format_options(o, &f), "");
+  EXPECT_EQ(f.mode, DiskMode::kLld);
+  EXPECT_EQ(f.segment_bytes, 512u * 1024);
+  EXPECT_EQ(f.nvram_bytes, 6'100'000u);
+  ASSERT_EQ(set_option(&o, "segment", "1M"), "");
+  ASSERT_EQ(set_option(&o, "nvram", "0"), "");
+  ASSERT_EQ(format_options(o, &f), "");
+  EXPECT_EQ(f.segment_bytes, 1u << 20);
+  EXPECT_EQ(f.nvram_bytes, 0u);
+}
+
+// segment= and nvram= are mode=lld's: with another mode (the default
+// included) they are refused, not ignored.
+TEST(FormatOptions, SegmentAndNvramNeedModeLld) {
+  for (const char* mode : {"", "vld", "inplace"}) {
+    for (auto [k, v] : {std::pair{"segment", "512K"}, std::pair{"nvram", "0"}}) {
+      PluginOptions o;
+      o.file = "new.img";
+      ASSERT_EQ(set_option(&o, "size", "64M"), "");
+      if (*mode) ASSERT_EQ(set_option(&o, "mode", mode), "");
+      ASSERT_EQ(set_option(&o, k, v), "");
+      FormatOptions f;
+      const std::string err = format_options(o, &f);
+      EXPECT_TRUE(mentions(err, std::string(k) + "=")) << mode << ": " << err;
+      EXPECT_TRUE(mentions(err, "mode=lld")) << mode << ": " << err;
+      EXPECT_TRUE(mentions(err, std::string("mode=") + (*mode ? mode : "vld"))) << err;
+    }
+  }
+}
+
+// partial=, cleaner_policy= and nvram_us= are run-time and mode=lld's; other
+// modes ignore them, as mode=inplace ignores fill=, window= and compactor=.
+TEST(FormatOptions, LldRunTimeParametersAreIgnoredByOtherModes) {
+  PluginOptions o;
+  o.file = "new.img";
+  for (auto [k, v] : std::vector<std::pair<const char*, const char*>>{
+           {"size", "64M"}, {"mode", "inplace"}, {"partial", "50"},
+           {"cleaner_policy", "cost-benefit"}, {"nvram_us", "5"}, {"fill", "50"}})
+    ASSERT_EQ(set_option(&o, k, v), "") << k;
+  FormatOptions f;
+  EXPECT_EQ(format_options(o, &f), "");
 }
 
 TEST(FormatOptions, OverridesReplaceThePresetAndRederiveSkews) {
@@ -393,6 +476,77 @@ TEST(ConflictsWithImage, NamesTheConflictingParameter) {
     EXPECT_TRUE(mentions(err, k.image_value)) << k.key << ": \"" << err << "\"";
     EXPECT_TRUE(mentions(err, "disk.img")) << err;
   }
+}
+
+Image lld_image(const char* segment, const char* nvram) {
+  Image im;
+  PluginOptions& o = im.made_with;
+  o.file = "disk.img";
+  EXPECT_EQ(set_option(&o, "size", "64M"), "");
+  EXPECT_EQ(set_option(&o, "mode", "lld"), "");
+  if (*segment) EXPECT_EQ(set_option(&o, "segment", segment), "");
+  if (*nvram) EXPECT_EQ(set_option(&o, "nvram", nvram), "");
+  FormatOptions f;
+  EXPECT_EQ(format_options(o, &f), "");
+  im.sb = plan_image(f);
+  return im;
+}
+
+TEST(ConflictsWithImage, LldImageRecordsSegmentAndNvram) {
+  Image im = lld_image("1M", "8M");
+  EXPECT_EQ(conflicts_with_image(im.made_with, im.sb), "");
+  PluginOptions same;
+  same.file = "disk.img";
+  for (auto [k, v] : std::vector<std::pair<const char*, const char*>>{
+           {"mode", "lld"}, {"segment", "1048576"}, {"nvram", "8M"}, {"partial", "10"},
+           {"cleaner_policy", "cost-benefit"}, {"nvram_us", "3"}})
+    ASSERT_EQ(set_option(&same, k, v), "") << k;
+  EXPECT_EQ(conflicts_with_image(same, im.sb), "");
+  struct Case {
+    const char* key;
+    const char* value;
+    const char* image_value;
+  };
+  for (const Case& k : {Case{"segment", "512K", "1048576"}, Case{"nvram", "6100000", "8388608"},
+                        Case{"nvram", "0", "8388608"}, Case{"mode", "vld", "lld"}}) {
+    PluginOptions o;
+    o.file = "disk.img";
+    ASSERT_EQ(set_option(&o, k.key, k.value), "") << k.key;
+    const std::string err = conflicts_with_image(o, im.sb);
+    EXPECT_TRUE(mentions(err, std::string(k.key) + "=")) << err;
+    EXPECT_TRUE(mentions(err, "conflicts")) << err;
+    EXPECT_TRUE(mentions(err, k.image_value)) << err;
+  }
+  // The defaults are recorded too: an image made without segment= or
+  // nvram= has them, and a different value later conflicts.
+  Image plain = lld_image("", "");
+  EXPECT_EQ(plain.sb.segment_bytes, 512u * 1024);
+  EXPECT_EQ(plain.sb.nvram_bytes, 6'100'000u);
+  PluginOptions o;
+  o.file = "disk.img";
+  ASSERT_EQ(set_option(&o, "nvram", "0"), "");
+  EXPECT_TRUE(mentions(conflicts_with_image(o, plain.sb), "nvram=0 conflicts"));
+}
+
+TEST(ConflictsWithImage, SegmentAndNvramOnAnotherModesImageNameModeLld) {
+  Image im = st19101_image();  // mode=vld
+  for (auto [k, v] : {std::pair{"segment", "512K"}, std::pair{"nvram", "6100000"}}) {
+    PluginOptions o;
+    o.file = "disk.img";
+    ASSERT_EQ(set_option(&o, k, v), "");
+    const std::string err = conflicts_with_image(o, im.sb);
+    EXPECT_TRUE(mentions(err, std::string(k) + "=")) << err;
+    EXPECT_TRUE(mentions(err, "mode=lld")) << err;
+    EXPECT_TRUE(mentions(err, "disk.img")) << err;
+    EXPECT_TRUE(mentions(err, "mode=vld")) << err;
+  }
+  // mode=lld's run-time parameters are ignored, as fill= is on mode=inplace.
+  PluginOptions o;
+  o.file = "disk.img";
+  ASSERT_EQ(set_option(&o, "partial", "50"), "");
+  ASSERT_EQ(set_option(&o, "cleaner_policy", "cost-benefit"), "");
+  ASSERT_EQ(set_option(&o, "nvram_us", "1"), "");
+  EXPECT_EQ(conflicts_with_image(o, im.sb), "");
 }
 
 TEST(ConflictsWithImage, ReopeningWithTheCreatingOverridesAgrees) {
