@@ -1,13 +1,14 @@
-// IdleWorker: runs the drive's idle-time work (the vld compactor) in the
-// background while the drive is idle, with latency=sleep.
+// IdleWorker: runs the drive's idle-time work (mode=vld's compactor,
+// mode=lld's cleaner and NVRAM drain) in the background while the drive is
+// idle, with latency=sleep.
 //
 // Idle means no request has ended for compactor_quiet_ms of wall time (which,
 // with latency=sleep, is simulated time too: Pacer). Then the worker runs one
 // DiskController::idle_step at a time and sleeps until that step's simulated
-// end, so the compactor works at the drive's speed, never faster. A request
-// that arrives meanwhile takes the controller lock after the step's CPU work
-// and starts, in simulated time, when the step ends: it waits for at most
-// that one step (reported as preempt_wait). No step starts while a request
+// end, so the compactor (or cleaner) works at the drive's speed, never
+// faster. A request that arrives meanwhile takes the controller lock after
+// the step's CPU work and starts, in simulated time, when the step ends: it
+// waits for at most that one step (reported as preempt_wait). No step starts while a request
 // waits for the lock; one that arrived microseconds before a step took the
 // lock waits for the step and those microseconds. When there is nothing to do, the
 // worker looks again every quiet gap (at least 10 ms); VldDisk answers that

@@ -127,7 +127,8 @@ class StatsWriter {
   std::thread thread_;
 };
 std::unique_ptr<StatsWriter> g_stats_writer;
-std::unique_ptr<IdleWorker> g_idle_worker;  // latency=sleep, mode=vld, compactor=on
+// latency=sleep, and mode=vld with compactor=on or mode=lld (its cleaner).
+std::unique_ptr<IdleWorker> g_idle_worker;
 
 // Runs fn, turning exceptions into an nbdkit error and errno. An Error whose
 // errno is quiet_errno is an expected answer (a fast zero that would be
@@ -275,10 +276,20 @@ int vld_get_ready() {
   });
 }
 
+// Whether the disk has idle-time work for an IdleWorker: mode=vld's
+// compactor (unless compactor=off), mode=lld's cleaner and NVRAM drain.
+bool has_idle_work() {
+  switch (g_controller->superblock().mode) {
+    case DiskMode::kVld: return g_options.disk.vld.compactor.enabled;
+    case DiskMode::kLld: return true;
+    case DiskMode::kInplace: return false;
+  }
+  return false;
+}
+
 int vld_after_fork() {
   g_pacer = std::make_unique<Pacer>(g_options.latency);
-  if (g_options.latency == LatencyMode::kSleep && g_controller->superblock().mode == DiskMode::kVld &&
-      g_options.disk.vld.compactor.enabled)
+  if (g_options.latency == LatencyMode::kSleep && has_idle_work())
     g_idle_worker = std::make_unique<IdleWorker>(
         *g_controller, *g_pacer, std::chrono::milliseconds(g_options.compactor_quiet_ms));
   if (!g_options.statsfile.empty())
@@ -298,7 +309,7 @@ void vld_cleanup() {
 
 void vld_dump_plugin() {
   std::printf("vld_version=%s\n", VLD_VERSION);
-  std::printf("vld_modes=vld,inplace\n");
+  std::printf("vld_modes=vld,inplace,lld\n");
   std::string presets;
   for (const auto& n : preset_names()) presets += (presets.empty() ? "" : ",") + n;
   std::printf("vld_geometries=%s\n", presets.c_str());
@@ -406,7 +417,8 @@ struct nbdkit_plugin make_plugin() {
   p.name = "vld";
   p.longname = "vld: a virtual-log disk on a simulated drive";
   p.version = VLD_VERSION;
-  p.description = "Serves a simulated disk drive (update-in-place or virtual log).";
+  p.description =
+      "Serves a simulated disk drive (update-in-place, virtual log or log-structured).";
   p.load = vld_load;
   p.unload = vld_unload;
   p.config = vld_config;
