@@ -17,19 +17,6 @@ namespace vld {
 
 namespace {
 
-// The tracks of mode=lld's system area (checkpoint slots and NVRAM region)
-// with the layout planned for the whole drive (as many of its cylinders as
-// keep the platters within 2^32 - 1 sectors): an upper bound of the system
-// area of any smaller image, whose slots are sized for fewer segments.
-// Throws as plan_lld_layout does.
-uint64_t lld_system_tracks(const DriveGeometry& g, uint64_t export_bytes, uint32_t block_bytes,
-                           uint64_t segment_bytes, uint64_t nvram_bytes) {
-  const uint64_t whole = std::min<uint64_t>(g.cylinders, UINT32_MAX / g.sectors_per_cylinder());
-  return plan_lld_layout(g, static_cast<uint32_t>(whole), export_bytes, block_bytes,
-                         segment_bytes, nvram_bytes)
-      .system_tracks;
-}
-
 // mode=lld's platters: `base` (what the other modes get) plus the system
 // area's whole cylinders, and at least what the layout needs. Throws the
 // layout's refusal of segment= or nvram=. A result above g.cylinders is the
@@ -41,7 +28,7 @@ uint32_t lld_cylinders(const FormatOptions& o, uint32_t base) {
   if (std::max<uint64_t>(base, least) > g.cylinders)
     return static_cast<uint32_t>(std::max<uint64_t>(base, least));
   const uint64_t system_tracks =
-      lld_system_tracks(g, o.export_bytes, o.block_bytes, o.segment_bytes, o.nvram_bytes);
+      lld_system_area_tracks(g, o.export_bytes, o.block_bytes, o.segment_bytes, o.nvram_bytes);
   const uint64_t system_cylinders =
       (system_tracks + g.tracks_per_cylinder - 1) / g.tracks_per_cylinder;
   const uint64_t cyl = std::max<uint64_t>(base + system_cylinders, least);

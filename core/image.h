@@ -36,7 +36,7 @@ struct FormatOptions {
 //
 // mode=lld: the platters are the cylinders the other modes get for the same
 // size, block and spare, plus the whole cylinders of mode=lld's system area
-// (checkpoint slots and NVRAM region, sized for the whole drive), and never fewer than lld_cylinders_needed; the
+// (checkpoint slots and NVRAM region: lld_system_area_tracks), and never fewer than lld_cylinders_needed; the
 // layout (plan_lld_layout) is checked, and its refusals of segment= and
 // nvram= are the errors.
 Superblock plan_image(const FormatOptions& options);
