@@ -1,31 +1,315 @@
+// mode=lld's client requests (LldDisk::Impl; lld_disk_impl.h), and the
+// LldDisk facade.
 #include "core/lld/lld_disk.h"
 
+#include <algorithm>
+#include <cassert>
+#include <cstring>
+
+#include <fmt/format.h>
+
+#include "core/lld/lld_disk_impl.h"
 #include "core/util/error.h"
+#include "core/vld/map_sector.h"
 
 namespace vld {
 
-// A placeholder while the disk is built: opening fails cleanly.
-class LldDisk::Impl {};
+namespace {
 
-LldDisk::LldDisk(std::unique_ptr<BackingStore>, const Superblock&, LldOptions, bool) {
-  throw Error("mode=lld is not built yet", ENOTSUP);
+// Zeroing without holes writes real blocks; it is logged this many blocks
+// per request so that a large zero never holds its whole range in memory.
+constexpr uint64_t kZeroChunkBlocks = 8192;
+
+void append_run(std::vector<SectorRun>* runs, uint64_t psn, uint32_t sectors) {
+  if (!runs->empty() && runs->back().first_psn + runs->back().count == psn)
+    runs->back().count += sectors;
+  else
+    runs->push_back(SectorRun{psn, sectors});
 }
+
+}  // namespace
+
+std::vector<unsigned char> LldDisk::Impl::read_segment_copy(uint32_t block) {
+  const BlockMapEntry& m = map_[block];
+  std::vector<unsigned char> bytes = read_sectors(psn_of(m), shape_.block_sectors);
+  if (data_checksum(bytes.data(), bytes.size(), block) != m.checksum)
+    throw Error(fmt::format("block {} fails its checksum in segment storage (a lost or damaged "
+                            "write of the image file); restore the image from a copy",
+                            block),
+                EIO);
+  return bytes;
+}
+
+std::vector<unsigned char> LldDisk::Impl::current_block(uint32_t block,
+                                                        std::vector<SectorRun>* runs) {
+  if (const LogEntry* e = pending_.newest(block))
+    return e->is_trim() ? std::vector<unsigned char>(block_bytes()) : e->data;
+  const BlockMapEntry& m = map_[block];
+  if (m.psn_plus_one == 0) return std::vector<unsigned char>(block_bytes());
+  if (runs) append_run(runs, psn_of(m), shape_.block_sectors);
+  return read_segment_copy(block);
+}
+
+LogEntry LldDisk::Impl::data_entry(uint32_t block, std::vector<unsigned char> bytes) {
+  LogEntry e;
+  e.logical_block = block;
+  e.version = next_version_++;
+  e.checksum = data_checksum(bytes.data(), bytes.size(), block);
+  e.data = std::move(bytes);
+  return e;
+}
+
+LogEntry LldDisk::Impl::trim_entry(uint32_t first_block, uint32_t blocks) {
+  LogEntry e;
+  e.logical_block = first_block;
+  e.trim_blocks = blocks;
+  e.version = next_version_++;
+  return e;
+}
+
+std::vector<LogEntry> LldDisk::Impl::entries_for_write(uint64_t offset,
+                                                       std::span<const std::byte> data,
+                                                       LldClock& c) {
+  const uint64_t bs = block_bytes();
+  std::vector<LogEntry> entries;
+  std::vector<SectorRun> rmw;  // edges read before they are merged
+  for (uint64_t b = offset / bs; b * bs < offset + data.size(); ++b) {
+    const uint64_t from = std::max(offset, b * bs), to = std::min(offset + data.size(), (b + 1) * bs);
+    std::vector<unsigned char> bytes;
+    if (to - from == bs) {
+      bytes.resize(bs);
+    } else {
+      bytes = current_block(static_cast<uint32_t>(b), &rmw);
+    }
+    std::memcpy(bytes.data() + (from - b * bs), data.data() + (from - offset), to - from);
+    entries.push_back(data_entry(static_cast<uint32_t>(b), std::move(bytes)));
+  }
+  if (!rmw.empty()) c.add(drive_.read(rmw, c.now));
+  return entries;
+}
+
+void LldDisk::Impl::submit(std::vector<LogEntry> entries, bool fua, LldClock& c) {
+  assert(!entries.empty());
+  for (LogEntry& e : entries) e.ends_request = false;
+  entries.back().ends_request = true;
+  if (has_nvram() && entries.size() <= layout_.nvram_records) {
+    if (entries.size() > nvram_free_records()) {
+      // The buffer is full: drain it wholly (paper 001 section 5.3), and the
+      // write waits for that.
+      const SimTime before = c.now;
+      drain(c);
+      ++stats_.nvram_stalls;
+      stats_.nvram_stall_time += c.now - before;
+    }
+    nvram_append(entries, c);
+    for (LogEntry& e : entries) pending_.push(std::move(e));
+    return;  // durable already: FUA asks nothing more
+  }
+  if (has_nvram()) {
+    // Larger than the whole region: straight to segments, durable before
+    // the reply as an NVRAM write would be.
+    ++stats_.nvram_bypasses;
+    if (!pending_.empty()) drain(c);
+    log_to_segments(std::move(entries), c);
+    write_pending(/*force=*/true, c);
+    sync(c);
+    return;
+  }
+  log_to_segments(std::move(entries), c);
+  if (fua) {
+    write_pending(/*force=*/true, c);
+    sync(c);
+  }
+}
+
+void LldDisk::Impl::log_to_segments(std::vector<LogEntry> entries, LldClock& c) {
+  const SimTime before = c.now;
+  size_t i = 0;
+  bool split = false;
+  while (i < entries.size()) {
+    const size_t want = pending_.live_entries() + (entries.size() - i);
+    const uint32_t need = segments_for_entries(want) + 1;
+    if (usage_.free_count() < need) clean_until(need + kCleanerBatchSegments, c);
+    const size_t capacity = group_capacity_entries();
+    size_t take = capacity > pending_.live_entries() ? capacity - pending_.live_entries() : 0;
+    take = std::min(take, entries.size() - i);
+    if (take == 0) {
+      if (pending_.empty())
+        throw Error("mode=lld has no clean segment left for this write (the cleaner could not "
+                    "free one); this is a bug: please report it",
+                    ENOSPC);
+      write_pending(/*force=*/true, c);  // the memory copy out, then clean again
+      continue;
+    }
+    split |= take < entries.size() - i;
+    entries[i + take - 1].ends_request = true;  // a piece commits on its own
+    for (size_t j = i; j < i + take; ++j) pending_.push(std::move(entries[j]));
+    i += take;
+    // Whole segments out while the rest does not fit; a request cut across
+    // writes is written to its end before the next one starts.
+    write_pending(/*force=*/false, c);
+    if (in_group_) write_pending(/*force=*/true, c);
+  }
+  if (split) ++stats_.split_requests;
+  stats_.segment_write_time += c.now - before;
+}
+
+Completion LldDisk::Impl::read(uint64_t offset, std::span<std::byte> out, SimTime start) {
+  assert(offset + out.size() <= sb_.export_bytes);  // the controller checked the range
+  LldClock c{start};
+  const uint64_t bs = block_bytes();
+  std::vector<SectorRun> runs;
+  size_t buffered = 0;
+  for (uint64_t b = offset / bs; b * bs < offset + out.size(); ++b) {
+    const auto block = static_cast<uint32_t>(b);
+    if (has_nvram() && pending_.newest(block)) ++buffered;
+    const std::vector<unsigned char> bytes = current_block(block, &runs);
+    const uint64_t from = std::max(offset, b * bs), to = std::min(offset + out.size(), (b + 1) * bs);
+    std::memcpy(out.data() + (from - offset), bytes.data() + (from - b * bs), to - from);
+  }
+  if (!runs.empty()) {
+    c.add(drive_.read(runs, c.now));
+    for (const SectorRun& r : runs) c.blocks_read += r.count / shape_.block_sectors;
+  } else if (buffered == 0) {
+    c.add(drive_.command_only(c.now));
+  }
+  c.spend(nvram_cost(buffered));
+  return c.done();
+}
+
+Completion LldDisk::Impl::write(uint64_t offset, std::span<const std::byte> data, bool fua,
+                                SimTime start) {
+  assert(offset + data.size() <= sb_.export_bytes);  // the controller checked the range
+  store_->check();
+  LldClock c{start};
+  if (data.empty()) return flush_if(fua, c);
+  submit(entries_for_write(offset, data, c), fua, c);
+  return c.done();
+}
+
+Completion LldDisk::Impl::flush_if(bool fua, LldClock& c) {
+  if (fua && !has_nvram()) {
+    write_pending(/*force=*/true, c);
+    sync(c);
+  }
+  return c.done();
+}
+
+Completion LldDisk::Impl::flush(SimTime start) {
+  store_->check();
+  LldClock c{start};
+  if (has_nvram()) return c.done();  // every acknowledged write is in the NVRAM already
+  const bool had_pending = !pending_.empty();
+  write_pending(/*force=*/true, c);
+  if (!had_pending) c.add(drive_.command_only(c.now));
+  sync(c);
+  return c.done();
+}
+
+void LldDisk::Impl::whole_blocks(uint64_t offset, uint64_t len, uint64_t* first,
+                                 uint64_t* end) const {
+  const uint64_t bs = block_bytes();
+  *first = (offset + bs - 1) / bs;
+  *end = std::max(*first, (offset + len) / bs);
+}
+
+Completion LldDisk::Impl::trim(uint64_t offset, uint64_t len, bool fua, SimTime start) {
+  store_->check();
+  LldClock c{start};
+  uint64_t first, end;
+  whole_blocks(offset, len, &first, &end);
+  if (end == first) return flush_if(fua, c);  // trim is advisory: partial blocks stay
+  if (!has_nvram()) c.add(drive_.command_only(c.now));
+  std::vector<LogEntry> entries;
+  entries.push_back(trim_entry(static_cast<uint32_t>(first), static_cast<uint32_t>(end - first)));
+  submit(std::move(entries), fua, c);
+  return c.done();
+}
+
+Completion LldDisk::Impl::zero(uint64_t offset, uint64_t len, ZeroFlags flags, SimTime start) {
+  store_->check();
+  const uint64_t bs = block_bytes();
+  uint64_t first, end;
+  whole_blocks(offset, len, &first, &end);
+  const bool aligned = first * bs == offset && end * bs == offset + len;
+  if (flags.fast && !(flags.may_trim && aligned))
+    throw Error("zeroing here means writing blocks, which is not fast", ENOTSUP);
+  LldClock c{start};
+  if (flags.may_trim && end > first) {
+    // One request: the partial edges as written zeros, the whole blocks as a trim.
+    const std::vector<std::byte> zeros(bs);
+    std::vector<LogEntry> entries;
+    auto edge = [&](uint64_t from, uint64_t to) {
+      if (to <= from) return;
+      for (LogEntry& e : entries_for_write(from, std::span(zeros.data(), to - from), c))
+        entries.push_back(std::move(e));
+    };
+    edge(offset, first * bs);
+    entries.push_back(trim_entry(static_cast<uint32_t>(first), static_cast<uint32_t>(end - first)));
+    edge(end * bs, offset + len);
+    submit(std::move(entries), flags.fua, c);
+    return c.done();
+  }
+  const std::vector<std::byte> zeros(kZeroChunkBlocks * bs);
+  for (uint64_t at = offset; at < offset + len;) {
+    const uint64_t n = std::min<uint64_t>(offset + len - at, zeros.size() - at % bs);
+    submit(entries_for_write(at, std::span(zeros.data(), n), c), flags.fua, c);
+    at += n;
+  }
+  return c.done();
+}
+
+void LldDisk::Impl::extents(uint64_t offset, uint64_t len, const ExtentFn& fn) {
+  emit_block_extents(offset, len, block_bytes(), [this](uint64_t b) {
+    const auto block = static_cast<uint32_t>(b);
+    if (const LogEntry* e = pending_.newest(block)) return !e->is_trim();
+    return map_[block].psn_plus_one != 0;
+  }, fn);
+}
+
+void LldDisk::Impl::close() {
+  store_->check();
+  LldClock c{SimTime{}};
+  if (!has_nvram()) write_pending(/*force=*/true, c);
+  write_checkpoint(/*clean=*/true, c);
+}
+
+// ---- the facade
+
+LldDisk::LldDisk(std::unique_ptr<BackingStore> store, const Superblock& sb, LldOptions options,
+                 bool track_buffer)
+    : impl_(std::make_unique<Impl>(std::move(store), sb, options, track_buffer)) {}
 LldDisk::~LldDisk() = default;
-void LldDisk::format(BackingStore&, const Superblock&) {}
-const Superblock& LldDisk::superblock() const { throw Error("mode=lld", ENOTSUP); }
-const DriveModel& LldDisk::drive() const { throw Error("mode=lld", ENOTSUP); }
-void LldDisk::set_track_buffer(bool) {}
-Completion LldDisk::read(uint64_t, std::span<std::byte>, SimTime) { return {}; }
-Completion LldDisk::write(uint64_t, std::span<const std::byte>, bool, SimTime) { return {}; }
-Completion LldDisk::flush(SimTime) { return {}; }
-Completion LldDisk::trim(uint64_t, uint64_t, bool, SimTime) { return {}; }
-Completion LldDisk::zero(uint64_t, uint64_t, ZeroFlags, SimTime) { return {}; }
-void LldDisk::extents(uint64_t, uint64_t, const ExtentFn&) {}
-std::optional<Completion> LldDisk::idle_step(SimTime) { return std::nullopt; }
-uint64_t LldDisk::live_blocks() const { return 0; }
-void LldDisk::close() {}
-ModeReport LldDisk::mode_report() const { return {}; }
-std::string LldDisk::check_consistency() const { return ""; }
-LldReport LldDisk::report() const { return {}; }
+void LldDisk::format(BackingStore& store, const Superblock& sb) { Impl::format(store, sb); }
+const Superblock& LldDisk::superblock() const { return impl_->superblock(); }
+const DriveModel& LldDisk::drive() const { return impl_->drive(); }
+void LldDisk::set_track_buffer(bool on) { impl_->set_track_buffer(on); }
+Completion LldDisk::read(uint64_t offset, std::span<std::byte> out, SimTime start) {
+  return impl_->read(offset, out, start);
+}
+Completion LldDisk::write(uint64_t offset, std::span<const std::byte> data, bool fua,
+                          SimTime start) {
+  return impl_->write(offset, data, fua, start);
+}
+Completion LldDisk::flush(SimTime start) { return impl_->flush(start); }
+Completion LldDisk::trim(uint64_t offset, uint64_t len, bool fua, SimTime start) {
+  return impl_->trim(offset, len, fua, start);
+}
+Completion LldDisk::zero(uint64_t offset, uint64_t len, ZeroFlags flags, SimTime start) {
+  return impl_->zero(offset, len, flags, start);
+}
+void LldDisk::extents(uint64_t offset, uint64_t len, const ExtentFn& fn) {
+  impl_->extents(offset, len, fn);
+}
+std::optional<Completion> LldDisk::idle_step(SimTime start) { return impl_->idle_step(start); }
+uint64_t LldDisk::live_blocks() const { return impl_->live_blocks(); }
+void LldDisk::close() { impl_->close(); }
+LldReport LldDisk::report() const { return impl_->report(); }
+ModeReport LldDisk::mode_report() const {
+  ModeReport r;
+  r.lld = impl_->report();
+  return r;
+}
+std::string LldDisk::check_consistency() const { return impl_->check_consistency(); }
 
 }  // namespace vld

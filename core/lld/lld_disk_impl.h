@@ -1,0 +1,198 @@
+// LldDisk::Impl: the state and the steps of mode=lld; lld_disk.h says what
+// the disk promises. The members are split over files by job:
+//   lld_disk.cc        client requests: read, write, trim, zero, flush
+//   lld_log_writer.cc  segment writes at the log head, checkpoints
+//   lld_cleaner.cc     the segment cleaner, idle-time work
+//   lld_nvram.cc       the NVRAM region: append, drain, reset
+//   lld_open.cc        format, open and recovery, report, consistency
+//
+// Thread-safety: not thread-safe (see Disk); DiskController serialises.
+#ifndef VLD_CORE_LLD_LLD_DISK_IMPL_H_
+#define VLD_CORE_LLD_LLD_DISK_IMPL_H_
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/lld/checkpoint.h"
+#include "core/lld/lld_disk.h"
+#include "core/lld/lld_layout.h"
+#include "core/lld/nvram_log.h"
+#include "core/lld/pending_log.h"
+#include "core/lld/segment_summary.h"
+#include "core/lld/segment_usage.h"
+#include "core/store/backing_store.h"
+
+namespace vld {
+
+// Client writes and drains clean below this many free segments: one to
+// open when the log's segment closes, one for the cleaner's moves.
+inline constexpr uint32_t kCleanerLowSegments = 2;
+// The cleaner then works until this many more are free (or no victim
+// helps), so that one checkpoint frees a batch of segments: a checkpoint
+// writes the whole block map (checkpoint.h).
+inline constexpr uint32_t kCleanerBatchSegments = 8;
+
+// Where a request's time goes, step by step.
+struct LldClock {
+  SimTime now;
+  ServiceBreakdown breakdown;
+  uint64_t blocks_written = 0;  // physical data blocks
+  uint64_t blocks_read = 0;
+  uint32_t syncs = 0;
+
+  void add(const Access& a) {
+    breakdown += a.breakdown;
+    now = a.end;
+  }
+  // Memory time (NVRAM copies): no mechanism moves; counted as transfer.
+  void spend(SimDuration d) {
+    breakdown.transfer += d;
+    now += d;
+  }
+  Completion done() const { return {now, breakdown, blocks_written, blocks_read, syncs}; }
+};
+
+class LldDisk::Impl {
+ public:
+  Impl(std::unique_ptr<BackingStore> store, const Superblock& sb, LldOptions options,
+       bool track_buffer);
+  static void format(BackingStore& store, const Superblock& sb);
+
+  const Superblock& superblock() const { return sb_; }
+  const DriveModel& drive() const { return drive_; }
+  void set_track_buffer(bool on) { drive_.set_track_buffer(on); }
+
+  Completion read(uint64_t offset, std::span<std::byte> out, SimTime start);
+  Completion write(uint64_t offset, std::span<const std::byte> data, bool fua, SimTime start);
+  Completion flush(SimTime start);
+  Completion trim(uint64_t offset, uint64_t len, bool fua, SimTime start);
+  Completion zero(uint64_t offset, uint64_t len, ZeroFlags flags, SimTime start);
+  void extents(uint64_t offset, uint64_t len, const ExtentFn& fn);
+  std::optional<Completion> idle_step(SimTime start);
+  uint64_t live_blocks() const { return usage_.total_live_blocks(); }
+  void close();
+  LldReport report() const;
+  std::string check_consistency() const;
+
+ private:
+  // ---- client requests (lld_disk.cc)
+  bool has_nvram() const { return layout_.nvram_records > 0; }
+  uint32_t block_bytes() const { return sb_.block_bytes; }
+  // The block's newest contents: buffered, pending, in its segment, or zeros.
+  // Reads from a segment are added to *runs (if given) for the drive.
+  std::vector<unsigned char> current_block(uint32_t block, std::vector<SectorRun>* runs);
+  std::vector<unsigned char> read_segment_copy(uint32_t block);
+  LogEntry data_entry(uint32_t block, std::vector<unsigned char> bytes);
+  LogEntry trim_entry(uint32_t first_block, uint32_t blocks);
+  // The entries of writing data at offset (whole blocks; edges read, merged).
+  std::vector<LogEntry> entries_for_write(uint64_t offset, std::span<const std::byte> data,
+                                          LldClock& c);
+  // Logs one client request (entries in order): NVRAM, or the open segment.
+  void submit(std::vector<LogEntry> entries, bool fua, LldClock& c);
+  // The request into pending_ and out to segments as they fill, in pieces
+  // the free segments can take (cleaning in between); each piece is whole
+  // in the log before this returns, or still wholly in memory.
+  void log_to_segments(std::vector<LogEntry> entries, LldClock& c);
+  // nvram=0 and fua: the memory copy out and synced.
+  Completion flush_if(bool fua, LldClock& c);
+  // Whole blocks inside [offset, offset+len): [*first, *end).
+  void whole_blocks(uint64_t offset, uint64_t len, uint64_t* first, uint64_t* end) const;
+
+  // ---- the log head (lld_log_writer.cc)
+  uint32_t room_sectors() const;
+  // How many of pending's front entries fit the open segment's room.
+  size_t fitting_pending() const;
+  // One segment write from pending's front: a whole (closing) write if the
+  // rest does not fit; else, with force, the rest under the partial-segment
+  // rule. False if it wrote nothing.
+  bool write_one(bool force, LldClock& c);
+  // write_one until it writes nothing.
+  void write_pending(bool force, LldClock& c);
+  // One segment write of entries at the log head, applied to the map.
+  void emit_write(const std::vector<const LogEntry*>& entries, bool close, bool continues,
+                  LldClock& c);
+  void apply_entry(const LogEntry& e, uint32_t segment, uint64_t psn, uint64_t seq);
+  void kill_copy(uint32_t block);
+  // Closes the open segment if the room left holds no block.
+  bool must_close_after(uint32_t sectors_written) const;
+  // Writes a checkpoint of the map and the usage table (sync, write, sync)
+  // and frees the segments it shows empty.
+  void write_checkpoint(bool clean, LldClock& c);
+  void sync(LldClock& c);
+
+  // ---- the cleaner (lld_cleaner.cc)
+  // Cleans until target free segments (or no victim helps), then
+  // checkpoints to free them. Returns true if anything was freed.
+  bool clean_until(uint32_t target_free, LldClock& c);
+  void clean_segment(uint32_t victim, LldClock& c);
+  // The moved blocks at the log head, closing segments as they fill.
+  void write_moves(const std::vector<LogEntry>& moves, LldClock& c);
+  // Whether a victim's live blocks fit the room and the free segments.
+  bool moves_fit(uint32_t victim) const;
+  // Entries a request of n entries may carry before the cleaner must run.
+  size_t group_capacity_entries() const;
+  uint32_t segments_for_entries(size_t entries) const;
+
+  // ---- NVRAM (lld_nvram.cc)
+  void nvram_append(const std::vector<LogEntry>& entries, LldClock& c);
+  // Writes the whole buffer into segments and resets the region.
+  void drain(LldClock& c);
+  void nvram_reset(LldClock& c);
+  uint64_t nvram_free_records() const;
+  uint64_t nvram_region_offset() const;
+  SimDuration nvram_cost(size_t records) const;  // nvram_us= per 4 KiB
+
+  // ---- open and recovery (lld_open.cc)
+  // A segment write as roll-forward found it.
+  struct RecoveredWrite {
+    SegmentSummary summary;
+    std::vector<unsigned char> data;  // its data blocks, in entry order
+  };
+  void recover();
+  // The write with seq at (segment, sector) if it is there whole: an
+  // authentic summary naming that place and seq, and every block matching
+  // its checksum. Charges the reads to c.
+  std::optional<RecoveredWrite> read_log_write(uint32_t segment, uint32_t sector, uint64_t seq,
+                                               LldClock& c);
+  void apply_recovered(const RecoveredWrite& w);
+  // From the checkpoint's log head on, applying writes a request at a time
+  // (a write with `continues` waits for the rest of its request).
+  void roll_forward(LldClock& c);
+  // NVRAM records newer than the segments' versions into the buffer.
+  void replay_nvram_region(LldClock& c);
+  std::vector<unsigned char> read_sectors(uint64_t psn, uint64_t sectors);
+  uint64_t psn_of(const BlockMapEntry& e) const { return uint64_t{e.psn_plus_one} - 1; }
+
+  std::unique_ptr<FailStopStore> store_;  // stops the disk after a failed sync
+  const Superblock sb_;
+  const LldLayout layout_;
+  const LldShape shape_;
+  const MacKey key_;
+  const LldOptions options_;
+  const uint32_t blocks_per_write_;  // max_blocks_per_write(shape_)
+  DriveModel drive_;
+
+  std::vector<BlockMapEntry> map_;  // per logical block: its newest copy in a segment
+  SegmentUsageTable usage_;
+  // Per segment: logical blocks written into it since it was opened (a
+  // block may be listed twice, or be dead now); the cleaner checks the map.
+  std::vector<std::vector<uint32_t>> segment_blocks_;
+  uint32_t head_sector_ = 0;   // the next write's sector in the open segment
+  uint64_t next_seq_ = 1;      // of the next segment write
+  uint64_t next_version_ = 1;  // of the next block written or trimmed
+  uint64_t checkpoint_generation_ = 0;
+  bool in_group_ = false;  // the last write had `continues` set
+
+  PendingLog pending_;     // NVRAM buffer, or the open segment's memory copy
+  NvramHeader nvram_header_;
+  uint64_t nvram_next_seq_ = 1;
+
+  LldStats stats_;
+  LldRecoveryReport recovery_;
+};
+
+}  // namespace vld
+
+#endif  // VLD_CORE_LLD_LLD_DISK_IMPL_H_

@@ -1,0 +1,182 @@
+// The log head of mode=lld: segment writes and checkpoints (LldDisk::Impl;
+// lld_disk_impl.h). Every segment write is [summary][blocks] at the open
+// segment's head_sector_ (docs/format.md, "mode=lld / Segment summary"),
+// one sequential transfer through the drive model.
+#include <algorithm>
+#include <cassert>
+
+#include "core/lld/lld_disk_impl.h"
+#include "core/util/error.h"
+
+namespace vld {
+
+uint32_t LldDisk::Impl::room_sectors() const { return shape_.segment_sectors - head_sector_; }
+
+bool LldDisk::Impl::must_close_after(uint32_t sectors_written) const {
+  // A write that leaves no room for one more block closes the segment, so
+  // roll-forward always finds the next write where a summary says.
+  const uint32_t left = room_sectors() - sectors_written;
+  return left < 1 + shape_.block_sectors;
+}
+
+size_t LldDisk::Impl::fitting_pending() const {
+  size_t entries = 0;
+  uint32_t data = 0;
+  const uint32_t room = room_sectors();
+  pending_.for_each_live([&](const LogEntry& e) {
+    const uint32_t next_data = data + (e.is_trim() ? 0 : 1);
+    if (write_sectors(static_cast<uint32_t>(entries + 1), next_data, shape_) > room) return false;
+    ++entries;
+    data = next_data;
+    return true;
+  });
+  return entries;
+}
+
+bool LldDisk::Impl::write_one(bool force, LldClock& c) {
+  if (pending_.empty()) return false;
+  const size_t k = fitting_pending();
+  const bool all = k == pending_.live_entries();
+  if (all && !force) return false;
+  assert(k > 0);  // must_close_after keeps room for one block
+  std::vector<const LogEntry*> entries;
+  entries.reserve(k);
+  uint32_t data = 0;
+  pending_.for_each_live([&](const LogEntry& e) {
+    entries.push_back(&e);
+    data += e.is_trim() ? 0 : 1;
+    return entries.size() < k;
+  });
+  const uint32_t sectors = static_cast<uint32_t>(write_sectors(static_cast<uint32_t>(k), data, shape_));
+  // LLD's partial-segment rule (paper 001 section 4.4): a forced write that
+  // leaves the segment at least partial% full closes it as if it were full.
+  const bool partial_full = uint64_t{head_sector_ + sectors} * 100 >=
+                            uint64_t{options_.partial_percent} * shape_.segment_sectors;
+  const bool close = !all || must_close_after(sectors) || partial_full;
+  const bool continues = !entries.back()->ends_request;
+  emit_write(entries, close, continues, c);
+  stats_.client_blocks_written += data;  // pending_ holds client entries only
+  for (size_t i = 0; i < k; ++i) pending_.pop_front();
+  return true;
+}
+
+void LldDisk::Impl::write_pending(bool force, LldClock& c) {
+  while (write_one(force, c)) {
+  }
+}
+
+void LldDisk::Impl::kill_copy(uint32_t block) {
+  const BlockMapEntry& m = map_[block];
+  if (m.psn_plus_one == 0) return;
+  auto where = layout_.segment_of(psn_of(m));
+  assert(where);
+  usage_.kill_block(where->segment);
+}
+
+void LldDisk::Impl::apply_entry(const LogEntry& e, uint32_t segment, uint64_t psn, uint64_t seq) {
+  if (e.is_trim()) {
+    for (uint32_t b = e.logical_block; b - e.logical_block < e.trim_blocks; ++b) {
+      if (map_[b].version > e.version) continue;  // a newer write (recovery only)
+      kill_copy(b);
+      map_[b] = BlockMapEntry{0, 0, e.version};
+    }
+    return;
+  }
+  BlockMapEntry& m = map_[e.logical_block];
+  if (m.version > e.version) return;  // a newer write (recovery only)
+  kill_copy(e.logical_block);
+  m = BlockMapEntry{static_cast<uint32_t>(psn + 1), e.checksum, e.version};
+  usage_.write_block(segment, seq);
+  segment_blocks_[segment].push_back(e.logical_block);
+}
+
+void LldDisk::Impl::emit_write(const std::vector<const LogEntry*>& entries, bool close,
+                               bool continues, LldClock& c) {
+  const uint32_t segment = *usage_.open_segment();
+  SegmentSummary s;
+  s.segment = segment;
+  s.seq = next_seq_;
+  s.first_sector = head_sector_;
+  s.closes_segment = close;
+  s.continues = continues;
+  s.next_segment = segment;
+  if (close) {
+    auto next = usage_.lowest_free();
+    if (!next)
+      throw Error("mode=lld has no clean segment left to write into (the cleaner could not keep "
+                  "up); this is a bug: please report it with the image's vld-inspect output",
+                  ENOSPC);
+    s.next_segment = *next;
+  }
+  for (const LogEntry* e : entries)
+    s.blocks.push_back(SummaryEntry{e->logical_block, e->checksum, e->version, e->trim_blocks});
+  std::vector<unsigned char> bytes = encode_segment_summary(s, shape_, key_);
+  const uint32_t summary = static_cast<uint32_t>(bytes.size() / kSectorBytes);
+  for (const LogEntry* e : entries) bytes.insert(bytes.end(), e->data.begin(), e->data.end());
+  const uint64_t psn = layout_.segment_first_psn(segment) + head_sector_;
+  // Written before anything changes: a failed write leaves the disk as it was.
+  store_->write(sb_.platter_offset + psn * kSectorBytes, std::as_bytes(std::span(bytes)));
+  const SectorRun run{psn, static_cast<uint32_t>(bytes.size() / kSectorBytes)};
+  c.add(drive_.access(std::span(&run, 1), c.now));
+
+  uint64_t data_psn = psn + summary;
+  for (const LogEntry* e : entries) {
+    apply_entry(*e, segment, data_psn, s.seq);
+    if (!e->is_trim()) data_psn += shape_.block_sectors;
+  }
+  c.blocks_written += s.data_blocks();
+  ++stats_.segment_writes;
+  stats_.summary_sectors_written += summary;
+  ++next_seq_;
+  in_group_ = continues;
+  head_sector_ += run.count;
+  if (close) {
+    usage_.close(segment);
+    usage_.open(s.next_segment);
+    segment_blocks_[s.next_segment].clear();
+    head_sector_ = 0;
+    ++stats_.segments_closed;
+  } else {
+    ++stats_.partial_writes;
+  }
+}
+
+void LldDisk::Impl::sync(LldClock& c) {
+  store_->sync();
+  ++c.syncs;
+}
+
+void LldDisk::Impl::write_checkpoint(bool clean, LldClock& c) {
+  assert(!in_group_);  // a checkpoint never splits a request's writes
+  sync(c);  // every segment write the tables reflect is durable first
+  Checkpoint cp;
+  cp.clean = clean;
+  cp.generation = ++checkpoint_generation_;
+  cp.checkpoint_seq = next_seq_ - 1;
+  cp.next_seq = next_seq_;
+  cp.segment = *usage_.open_segment();
+  cp.next_sector = head_sector_;
+  cp.tables.map = map_;
+  cp.tables.usage = usage_.usage_table();
+  const std::vector<unsigned char> bytes = encode_checkpoint(cp, shape_, key_);
+  const LldExtent& slot = layout_.checkpoint[cp.generation % 2];
+  assert(bytes.size() == slot.sectors * kSectorBytes);
+  const SimTime before = c.now;
+  store_->write(sb_.platter_offset + slot.first_psn * kSectorBytes, std::as_bytes(std::span(bytes)));
+  const SectorRun run{slot.first_psn, static_cast<uint32_t>(slot.sectors)};
+  c.add(drive_.access(std::span(&run, 1), c.now));
+  sync(c);
+  ++stats_.checkpoints;
+  stats_.checkpoint_sectors_written += slot.sectors;
+  stats_.checkpoint_time += c.now - before;
+  // Segments the durable checkpoint shows empty can be reused now: nothing
+  // recovery reads (the checkpoint, the writes after it) lies in them.
+  for (uint32_t s = 0; s < usage_.segment_count(); ++s) {
+    if (usage_.state(s) != SegmentState::kFull || usage_.usage(s).live_blocks != 0) continue;
+    usage_.free_segment(s);
+    segment_blocks_[s].clear();
+    ++stats_.segments_freed;
+  }
+}
+
+}  // namespace vld

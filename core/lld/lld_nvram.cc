@@ -1,0 +1,66 @@
+// mode=lld's NVRAM region (LldDisk::Impl; lld_disk_impl.h; the format is
+// core/lld/nvram_log.h). Each client request is appended as records and
+// fdatasynced before it is acknowledged; the buffer (pending_) keeps the
+// newest version of each block until a drain writes them into segments.
+#include <cassert>
+
+#include "core/lld/lld_disk_impl.h"
+
+namespace vld {
+
+uint64_t LldDisk::Impl::nvram_region_offset() const {
+  return sb_.platter_offset + layout_.nvram.first_psn * kSectorBytes;
+}
+
+uint64_t LldDisk::Impl::nvram_free_records() const {
+  const uint64_t used = nvram_next_seq_ - nvram_header_.first_seq;
+  assert(used <= layout_.nvram_records);
+  return layout_.nvram_records - used;
+}
+
+SimDuration LldDisk::Impl::nvram_cost(size_t records) const {
+  return sim_us(options_.nvram_us_per_4k * static_cast<double>(records) * block_bytes() / 4096.0);
+}
+
+void LldDisk::Impl::nvram_append(const std::vector<LogEntry>& entries, LldClock& c) {
+  assert(!entries.empty() && entries.size() <= nvram_free_records());
+  std::vector<NvramBlock> blocks;
+  blocks.reserve(entries.size());
+  for (const LogEntry& e : entries)
+    blocks.push_back(NvramBlock{e.logical_block, e.version, e.data, e.trim_blocks});
+  const std::vector<unsigned char> bytes =
+      encode_nvram_request(nvram_header_, nvram_next_seq_, blocks, shape_, key_);
+  store_->write(nvram_region_offset() + nvram_record_offset(nvram_header_, nvram_next_seq_, shape_),
+                std::as_bytes(std::span(bytes)));
+  sync(c);  // acknowledged only once it is on stable storage
+  nvram_next_seq_ += entries.size();
+  stats_.nvram_records_written += entries.size();
+  const SimDuration cost = nvram_cost(entries.size());
+  c.spend(cost);
+  stats_.nvram_time += cost;
+}
+
+void LldDisk::Impl::drain(LldClock& c) {
+  assert(has_nvram() && !in_group_);
+  const SimTime before = c.now;
+  while (!pending_.empty()) {
+    if (usage_.free_count() < kCleanerLowSegments)
+      clean_until(kCleanerLowSegments + kCleanerBatchSegments, c);
+    write_one(/*force=*/true, c);
+  }
+  sync(c);  // the segments hold every buffered block before the region forgets them
+  nvram_reset(c);
+  ++stats_.nvram_drains;
+  stats_.segment_write_time += c.now - before;
+}
+
+void LldDisk::Impl::nvram_reset(LldClock& c) {
+  assert(pending_.empty());
+  const NvramHeader next{nvram_header_.epoch + 1, nvram_next_seq_};
+  const std::vector<unsigned char> bytes = encode_nvram_header(next, key_);
+  store_->write(nvram_region_offset() + nvram_header_offset(next), std::as_bytes(std::span(bytes)));
+  sync(c);  // appends of the new epoch must never land under the old header
+  nvram_header_ = next;
+}
+
+}  // namespace vld

@@ -1,0 +1,296 @@
+// Opening mode=lld images: format, recovery (checkpoint, roll-forward, NVRAM
+// replay), and the disk's report and self-check (LldDisk::Impl;
+// lld_disk_impl.h). Sprite LFS section 4 and paper 000 section 4 recover
+// the same way: the newest whole checkpoint, then the log written after it.
+#include <algorithm>
+#include <cassert>
+
+#include <fmt/format.h>
+
+#include "core/lld/lld_disk_impl.h"
+#include "core/util/coding.h"
+#include "core/util/error.h"
+#include "core/vld/map_sector.h"
+
+namespace vld {
+
+namespace {
+
+LldLayout layout_of(const Superblock& sb) {
+  assert(sb.mode == DiskMode::kLld);
+  return plan_lld_layout(sb.geometry, sb.simulated_cylinders, sb.export_bytes, sb.block_bytes,
+                         sb.segment_bytes, sb.nvram_bytes);
+}
+
+Checkpoint empty_checkpoint(const LldShape& shape) {
+  Checkpoint cp;
+  cp.clean = true;
+  cp.generation = 1;
+  cp.checkpoint_seq = 0;
+  cp.next_seq = 1;
+  cp.tables.map.resize(shape.logical_blocks);
+  cp.tables.usage.resize(shape.segment_count);
+  return cp;
+}
+
+}  // namespace
+
+void LldDisk::Impl::format(BackingStore& store, const Superblock& sb) {
+  const LldLayout layout = layout_of(sb);
+  const std::vector<unsigned char> cp = encode_checkpoint(empty_checkpoint(layout.shape),
+                                                          layout.shape, sb.secret);
+  const LldExtent& slot = layout.checkpoint[1 % 2];  // generation 1's slot
+  store.write(sb.platter_offset + slot.first_psn * kSectorBytes, std::as_bytes(std::span(cp)));
+  if (layout.nvram_records == 0) return;
+  const NvramHeader h{1, 1};
+  const std::vector<unsigned char> header = encode_nvram_header(h, sb.secret);
+  store.write(sb.platter_offset + layout.nvram.first_psn * kSectorBytes + nvram_header_offset(h),
+              std::as_bytes(std::span(header)));
+}
+
+LldDisk::Impl::Impl(std::unique_ptr<BackingStore> store, const Superblock& sb, LldOptions options,
+                    bool track_buffer)
+    : store_(FailStopStore::wrap(std::move(store))),
+      sb_(sb),
+      layout_(layout_of(sb)),
+      shape_(layout_.shape),
+      key_(sb.secret),
+      options_(options),
+      blocks_per_write_(max_blocks_per_write(layout_.shape)),
+      drive_(sb.geometry, sb.simulated_cylinders),
+      usage_(layout_.shape.segment_count, blocks_per_write_),
+      segment_blocks_(layout_.shape.segment_count),
+      pending_(/*dedup=*/layout_.nvram_records > 0) {
+  assert(options_.partial_percent >= 1 && options_.partial_percent <= 100);
+  drive_.set_track_buffer(track_buffer);
+  recover();
+}
+
+std::vector<unsigned char> LldDisk::Impl::read_sectors(uint64_t psn, uint64_t sectors) {
+  std::vector<unsigned char> bytes(sectors * kSectorBytes);
+  store_->read(sb_.platter_offset + psn * kSectorBytes, std::as_writable_bytes(std::span(bytes)));
+  return bytes;
+}
+
+void LldDisk::Impl::recover() {
+  LldClock c{SimTime{}};
+  const std::array<SectorRun, 2> slots{
+      SectorRun{layout_.checkpoint[0].first_psn, static_cast<uint32_t>(layout_.checkpoint[0].sectors)},
+      SectorRun{layout_.checkpoint[1].first_psn, static_cast<uint32_t>(layout_.checkpoint[1].sectors)}};
+  const auto slot0 = read_sectors(slots[0].first_psn, slots[0].count);
+  const auto slot1 = read_sectors(slots[1].first_psn, slots[1].count);
+  c.add(drive_.read(slots, c.now));
+  recovery_.sectors_read += slots[0].count + slots[1].count;
+  auto picked = pick_checkpoint(slot0, slot1, shape_, key_);
+  if (!picked)
+    throw Error("mode=lld image: neither checkpoint slot is whole and authentic, so the image "
+                "cannot be recovered; restore it from a copy",
+                EIO);
+  const Checkpoint& cp = picked->checkpoint;
+  recovery_.clean = cp.clean;
+  recovery_.checkpoint_generation = cp.generation;
+  checkpoint_generation_ = cp.generation;
+  map_ = cp.tables.map;
+  usage_ = SegmentUsageTable::restore(cp.tables.usage, blocks_per_write_, cp.segment);
+  head_sector_ = cp.next_sector;
+  next_seq_ = cp.next_seq;
+  for (uint32_t b = 0; b < map_.size(); ++b) {
+    next_version_ = std::max(next_version_, map_[b].version + 1);
+    if (map_[b].psn_plus_one == 0) continue;
+    auto where = layout_.segment_of(psn_of(map_[b]));
+    if (!where) throw Error(fmt::format("mode=lld image: the checkpoint maps block {} outside "
+                                        "the segments; restore the image from a copy", b), EIO);
+    segment_blocks_[where->segment].push_back(b);
+  }
+  roll_forward(c);
+  replay_nvram_region(c);
+  // Writes (in memory on a read-only server's overlay): a checkpoint that
+  // bridges what roll-forward discarded, then the replayed buffer drained
+  // and the NVRAM given a new epoch, so no new record can line up behind a
+  // torn one (nvram_log.h).
+  write_checkpoint(/*clean=*/false, c);
+  if (has_nvram()) drain(c);
+  recovery_.simulated_ms = to_ms(c.now - SimTime{});
+  stats_ = LldStats{};  // the counters are the served requests'; recovery_ has the open's
+}
+
+std::optional<LldDisk::Impl::RecoveredWrite> LldDisk::Impl::read_log_write(uint32_t segment,
+                                                                        uint32_t sector,
+                                                                        uint64_t seq,
+                                                                        LldClock& c) {
+  if (sector + 1 > shape_.segment_sectors) return std::nullopt;
+  const uint64_t psn = layout_.segment_first_psn(segment) + sector;
+  std::vector<unsigned char> head = read_sectors(psn, 1);
+  const uint32_t count = decode_fixed32(head.data() + 20);
+  const uint32_t room = shape_.segment_sectors - sector;
+  if (count == 0 || summary_sectors(count) > room) return std::nullopt;
+  std::vector<unsigned char> summary = read_sectors(psn, summary_sectors(count));
+  auto s = decode_segment_summary(summary, shape_, key_);
+  if (!s || s->segment != segment || s->first_sector != sector || s->seq != seq) return std::nullopt;
+  RecoveredWrite w{*s, read_sectors(psn + summary_sectors(count),
+                                    uint64_t{s->data_blocks()} * shape_.block_sectors)};
+  const SectorRun run{psn, static_cast<uint32_t>(s->end_sector(shape_) - sector)};
+  c.add(drive_.read(std::span(&run, 1), c.now));
+  recovery_.sectors_read += run.count;
+  // A torn write: some block is not what its summary says.
+  size_t at = 0;
+  for (const SummaryEntry& e : s->blocks) {
+    if (e.trim_blocks > 0) continue;
+    if (data_checksum(w.data.data() + at, block_bytes(), e.logical_block) != e.checksum)
+      return std::nullopt;
+    at += block_bytes();
+  }
+  return w;
+}
+
+void LldDisk::Impl::apply_recovered(const RecoveredWrite& w) {
+  const uint64_t first = layout_.segment_first_psn(w.summary.segment) + w.summary.first_sector +
+                         summary_sectors(static_cast<uint32_t>(w.summary.blocks.size()));
+  uint64_t data_psn = first;
+  size_t at = 0;
+  for (const SummaryEntry& s : w.summary.blocks) {
+    LogEntry e;
+    e.logical_block = s.logical_block;
+    e.trim_blocks = s.trim_blocks;
+    e.version = s.version;
+    e.checksum = s.checksum;
+    next_version_ = std::max(next_version_, s.version + 1);
+    apply_entry(e, w.summary.segment, data_psn, w.summary.seq);
+    if (s.trim_blocks == 0) {
+      data_psn += shape_.block_sectors;
+      at += block_bytes();
+    }
+  }
+  head_sector_ = w.summary.end_sector(shape_);
+  next_seq_ = w.summary.seq + 1;
+  if (w.summary.closes_segment) {
+    usage_.close(w.summary.segment);
+    usage_.open(w.summary.next_segment);
+    segment_blocks_[w.summary.next_segment].clear();
+    head_sector_ = 0;
+  }
+}
+
+void LldDisk::Impl::roll_forward(LldClock& c) {
+  uint32_t segment = *usage_.open_segment();
+  uint32_t sector = head_sector_;
+  uint64_t seq = next_seq_;
+  std::vector<RecoveredWrite> group;  // writes of a request not yet ended
+  std::vector<uint32_t> group_opens;  // segments the group's closes open
+  for (;;) {
+    auto w = read_log_write(segment, sector, seq, c);
+    if (!w) {
+      recovery_.stopped_because = fmt::format("no whole write of seq {} at segment {} sector {}",
+                                              seq, segment, sector);
+      break;
+    }
+    if (w->summary.closes_segment) {
+      const uint32_t next = w->summary.next_segment;
+      if (next == segment || usage_.state(next) != SegmentState::kFree ||
+          std::count(group_opens.begin(), group_opens.end(), next)) {
+        recovery_.stopped_because = fmt::format("seq {} names segment {}, which is not free", seq, next);
+        break;
+      }
+      group_opens.push_back(next);
+      segment = next;
+      sector = 0;
+    } else {
+      sector = w->summary.end_sector(shape_);
+    }
+    ++seq;
+    const bool ends = !w->summary.continues;
+    group.push_back(std::move(*w));
+    if (!ends) continue;
+    for (const RecoveredWrite& g : group) apply_recovered(g);
+    recovery_.writes_rolled_forward += group.size();
+    group.clear();
+    group_opens.clear();
+  }
+  recovery_.writes_discarded = group.size();
+  // Never reuse a seq a discarded write holds: the checkpoint written next
+  // bridges the gap, and a stale write can never pass for a new one.
+  next_seq_ = seq;
+}
+
+void LldDisk::Impl::replay_nvram_region(LldClock& c) {
+  if (!has_nvram()) return;
+  const std::vector<unsigned char> region = read_sectors(layout_.nvram.first_psn, layout_.nvram.sectors);
+  (void)c;  // the NVRAM is memory in the paper: reading it costs no drive time
+  auto replay = replay_nvram(std::span(region).first(layout_.nvram_bytes), key_, shape_);
+  if (!replay)
+    throw Error("mode=lld image: the NVRAM region has no authentic header, so acknowledged writes "
+                "may be lost; restore the image from a copy",
+                EIO);
+  nvram_header_ = replay->header;
+  nvram_next_seq_ = replay->next_seq;
+  for (NvramRecord& r : replay->records) {
+    next_version_ = std::max(next_version_, r.version + 1);
+    if (r.trim_blocks == 0) {
+      if (r.version <= map_[r.logical_block].version) continue;  // in a segment already
+      LogEntry e;
+      e.logical_block = r.logical_block;
+      e.version = r.version;
+      e.checksum = data_checksum(r.data.data(), r.data.size(), r.logical_block);
+      e.data = std::move(r.data);
+      pending_.push(std::move(e));
+      ++recovery_.nvram_records_replayed;
+      continue;
+    }
+    // A trim: only the blocks the segments have not seen newer writes of.
+    for (uint32_t b = r.logical_block; b - r.logical_block < r.trim_blocks;) {
+      uint32_t end = b;
+      while (end - r.logical_block < r.trim_blocks && map_[end].version < r.version) ++end;
+      if (end > b) {
+        LogEntry e;
+        e.logical_block = b;
+        e.trim_blocks = end - b;
+        e.version = r.version;
+        pending_.push(std::move(e));
+        ++recovery_.nvram_records_replayed;
+      }
+      b = end + (end - r.logical_block < r.trim_blocks ? 1 : 0);
+    }
+  }
+}
+
+LldReport LldDisk::Impl::report() const {
+  LldReport r;
+  r.stats = stats_;
+  r.recovery = recovery_;
+  r.segment_count = shape_.segment_count;
+  r.segment_sectors = shape_.segment_sectors;
+  r.blocks_per_segment = blocks_per_write_;
+  r.free_segments = usage_.free_count();
+  r.live_blocks = usage_.total_live_blocks();
+  r.nvram_capacity_records = layout_.nvram_records;
+  r.nvram_used_records = has_nvram() ? nvram_next_seq_ - nvram_header_.first_seq : 0;
+  r.nvram_buffered_blocks = has_nvram() ? pending_.live_data_entries() : 0;
+  r.partial_percent = options_.partial_percent;
+  r.cleaner_policy = std::string(cleaner_policy_name(options_.cleaner_policy));
+  r.nvram_us = options_.nvram_us_per_4k;
+  return r;
+}
+
+std::string LldDisk::Impl::check_consistency() const {
+  if (!usage_.consistent()) return "the segment usage table breaks its invariants";
+  if (!usage_.open_segment()) return "no segment is open";
+  if (head_sector_ >= shape_.segment_sectors) return "the log head is past its segment";
+  std::vector<uint32_t> live(shape_.segment_count, 0);
+  for (uint32_t b = 0; b < map_.size(); ++b) {
+    if (map_[b].psn_plus_one == 0) continue;
+    auto where = layout_.segment_of(psn_of(map_[b]));
+    if (!where) return fmt::format("block {} is mapped outside the segments", b);
+    if (usage_.state(where->segment) == SegmentState::kFree)
+      return fmt::format("block {} is mapped into free segment {}", b, where->segment);
+    if (where->segment == *usage_.open_segment() && where->sector >= head_sector_)
+      return fmt::format("block {} is mapped past the log head", b);
+    ++live[where->segment];
+  }
+  for (uint32_t s = 0; s < shape_.segment_count; ++s)
+    if (live[s] != usage_.usage(s).live_blocks)
+      return fmt::format("segment {} counts {} live blocks but the map has {}", s,
+                         usage_.usage(s).live_blocks, live[s]);
+  return "";
+}
+
+}  // namespace vld
