@@ -25,7 +25,7 @@ from fslib import MiB, check, fail, log  # noqa: E402
 
 SEED = 20261122
 FILESYSTEMS = ("ext4", "ext2")
-MODES = ("vld", "inplace")
+MODES = ("vld", "inplace", "lld")
 
 
 def plan_tree(seed):
