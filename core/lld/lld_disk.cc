@@ -311,5 +311,9 @@ ModeReport LldDisk::mode_report() const {
   return r;
 }
 std::string LldDisk::check_consistency() const { return impl_->check_consistency(); }
+const LldLayout& LldDisk::layout() const { return impl_->layout(); }
+std::optional<uint64_t> LldDisk::segment_psn(uint32_t block) const {
+  return impl_->segment_psn(block);
+}
 
 }  // namespace vld

@@ -37,6 +37,7 @@
 
 #include "core/disk.h"
 #include "core/lld/cleaner_policy.h"
+#include "core/lld/lld_layout.h"
 #include "core/lld/lld_report.h"
 #include "core/store/backing_store.h"
 
@@ -88,6 +89,11 @@ class LldDisk final : public Disk {
   std::string check_consistency() const override;
 
   LldReport report() const;
+  // Where the platters hold what (tools: vld-inspect draws and checks it).
+  const LldLayout& layout() const;
+  // The first sector of block's newest copy in a segment; nullopt if the
+  // segments hold none (never written, trimmed, or only in the buffer).
+  std::optional<uint64_t> segment_psn(uint32_t block) const;
 
  private:
   class Impl;

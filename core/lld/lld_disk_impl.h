@@ -75,6 +75,11 @@ class LldDisk::Impl {
   void close();
   LldReport report() const;
   std::string check_consistency() const;
+  const LldLayout& layout() const { return layout_; }
+  std::optional<uint64_t> segment_psn(uint32_t block) const {
+    if (block >= map_.size() || map_[block].psn_plus_one == 0) return std::nullopt;
+    return psn_of(map_[block]);
+  }
 
  private:
   // ---- client requests (lld_disk.cc)

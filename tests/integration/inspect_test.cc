@@ -9,8 +9,8 @@
 //     16 on a usage error; every refusal is one line on stderr;
 //   - --layout writes a PNG whose signature and IHDR size are what the report
 //     says, at 16 MiB (a column per cylinder) and 9 GiB (cylinders aggregated);
-//   - mode=inplace images report what applies; mode=lld images are refused
-//     (not read yet);
+//   - mode=inplace images report what applies; mode=lld images are read
+//     through the disk recovered in memory (report, check, picture);
 //   - the image is byte-identical after every invocation.
 #include <fcntl.h>
 #include <gtest/gtest.h>
@@ -416,26 +416,56 @@ TEST(Inspect, RefusesWhatIsNotAnImage) {
   EXPECT_TRUE(one_line(none.err)) << none.err;
 }
 
-// mode=lld images are not read yet: every invocation refuses them in one
-// line, exit 8, rather than report them as another mode's.
-TEST(Inspect, RefusesAnLldImage) {
+// mode=lld: the report, --check and --layout come from the disk recovered in
+// memory. nvram=0 and one flush put the blocks in two segment writes
+// (127 entries, then the rest), so block 50's place is known: the first
+// segment, after a five-sector summary, 50 blocks in.
+TEST(Inspect, ReportsChecksAndDrawsAnLldImage) {
   TempDir dir;
   const std::string image = dir.file("lld.img");
-  FormatOptions o;
-  o.mode = DiskMode::kLld;
-  o.export_bytes = 16ull << 20;
-  o.geometry = *find_preset("st19101");
-  create_image(image, plan_image(o));
-  for (std::vector<std::string> args : std::vector<std::vector<std::string>>{
-           {image}, {"--check", image}, {"--json", image}, {"--layout", dir.file("l.png"), image}}) {
-    SCOPED_TRACE(args.front());
-    InspectRun r = inspect_unchanged(dir, image, args);
-    EXPECT_EQ(r.exit_code, 8) << r.out << r.err;
-    EXPECT_EQ(r.err, "vld-inspect: " + image +
-                         " is a mode=lld image; vld-inspect does not read mode=lld images yet\n");
-    EXPECT_EQ(r.out, "");
+  {
+    NbdkitServer server(dir, {"file=" + image, "size=16M", "mode=lld", "nvram=0", "latency=none"});
+    NbdHandle h = server.connect();
+    for (uint64_t b : some_blocks()) write_bytes(h.get(), b * kBlk, pattern_bytes(b * kBlk, kBlk, 7));
+    check_nbd(nbd_flush(h.get(), 0), "nbd_flush");
+    nbd_shutdown(h.get(), 0);
+    ASSERT_EQ(server.stop(), 0);
   }
-  EXPECT_FALSE(fs::exists(dir.file("l.png")));
+  const std::string png = dir.file("lld.png");
+  json j = inspect_json(dir, {"--layout", png, image});
+  EXPECT_EQ(j["mode"], "lld");
+  EXPECT_EQ(j["live_blocks"], kDistinct);
+  EXPECT_EQ(j["lld"]["recovery"]["clean"], true);
+  EXPECT_EQ(j["lld"]["consistent"], true);
+  expect_png(png, j["layout"]);
+  json c = inspect_json(dir, {"--check", image});
+  EXPECT_EQ(c["check"]["status"], "clean") << c["check"].dump(2);
+  EXPECT_EQ(c["check"]["blocks_checked"], kDistinct);
+
+  const uint64_t segments_first_psn = j["lld"]["system_tracks"].get<uint64_t>() * 256;
+  flip_byte(image, (1u << 20) + (segments_first_psn + 5 + 50 * 8) * 512 + 100);
+  InspectRun r = inspect_unchanged(dir, image, {"--check", image});
+  EXPECT_EQ(r.exit_code, 4) << r.out << r.err;
+  EXPECT_NE(r.out.find("block 50 fails its checksum"), std::string::npos) << r.out;
+}
+
+// With NVRAM, writes acknowledged but never flushed are in the NVRAM region
+// after a kill -9: the report says the open replays them, and they check.
+TEST(Inspect, ReportsAnLldImageKilledWithWritesInNvram) {
+  TempDir dir;
+  const std::string image = dir.file("lld.img");
+  {
+    NbdkitServer server(dir, {"file=" + image, "size=16M", "mode=lld", "latency=none"});
+    NbdHandle h = server.connect();
+    for (uint64_t b : some_blocks()) write_bytes(h.get(), b * kBlk, pattern_bytes(b * kBlk, kBlk, 7));
+    server.kill9();
+  }
+  json j = inspect_json(dir, {image});
+  EXPECT_EQ(j["lld"]["recovery"]["clean"], false);
+  EXPECT_EQ(j["lld"]["recovery"]["nvram_records_replayed"], kDistinct + 10);
+  EXPECT_EQ(j["live_blocks"], kDistinct);  // the open drains the replay (in memory)
+  json c = inspect_json(dir, {"--check", image});
+  EXPECT_EQ(c["check"]["status"], "clean") << c["check"].dump(2);
 }
 
 TEST(Inspect, RefusesAnImageInUse) {

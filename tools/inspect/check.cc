@@ -11,6 +11,7 @@
 #include "core/vld/eager_allocator.h"
 #include "core/vld/vld_disk.h"
 #include "tools/inspect/exit_codes.h"
+#include "tools/inspect/lld_inspect.h"
 #include "tools/inspect/progress.h"
 
 namespace vld::inspect {
@@ -299,6 +300,10 @@ void check_data(const Inspection& in, Findings& findings) {
 
 Findings check(const Inspection& in) {
   Findings findings;
+  if (in.is_lld()) {
+    check_lld(in, findings);
+    return findings;
+  }
   if (!in.vld()) {
     findings.passed.push_back("superblock: valid; mode=inplace keeps no map, log or checksums, so "
                               "there is nothing more to check");
@@ -347,7 +352,8 @@ json check_json(const Findings& findings) {
 }
 
 void print_check(const Inspection& in, const Findings& findings, std::ostream& out) {
-  const char* state = !in.vld() ? "inplace"
+  const char* state = in.is_lld()                                             ? "lld"
+                      : !in.vld() ? "inplace"
                       : !in.newest_slot ? "no log record"
                       : in.record().clean ? "clean shutdown" : "unclean shutdown";
   out << "vld-inspect: checking " << in.img->path << " (mode=" << mode_name(in.img->sb.mode)
@@ -367,6 +373,7 @@ void print_check(const Inspection& in, const Findings& findings, std::ostream& o
     out << findings.error_count << (findings.error_count == 1 ? " error" : " errors")
         << " left uncorrected (vld-inspect never writes)";
   }
+  if (in.is_lld()) out << ", " << findings.blocks_checked << " blocks checked";
   if (in.vld())
     out << ", " << findings.blocks_checked << " data blocks and " << findings.map_sectors_checked
         << " map sectors checked";

@@ -6,6 +6,7 @@
 
 #include "core/util/error.h"
 #include "core/vld/eager_allocator.h"
+#include "tools/inspect/lld_inspect.h"
 #include "tools/inspect/progress.h"
 
 namespace vld::inspect {
@@ -174,6 +175,8 @@ void inspect_inplace(Inspection& in) {
 void inspect(Inspection& in) {
   if (in.vld())
     inspect_vld(in);
+  else if (in.is_lld())
+    inspect_lld(in);
   else
     inspect_inplace(in);
 }

@@ -27,10 +27,12 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
+#include "core/lld/lld_disk.h"
 #include "core/vld/map_sector.h"
 #include "core/vld/recovery.h"
 #include "tools/inspect/open_image.h"
@@ -78,10 +80,20 @@ struct Inspection {
   std::vector<uint64_t> double_claims;      // sectors claimed twice (first few)
   uint64_t double_claim_count = 0;
 
+  // mode=lld only (lld_inspect.h): the disk recovered in memory.
+  struct Lld {
+    std::shared_ptr<LldDisk> disk;    // null if it cannot be opened
+    std::string open_error;
+    std::optional<LldReport> report;
+    std::string consistency;          // check_consistency(): "" if it agrees
+    uint32_t system_tracks = 0;
+  } lld;
+
   explicit Inspection(const OpenedImage& image) : img(&image), layout(image.sb) {
     sectors = uint64_t{layout.tracks} * layout.spt;
   }
   bool vld() const { return img->sb.mode == DiskMode::kVld; }
+  bool is_lld() const { return img->sb.mode == DiskMode::kLld; }
   double utilization() const {
     const uint64_t physical = img->sb.physical_blocks();
     return physical ? static_cast<double>(live_blocks) / static_cast<double>(physical) : 0.0;

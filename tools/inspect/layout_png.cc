@@ -38,7 +38,7 @@ void paint_cells(const Inspection& in, const LayoutPlan& plan, Canvas& canvas) {
       bool all_empty = true, system = false;
       for (uint32_t c = c0; c < c1; ++c) {
         const uint32_t t = c * layout.heads + h;
-        if (in.vld() && t == 0) {
+        if ((in.vld() && t == 0) || (in.is_lld() && t < in.lld.system_tracks)) {
           system = true;
           continue;
         }
@@ -183,6 +183,10 @@ LayoutResult draw_layout(const Inspection& in, const std::string& path) {
   paint_cells(in, plan, canvas);
   std::string caption = grid_caption(in, plan, path);
   std::vector<Swatch> swatches = {{kEmptyTrack, false}};
+  if (in.is_lld()) {
+    caption += " Black: the system area (checkpoint slots, NVRAM region); the segments follow.";
+    swatches.push_back({kSystemTrack, false});
+  }
   if (in.vld()) {
     caption += " Black: the system track (log records).";
     swatches.push_back({kSystemTrack, false});
@@ -195,6 +199,7 @@ LayoutResult draw_layout(const Inspection& in, const std::string& path) {
   }
   paint_legend(plan, canvas, swatches);
   caption += " Legend, left to right: the colour bar, then swatches for empty track";
+  if (in.is_lld()) caption += ", system area";
   if (in.vld()) {
     caption += ", system track";
     if (in.newest_slot) caption += ", head, log tail, window";

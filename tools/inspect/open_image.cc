@@ -66,10 +66,6 @@ OpenedImage open_read_only(const std::string& path) {
     case DecodeResult::kInvalid:
       fail(path + ": the superblock is invalid (" + why + "); the image cannot be read");
   }
-  // Nothing below knows mode=lld's structures (checkpoints, segments, NVRAM):
-  // read as another mode's, the report and --check would be wrong.
-  if (img.sb.mode == DiskMode::kLld)
-    fail(path + " is a mode=lld image; vld-inspect does not read mode=lld images yet", ENOTSUP);
   if (img.file_bytes < img.sb.image_bytes())
     fail(path + " is truncated: " + std::to_string(img.file_bytes) + " bytes, its superblock " +
          "needs " + std::to_string(img.sb.image_bytes()) + "; was it copied in part?");

@@ -8,11 +8,10 @@
 //
 // Errors: every way opening can fail is a vld::Error whose message is one
 // line for the user, naming the path and saying what to do (vld-inspect
-// exits 8 on it). A mode=lld image is refused (ENOTSUP): nothing here reads
-// its structures yet.
+// exits 8 on it).
 //
 // Invariants of an OpenedImage: store is open and locked shared; sb decoded
-// and checked, mode inplace or vld; file_bytes >= sb.image_bytes().
+// and checked; file_bytes >= sb.image_bytes().
 //
 // Thread-safety: none needed (vld-inspect is single-threaded).
 #ifndef VLD_TOOLS_INSPECT_OPEN_IMAGE_H_

@@ -6,6 +6,7 @@
 #include "core/image.h"
 #include "core/util/units.h"
 #include "plugin/mode_report_json.h"
+#include "tools/inspect/lld_inspect.h"
 
 namespace vld::inspect {
 namespace {
@@ -143,7 +144,10 @@ void print_image(const Inspection& in, std::ostream& out) {
         << " is too small (made before vld refused it); writes may fail with ENOSPC near full\n";
   out << "  utilization  " << percent(in.utilization()) << ": " << in.live_blocks
       << " live blocks of " << sb.physical_blocks() << " physical"
-      << (in.vld() ? "" : " (blocks holding data in the backing file)") << "\n";
+      << (in.vld()      ? ""
+          : in.is_lld() ? " (blocks with a copy in a segment)"
+                        : " (blocks holding data in the backing file)")
+      << "\n";
 }
 
 // The newest record: clean or not, and the log newer than it.
@@ -232,6 +236,8 @@ json report_json(const Inspection& in) {
   json j = image_json(in);
   if (in.vld())
     add_vld_json(in, j);
+  else if (in.is_lld())
+    add_lld_json(in, j);
   else
     j["utilization_source"] = "data ranges of the backing file";
   return j;
@@ -241,6 +247,10 @@ void print_report(const Inspection& in, std::ostream& out) {
   print_image(in, out);
   if (in.vld()) {
     print_vld(in, out);
+    return;
+  }
+  if (in.is_lld()) {
+    print_lld(in, out);
     return;
   }
   out << "  tracks       " << in.empty_tracks << " of " << in.layout.tracks
