@@ -102,6 +102,10 @@ void LldDisk::Impl::recover() {
                                         "the segments; restore the image from a copy", b), EIO);
     segment_blocks_[where->segment].push_back(b);
   }
+  if (std::string why = check_consistency(); !why.empty())
+    throw Error("mode=lld image: the newest checkpoint disagrees with itself (" + why +
+                    "); restore the image from a copy",
+                EIO);
   roll_forward(c);
   replay_nvram_region(c);
   // Writes (in memory on a read-only server's overlay): a checkpoint that
