@@ -223,7 +223,7 @@ void run_exhaustive(G g, size_t cap, size_t samples, uint64_t min_states) {
   }
   std::cout << "[ crash    ] scripted workload: " << rig->requests().size() << " requests, "
             << rec.events() << " backing-store events (" << rec.syncs() << " syncs), "
-            << rig->disk().vld_stats().records_written << " log records; " << gran_name(g)
+            << rig->vld_disk().vld_stats().records_written << " log records; " << gran_name(g)
             << ": " << exhaustive_points << " crash points exhaustive (all 2^k subsets of their k <= "
             << cap << " pending units), " << sampled_points << " sampled (k > " << cap
             << ": all k+1 prefix subsets + " << samples << " random ones); largest k " << max_k
@@ -307,10 +307,10 @@ TEST(CrashHarness, FlushedWritesSurviveReuseOfReplacedBlocks) {
   const uint64_t B = kBlock;
   rig.write(0, 2 * B, false);  // #1 A: blocks 0 and 1
   rig.flush();                 // #2 A is durable
-  const uint64_t a0 = rig.sb().platter_offset + rig.disk().map()[0].psn() * kSectorBytes;
+  const uint64_t a0 = rig.sb().platter_offset + rig.vld_disk().map()[0].psn() * kSectorBytes;
   rig.write(0, B, true);       // #3 B: block 0 again, FUA
   const size_t b_end = rig.requests().back().ev_end;
-  const uint64_t records = rig.disk().vld_stats().records_written;
+  const uint64_t records = rig.vld_disk().vld_stats().records_written;
   bool reused = false;
   for (uint64_t i = 0; i < 3; ++i) {  // #4.. two-block writes elsewhere
     const size_t e0 = rig.rec().events();
@@ -318,7 +318,7 @@ TEST(CrashHarness, FlushedWritesSurviveReuseOfReplacedBlocks) {
     for (size_t e = e0; e < rig.rec().events(); ++e) {
       const auto& ev = rig.rec().event(e);
       if (ev.kind == RecordingStore::Event::Kind::kWrite && ev.offset < a0 + B &&
-          a0 < ev.offset + ev.len && rig.disk().vld_stats().records_written == records)
+          a0 < ev.offset + ev.len && rig.vld_disk().vld_stats().records_written == records)
         reused = true;
     }
   }
@@ -393,7 +393,7 @@ TEST(CrashHarness, CompactionMovesKeepEveryWrite) {
   rig.flush();
   steps += rig.idle(64);
   ASSERT_EQ(rig.check_live(), "");
-  const CompactorStats& cs = rig.disk().compactor().stats();
+  const CompactorStats& cs = rig.vld_disk().compactor().stats();
   std::cout << "[ crash    ] compaction: " << steps << " steps, " << cs.blocks_moved
             << " blocks and " << cs.map_sectors_moved << " map sectors moved, "
             << cs.tracks_compacted << " tracks emptied, " << rig.rec().events() - from
@@ -431,18 +431,18 @@ TEST(CrashHarness, RepacksKeepEveryWrite) {
   for (uint64_t b = 0; b < kWritten; ++b) {
     const size_t e0 = rig.rec().events();
     rig.write(b * B, B, /*fua=*/b % 41 == 40);
-    if (!from && rig.disk().vld_stats().repacks) from = e0;
+    if (!from && rig.vld_disk().vld_stats().repacks) from = e0;
     if (b % 24 == 23) rig.flush();
     if (b % 40 == 39) {  // idle-time repacks too, once runs are scarce
       const size_t e1 = rig.rec().events();
       rig.idle(4);
-      if (!from && rig.disk().vld_stats().repacks) from = e1;
+      if (!from && rig.vld_disk().vld_stats().repacks) from = e1;
     }
   }
   for (uint64_t b : {3, 77, 119}) rig.write(b * B, B, false);
   rig.flush();
   ASSERT_EQ(rig.check_live(), "");
-  const VldStats& st = rig.disk().vld_stats();
+  const VldStats& st = rig.vld_disk().vld_stats();
   std::cout << "[ crash    ] repacks: " << st.repacks << " (" << st.idle_repacks
             << " in idle time), " << st.repack_blocks_moved
             << " blocks moved; crash points from event " << from << " of "
@@ -530,8 +530,8 @@ TEST(CrashHarness, Randomized) {
     std::cout << "[ crash    ] random workload seed " << seed << " (" << (w.export_bytes >> 20)
               << " MiB): " << rig.requests().size() << " requests, " << rec.events()
               << " events, " << rec.syncs() << " syncs, "
-              << rig.disk().vld_stats().records_written << " log records, "
-              << rig.disk().compactor().stats().blocks_moved << " compaction moves since the last open"
+              << rig.vld_disk().vld_stats().records_written << " log records, "
+              << rig.vld_disk().compactor().stats().blocks_moved << " compaction moves since the last open"
               << std::endl;
     RunResult r = run_jobs(rig, jobs, harness_threads(), /*nested_every=*/5, seed);
     total.verified += r.verified;
@@ -587,8 +587,8 @@ void run_recovery_cuts(const CutWorkload& w) {
   }
   std::cout << "[ crash    ] " << w.name << ": " << rig.requests().size() << " requests, "
             << rec.events() << " events, " << rec.syncs() << " syncs, "
-            << rig.disk().vld_stats().records_written << " log records, "
-            << rig.disk().vld_stats().repacks << " repacks" << std::endl;
+            << rig.vld_disk().vld_stats().records_written << " log records, "
+            << rig.vld_disk().vld_stats().repacks << " repacks" << std::endl;
   RunResult r = run_jobs(rig, jobs, harness_threads(), /*nested_every=*/1, w.seed);
   report(w.name, r, seconds_since(t0));
   EXPECT_EQ(r.failures, 0u);
