@@ -667,7 +667,7 @@ constexpr const char* kRoomForEveryRequest =
     "atomic: see DISABLED_LldRequestLargerThanTheFreeSegmentsIsAllOrNothing)";
 
 // LldDisk's counters start again at each open: a rig's totals over its
-// reopens (add the disk's before each close, and at the end).
+// reopens (tally_across_reopens, then final_tally at the end).
 struct LldTally {
   uint64_t cleaned = 0, idle_cleans = 0, checkpoints = 0, drains = 0, bypasses = 0, stalls = 0,
            splits = 0, segment_writes = 0;
@@ -696,9 +696,10 @@ LldTally final_tally(Rig& rig, LldTally t) {
   return t;
 }
 
-void lld_close_and_reopen(Rig& rig, LldTally& t) {
-  t.add(rig.lld_disk().report().stats);
-  rig.close_and_reopen();
+// Adds the disk's counters to t before each clean close of rig (any
+// workload's close_and_reopen).
+void tally_across_reopens(Rig& rig, LldTally& t) {
+  rig.before_close([&t](Disk& d) { t.add(dynamic_cast<LldDisk&>(d).report().stats); });
 }
 
 std::string lld_geometry(Rig& rig) {
@@ -743,6 +744,7 @@ std::vector<Job> sampled_jobs(const Rig& rig, size_t from, size_t points, size_t
 // region once: a drain stalls a write.
 std::unique_ptr<Rig> lld_scripted_rig(bool nvram, LldTally* t) {
   auto rig = std::make_unique<Rig>(lld_config(nvram), 2);
+  tally_across_reopens(*rig, *t);
   const uint64_t B = kBlock;
   rig->write(0, B, false);                     // #1
   rig->write(6 * B, 3 * B, false);             // #2
@@ -757,7 +759,7 @@ std::unique_ptr<Rig> lld_scripted_rig(bool nvram, LldTally* t) {
   rig->zero(30 * B, 3 * B, true, false);       // #11 may_trim: a trim entry
   rig->flush();                                // #12
   rig->write(63 * B, B, false);                // #13
-  lld_close_and_reopen(*rig, *t);              // #14 close, #15 open
+  rig->close_and_reopen();                     // #14 close, #15 open
   rig->write(10 * B, 9 * B, false);            // #16 more than a segment
   rig->zero(33 * B, 2 * B, true, true);        // #17 may_trim, FUA
   rig->trim(10 * B, 2 * B, false);             // #18
@@ -819,8 +821,7 @@ TEST(CrashHarness, LldNoNvramExhaustiveTorn512) {
 // kinds), and idle steps (NVRAM drain, idle cleaning). On a disk whose
 // segments hold little more than the export, the overwrites leave dead
 // blocks in every segment and the cleaner must run.
-void lld_aging_workload(Rig& rig, std::mt19937_64& rng, unsigned fill_percent, size_t requests,
-                        LldTally& t) {
+void lld_aging_workload(Rig& rig, std::mt19937_64& rng, unsigned fill_percent, size_t requests) {
   const uint64_t B = kBlock;
   const uint64_t filled = rig.blocks() * fill_percent / 100;
   auto pick = [&](uint64_t n) { return rng() % n; };
@@ -850,7 +851,7 @@ void lld_aging_workload(Rig& rig, std::mt19937_64& rng, unsigned fill_percent, s
     } else if (op < 99) {
       rig.idle(1 + pick(3));
     } else {
-      lld_close_and_reopen(rig, t);
+      rig.close_and_reopen();
     }
   }
 }
@@ -862,7 +863,8 @@ void run_lld_cleaner(bool nvram, uint64_t seed, size_t points, uint64_t min_stat
   Rig rig(c, seed);
   std::mt19937_64 rng(seed);
   LldTally t;
-  lld_aging_workload(rig, rng, 85, 220, t);
+  tally_across_reopens(rig, t);
+  lld_aging_workload(rig, rng, 85, 220);
   ASSERT_EQ(rig.check_live(), "");
   t = final_tally(rig, t);
   const RecordingStore& rec = rig.rec();
@@ -939,7 +941,7 @@ TEST(CrashHarness, LldOracleRequiresEveryAcknowledgedRequestWithNvram) {
 // segment writes. Idle steps drain part of the buffer in between. Crashed
 // at sampled points: each large request must read back all old or all new,
 // and with NVRAM every completed request must be there.
-void lld_large_requests_workload(Rig& rig, std::mt19937_64& rng, LldTally& t) {
+void lld_large_requests_workload(Rig& rig, std::mt19937_64& rng) {
   const uint64_t B = kBlock;
   auto pick = [&](uint64_t n) { return rng() % n; };
   for (uint64_t b = 0; b < 100;) {  // ~50 small writes: ~100 records
@@ -958,7 +960,7 @@ void lld_large_requests_workload(Rig& rig, std::mt19937_64& rng, LldTally& t) {
   rig.idle(2);
   rig.write(16 * B + 2048, 40 * B, true);  // 160 KiB + partial edges, FUA
   for (int i = 0; i < 20; ++i) rig.write(pick(rig.blocks()) * B, (1 + pick(2)) * B, false);
-  lld_close_and_reopen(rig, t);
+  rig.close_and_reopen();
   rig.write(10 * B, 96 * B, false);      // 384 KiB
   rig.trim(40 * B, 16 * B, false);
   for (int i = 0; i < 12; ++i) rig.write(pick(rig.blocks()) * B, B, pick(4) == 0);
@@ -974,7 +976,8 @@ void run_lld_large_requests(bool nvram, uint32_t spare, uint64_t seed, size_t po
   Rig rig(c, seed);
   std::mt19937_64 rng(seed);
   LldTally t;
-  lld_large_requests_workload(rig, rng, t);
+  tally_across_reopens(rig, t);
+  lld_large_requests_workload(rig, rng);
   ASSERT_EQ(rig.check_live(), "");
   t = final_tally(rig, t);
   const RecordingStore& rec = rig.rec();
@@ -1012,6 +1015,7 @@ void run_lld_idle(bool nvram, uint64_t seed, uint64_t min_states) {
   Rig rig(c, seed);
   std::mt19937_64 rng(seed);
   LldTally t;
+  tally_across_reopens(rig, t);
   const uint64_t B = kBlock;
   for (uint64_t b = 0; b < 54; b += 3) rig.write(b * B, 3 * B, false);  // 85%
   for (int i = 0; i < 30; ++i) rig.write((rng() % 54) * B, B, false);   // dead blocks everywhere
@@ -1064,7 +1068,8 @@ void run_lld_recovery_cuts(bool nvram, uint64_t seed, size_t states) {
   Rig rig(c, seed);
   std::mt19937_64 rng(seed);
   LldTally t;
-  lld_aging_workload(rig, rng, 80, 60, t);
+  tally_across_reopens(rig, t);
+  lld_aging_workload(rig, rng, 80, 60);
   const size_t from = rig.rec().events();
   random_workload(rig, rng, 40);
   rig.write(20 * kBlock, 20 * kBlock, false);  // past the NVRAM, over three segments

@@ -349,8 +349,13 @@ class Rig {
     return n;
   }
 
+  // Called with the disk before each clean close, e.g. to keep counters
+  // that the next open starts again.
+  void before_close(std::function<void(Disk&)> fn) { before_close_ = std::move(fn); }
+
   // A clean close (a barrier like a flush) and a reopen on the same store.
   void close_and_reopen() {
+    if (before_close_) before_close_(*disk_);
     Request r = Request::make(Request::Op::kClose);
     r.ev_begin = rec_->events();
     disk_->close();
@@ -438,6 +443,7 @@ class Rig {
   uint64_t blocks_;
   std::unique_ptr<RecordingStore> rec_;
   std::unique_ptr<Disk> disk_;
+  std::function<void(Disk&)> before_close_;
   size_t format_end_ = 0;
   SimTime now_ = kSimEpoch;
   Bytes live_;
