@@ -45,12 +45,26 @@ size_t LldDisk::Impl::group_capacity_entries() const {
 }
 
 bool LldDisk::Impl::moves_fit(uint32_t victim) const {
-  const uint32_t live = usage_.usage(victim).live_blocks;
-  const uint32_t room = room_sectors();
-  const uint32_t summary = summary_sectors(std::min(live, blocks_per_write_));
-  const size_t room_blocks = room > summary ? (room - summary) / shape_.block_sectors : 0;
-  return live <= room_blocks + size_t{usage_.free_count()} * blocks_per_write_ &&
-         (live <= room_blocks || usage_.free_count() > 0);
+  // As write_moves lays them out: the open segment's room, then whole
+  // segments. Every segment it closes (full, or left without room for one
+  // more block) opens a free one, so the closes must not outnumber the free
+  // segments; a victim whose moves just fill the room needs a free segment
+  // too.
+  uint32_t live = usage_.usage(victim).live_blocks;
+  uint32_t room = room_sectors();
+  uint32_t closes = 0;
+  while (live > 0) {
+    uint32_t k = 0;
+    while (k < live && write_sectors(k + 1, k + 1, shape_) <= room) ++k;
+    if (k == 0) return false;  // must_close_after keeps room for a block; never here
+    live -= k;
+    room -= static_cast<uint32_t>(write_sectors(k, k, shape_));
+    if (live > 0 || room < 1 + shape_.block_sectors) {
+      ++closes;
+      room = shape_.segment_sectors;
+    }
+  }
+  return closes <= usage_.free_count();
 }
 
 void LldDisk::Impl::clean_segment(uint32_t victim, LldClock& c) {

@@ -102,7 +102,15 @@ void LldDisk::Impl::submit(std::vector<LogEntry> entries, bool fua, LldClock& c)
       stats_.nvram_stall_time += c.now - before;
     }
     nvram_append(entries, c);
-    for (LogEntry& e : entries) pending_.push(std::move(e));
+    // The region holds the request whole until the drain that writes it
+    // is durable, so in the segments each entry stands alone, as replayed
+    // ones do: no write of a drain continues into the next, and the cleaner
+    // and checkpoints may come between any two (with dedup a request's last
+    // entry may die, and its flag would have chained writes across requests).
+    for (LogEntry& e : entries) {
+      e.ends_request = true;
+      pending_.push(std::move(e));
+    }
     return;  // durable already: FUA asks nothing more
   }
   if (has_nvram()) {

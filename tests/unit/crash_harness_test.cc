@@ -1,6 +1,7 @@
-// The crash harness of mode=vld (issue 3): every crash state a RecordingStore
-// can materialize for a workload, checked against the crash contract (see
-// tests/unit/crash_oracle.h for the contract, the oracle and the checks).
+// The crash harness of mode=vld (issue 3) and mode=lld: every crash state a
+// RecordingStore can materialize for a workload, checked against the crash
+// contract (see tests/unit/crash_oracle.h for the contract, the oracle and
+// the checks).
 //
 //   CrashOracle.*     the oracle itself, on hand-made states: it must accept
 //                     the allowed ones and reject lost durable writes, torn
@@ -20,10 +21,23 @@
 //                     several map pieces, trims, zeros, flushes, FUA, clean
 //                     close and reopen), crashed at random points with random
 //                     and prefix subsets.
+//   CrashHarness.Lld*
+//                     mode=lld, with a 64 KiB NVRAM (every completed write,
+//                     trim and zero must survive) and with nvram=0 (Lld-
+//                     NoNvram*): the scripted workload exhaustively at 4K
+//                     and torn 512; an aged disk whose cleaner runs;
+//                     requests up to 512 KiB past the NVRAM and over many
+//                     segments, among writes that fill the NVRAM again and
+//                     again; idle-time drain and cleaning between requests;
+//                     recovery cut at each barrier on every sampled state.
+//                     DISABLED_LldRequestLargerThanTheFreeSegments... shows
+//                     a request lld commits in pieces (no room for it whole)
+//                     failing clause 3.
 // Every crash state gets all five checks, including recovery twice and, for
 // every few states, a second crash in the middle of recovery's own writes.
 // Every test prints "crash states verified: N" and asserts its own minimum
-// (Randomized: 10,000); a normal run verifies about 45,000 crash states.
+// (Randomized: 10,000); a normal run verifies about 45,000 crash states for
+// mode=vld and 39,000 for mode=lld.
 #include <gtest/gtest.h>
 #include <malloc.h>
 
@@ -223,7 +237,7 @@ void run_exhaustive(G g, size_t cap, size_t samples, uint64_t min_states) {
   }
   std::cout << "[ crash    ] scripted workload: " << rig->requests().size() << " requests, "
             << rec.events() << " backing-store events (" << rec.syncs() << " syncs), "
-            << rig->disk().vld_stats().records_written << " log records; " << gran_name(g)
+            << rig->vld_disk().vld_stats().records_written << " log records; " << gran_name(g)
             << ": " << exhaustive_points << " crash points exhaustive (all 2^k subsets of their k <= "
             << cap << " pending units), " << sampled_points << " sampled (k > " << cap
             << ": all k+1 prefix subsets + " << samples << " random ones); largest k " << max_k
@@ -307,10 +321,10 @@ TEST(CrashHarness, FlushedWritesSurviveReuseOfReplacedBlocks) {
   const uint64_t B = kBlock;
   rig.write(0, 2 * B, false);  // #1 A: blocks 0 and 1
   rig.flush();                 // #2 A is durable
-  const uint64_t a0 = rig.sb().platter_offset + rig.disk().map()[0].psn() * kSectorBytes;
+  const uint64_t a0 = rig.sb().platter_offset + rig.vld_disk().map()[0].psn() * kSectorBytes;
   rig.write(0, B, true);       // #3 B: block 0 again, FUA
   const size_t b_end = rig.requests().back().ev_end;
-  const uint64_t records = rig.disk().vld_stats().records_written;
+  const uint64_t records = rig.vld_disk().vld_stats().records_written;
   bool reused = false;
   for (uint64_t i = 0; i < 3; ++i) {  // #4.. two-block writes elsewhere
     const size_t e0 = rig.rec().events();
@@ -318,7 +332,7 @@ TEST(CrashHarness, FlushedWritesSurviveReuseOfReplacedBlocks) {
     for (size_t e = e0; e < rig.rec().events(); ++e) {
       const auto& ev = rig.rec().event(e);
       if (ev.kind == RecordingStore::Event::Kind::kWrite && ev.offset < a0 + B &&
-          a0 < ev.offset + ev.len && rig.disk().vld_stats().records_written == records)
+          a0 < ev.offset + ev.len && rig.vld_disk().vld_stats().records_written == records)
         reused = true;
     }
   }
@@ -393,7 +407,7 @@ TEST(CrashHarness, CompactionMovesKeepEveryWrite) {
   rig.flush();
   steps += rig.idle(64);
   ASSERT_EQ(rig.check_live(), "");
-  const CompactorStats& cs = rig.disk().compactor().stats();
+  const CompactorStats& cs = rig.vld_disk().compactor().stats();
   std::cout << "[ crash    ] compaction: " << steps << " steps, " << cs.blocks_moved
             << " blocks and " << cs.map_sectors_moved << " map sectors moved, "
             << cs.tracks_compacted << " tracks emptied, " << rig.rec().events() - from
@@ -431,18 +445,18 @@ TEST(CrashHarness, RepacksKeepEveryWrite) {
   for (uint64_t b = 0; b < kWritten; ++b) {
     const size_t e0 = rig.rec().events();
     rig.write(b * B, B, /*fua=*/b % 41 == 40);
-    if (!from && rig.disk().vld_stats().repacks) from = e0;
+    if (!from && rig.vld_disk().vld_stats().repacks) from = e0;
     if (b % 24 == 23) rig.flush();
     if (b % 40 == 39) {  // idle-time repacks too, once runs are scarce
       const size_t e1 = rig.rec().events();
       rig.idle(4);
-      if (!from && rig.disk().vld_stats().repacks) from = e1;
+      if (!from && rig.vld_disk().vld_stats().repacks) from = e1;
     }
   }
   for (uint64_t b : {3, 77, 119}) rig.write(b * B, B, false);
   rig.flush();
   ASSERT_EQ(rig.check_live(), "");
-  const VldStats& st = rig.disk().vld_stats();
+  const VldStats& st = rig.vld_disk().vld_stats();
   std::cout << "[ crash    ] repacks: " << st.repacks << " (" << st.idle_repacks
             << " in idle time), " << st.repack_blocks_moved
             << " blocks moved; crash points from event " << from << " of "
@@ -530,8 +544,8 @@ TEST(CrashHarness, Randomized) {
     std::cout << "[ crash    ] random workload seed " << seed << " (" << (w.export_bytes >> 20)
               << " MiB): " << rig.requests().size() << " requests, " << rec.events()
               << " events, " << rec.syncs() << " syncs, "
-              << rig.disk().vld_stats().records_written << " log records, "
-              << rig.disk().compactor().stats().blocks_moved << " compaction moves since the last open"
+              << rig.vld_disk().vld_stats().records_written << " log records, "
+              << rig.vld_disk().compactor().stats().blocks_moved << " compaction moves since the last open"
               << std::endl;
     RunResult r = run_jobs(rig, jobs, harness_threads(), /*nested_every=*/5, seed);
     total.verified += r.verified;
@@ -587,8 +601,8 @@ void run_recovery_cuts(const CutWorkload& w) {
   }
   std::cout << "[ crash    ] " << w.name << ": " << rig.requests().size() << " requests, "
             << rec.events() << " events, " << rec.syncs() << " syncs, "
-            << rig.disk().vld_stats().records_written << " log records, "
-            << rig.disk().vld_stats().repacks << " repacks" << std::endl;
+            << rig.vld_disk().vld_stats().records_written << " log records, "
+            << rig.vld_disk().vld_stats().repacks << " repacks" << std::endl;
   RunResult r = run_jobs(rig, jobs, harness_threads(), /*nested_every=*/1, w.seed);
   report(w.name, r, seconds_since(t0));
   EXPECT_EQ(r.failures, 0u);
@@ -621,6 +635,504 @@ TEST(CrashHarness, RecoveryCutFullDisk) {
                 100, /*fill_first=*/true};
   w.config.spare_percent = 4;
   run_recovery_cuts(w);
+}
+
+
+// ---- mode=lld ------------------------------------------------------------------------
+
+// mode=lld (core/lld/lld_disk.h) on the same 64-sector custom geometry: 32
+// KiB segments (one track, 7 blocks and a summary sector), a 16-cylinder
+// drive so that the system area is 4 tracks, and with NVRAM a 64 KiB region
+// (15 records). With NVRAM every completed write, trim and zero must
+// survive (RigConfig::durable_at_ack); without, the ordinary rules hold.
+RigConfig lld_config(bool nvram, uint64_t export_bytes = 256 * 1024) {
+  RigConfig c;
+  c.mode = DiskMode::kLld;
+  c.export_bytes = export_bytes;
+  c.cylinders = 16;
+  c.segment_bytes = 32 * 1024;
+  c.nvram_bytes = nvram ? 64 * 1024 : 0;
+  return c;
+}
+
+const char* nvram_name(const RigConfig& c) { return c.nvram_bytes ? "nvram=64K" : "nvram=0"; }
+
+// mode=lld commits a request whole only if the free segments, after
+// cleaning, hold all of it beside every live block; otherwise it commits it
+// in pieces (LldStats::split_requests) and a crash can keep some pieces
+// only, against clause 3 (DISABLED_LldRequestLargerThanTheFreeSegments
+// shows it). The tests below give their disks that room, and check it.
+constexpr const char* kRoomForEveryRequest =
+    "precondition: the disk must have room for every request whole (a split request is not "
+    "atomic: see DISABLED_LldRequestLargerThanTheFreeSegmentsIsAllOrNothing)";
+
+// LldDisk's counters start again at each open: a rig's totals over its
+// reopens (tally_across_reopens, then final_tally at the end).
+struct LldTally {
+  uint64_t cleaned = 0, idle_cleans = 0, checkpoints = 0, drains = 0, bypasses = 0, stalls = 0,
+           splits = 0, segment_writes = 0;
+  void add(const LldStats& s) {
+    cleaned += s.segments_cleaned;
+    idle_cleans += s.idle_cleans;
+    checkpoints += s.checkpoints;
+    drains += s.nvram_drains;
+    bypasses += s.nvram_bypasses;
+    stalls += s.nvram_stalls;
+    splits += s.split_requests;
+    segment_writes += s.segment_writes;
+  }
+  std::string describe() const {
+    std::ostringstream o;
+    o << segment_writes << " segment writes, " << cleaned << " segments cleaned (" << idle_cleans
+      << " in idle time), " << checkpoints << " checkpoints, " << drains << " NVRAM drains ("
+      << stalls << " stalling a write), " << bypasses << " requests past the NVRAM, " << splits
+      << " split requests";
+    return o.str();
+  }
+};
+
+LldTally final_tally(Rig& rig, LldTally t) {
+  t.add(rig.lld_disk().report().stats);
+  return t;
+}
+
+// Adds the disk's counters to t before each clean close of rig (any
+// workload's close_and_reopen).
+void tally_across_reopens(Rig& rig, LldTally& t) {
+  rig.before_close([&t](Disk& d) { t.add(dynamic_cast<LldDisk&>(d).report().stats); });
+}
+
+std::string lld_geometry(Rig& rig) {
+  const LldReport r = rig.lld_disk().report();
+  std::ostringstream o;
+  o << nvram_name(rig.config()) << ", " << rig.blocks() << " blocks, " << r.segment_count
+    << " segments of " << r.blocks_per_segment << " blocks, " << r.nvram_capacity_records
+    << " NVRAM records, image " << rig.sb().image_bytes() / 1024 << " KiB";
+  return o.str();
+}
+
+// Jobs at sampled crash points from event `from` on: `points` random points
+// at both granularities, each with every subset if it has at most
+// `exhaustive_k` pending units, else `prefixes` random prefix subsets and
+// `randoms` random ones.
+std::vector<Job> sampled_jobs(const Rig& rig, size_t from, size_t points, size_t exhaustive_k,
+                              size_t prefixes, size_t randoms, uint64_t seed) {
+  std::vector<Job> jobs;
+  std::mt19937_64 rng(seed);
+  const size_t span = rig.rec().events() - from + 1;
+  for (size_t i = 0; i < points; ++i) {
+    const size_t p = from + rng() % span;
+    const G g = (i % 2) ? G::k512 : G::k4K;
+    const size_t k = rig.rec().pending_unit_count(p, g);
+    if (k <= exhaustive_k) {
+      for (uint64_t m = 0; m < (uint64_t{1} << k); ++m) jobs.push_back(Job{p, g, Job::Kind::kMask, m});
+      continue;
+    }
+    for (size_t j = 0; j < prefixes; ++j) jobs.push_back(Job{p, g, Job::Kind::kPrefix, rng() % (k + 1)});
+    for (size_t j = 0; j < randoms; ++j) jobs.push_back(Job{p, g, Job::Kind::kRandom, rng()});
+  }
+  return jobs;
+}
+
+// The scripted workload of the exhaustive lld tests: single blocks, a
+// 3-block write, overwrites, a FUA write, a trim, a partial write-zeroes
+// (no hole) over the trimmed block, a partial-block write (read-modify-
+// write), write-zeroes with may_trim (logged as a trim), flushes, a clean
+// close and reopen, then a 9-block write (more than a segment holds), a
+// FUA may_trim zero, a trim and a partial write into the trimmed range.
+// With NVRAM the 18 records before the reopen overflow the 15-record
+// region once: a drain stalls a write.
+std::unique_ptr<Rig> lld_scripted_rig(bool nvram, LldTally* t) {
+  auto rig = std::make_unique<Rig>(lld_config(nvram), 2);
+  tally_across_reopens(*rig, *t);
+  const uint64_t B = kBlock;
+  rig->write(0, B, false);                     // #1
+  rig->write(6 * B, 3 * B, false);             // #2
+  rig->flush();                                // #3
+  rig->write(5 * B, B, false);                 // #4
+  rig->write(5 * B, B, false);                 // #5 overwrite
+  rig->write(20 * B, 4 * B, true);             // #6 FUA
+  rig->trim(21 * B, B, false);                 // #7
+  rig->zero(21 * B + 2048, B, false, false);   // #8 partial 21 (just trimmed) and 22
+  rig->write(40 * B + 512, B, false);          // #9 partial blocks 40, 41
+  rig->write(0, B, false);                     // #10 overwrite
+  rig->zero(30 * B, 3 * B, true, false);       // #11 may_trim: a trim entry
+  rig->flush();                                // #12
+  rig->write(63 * B, B, false);                // #13
+  rig->close_and_reopen();                     // #14 close, #15 open
+  rig->write(10 * B, 9 * B, false);            // #16 more than a segment
+  rig->zero(33 * B, 2 * B, true, true);        // #17 may_trim, FUA
+  rig->trim(10 * B, 2 * B, false);             // #18
+  rig->write(11 * B + 1024, 2048, false);      // #19 inside block 11, just trimmed
+  *t = final_tally(*rig, *t);
+  return rig;
+}
+
+void run_lld_exhaustive(bool nvram, G g, size_t cap, size_t samples, uint64_t min_states) {
+  auto t0 = std::chrono::steady_clock::now();
+  LldTally t;
+  std::unique_ptr<Rig> rig = lld_scripted_rig(nvram, &t);
+  ASSERT_EQ(rig->check_live(), "");
+  const RecordingStore& rec = rig->rec();
+  std::vector<Job> jobs;
+  size_t exhaustive_points = 0, sampled_points = 0, max_k = 0;
+  std::mt19937_64 rng(43);
+  for (size_t p = rig->format_end(); p <= rec.events(); ++p) {
+    const size_t k = rec.pending_unit_count(p, g);
+    max_k = std::max(max_k, k);
+    if (k <= cap) {
+      ++exhaustive_points;
+      for (uint64_t m = 0; m < (uint64_t{1} << k); ++m) jobs.push_back(Job{p, g, Job::Kind::kMask, m});
+    } else {
+      ++sampled_points;
+      for (size_t j = 0; j <= k; ++j) jobs.push_back(Job{p, g, Job::Kind::kPrefix, j});
+      for (size_t j = 0; j < samples; ++j) jobs.push_back(Job{p, g, Job::Kind::kRandom, rng()});
+    }
+  }
+  std::cout << "[ crash    ] lld scripted workload (" << lld_geometry(*rig) << "): "
+            << rig->requests().size() << " requests, " << rec.events() << " backing-store events ("
+            << rec.syncs() << " syncs), " << t.describe() << "; " << gran_name(g) << ": "
+            << exhaustive_points << " crash points exhaustive (k <= " << cap << "), "
+            << sampled_points << " sampled (all k+1 prefixes + " << samples
+            << " random subsets); largest k " << max_k << std::endl;
+  if (nvram) {
+    EXPECT_GE(t.drains, 1u) << "precondition: the script must overflow the NVRAM";
+  }
+  EXPECT_EQ(t.splits, 0u) << kRoomForEveryRequest;
+  RunResult r = run_jobs(*rig, jobs, harness_threads(), /*nested_every=*/7, 2);
+  const std::string what = std::string("lld ") + nvram_name(rig->config()) + " exhaustive " +
+                           gran_name(g);
+  report(what.c_str(), r, seconds_since(t0));
+  EXPECT_EQ(r.failures, 0u);
+  EXPECT_GE(r.verified + r.failures, min_states);
+}
+
+TEST(CrashHarness, LldExhaustive4K) { run_lld_exhaustive(true, G::k4K, 12, 256, 1000); }
+TEST(CrashHarness, LldExhaustiveTorn512) { run_lld_exhaustive(true, G::k512, 10, 64, 1000); }
+TEST(CrashHarness, LldNoNvramExhaustive4K) { run_lld_exhaustive(false, G::k4K, 12, 256, 1000); }
+TEST(CrashHarness, LldNoNvramExhaustiveTorn512) {
+  run_lld_exhaustive(false, G::k512, 10, 64, 1000);
+}
+
+// Ages an lld disk: fills `fill_percent` of the export (writes of 1-4
+// blocks, a flush every few), then `requests` random requests mostly over
+// the filled part: overwrites of 1-3 blocks (a hot eighth half the time),
+// some of up to 12 blocks, FUA writes, flushes, trims and zeros (both
+// kinds), and idle steps (NVRAM drain, idle cleaning). On a disk whose
+// segments hold little more than the export, the overwrites leave dead
+// blocks in every segment and the cleaner must run.
+void lld_aging_workload(Rig& rig, std::mt19937_64& rng, unsigned fill_percent, size_t requests) {
+  const uint64_t B = kBlock;
+  const uint64_t filled = rig.blocks() * fill_percent / 100;
+  auto pick = [&](uint64_t n) { return rng() % n; };
+  for (uint64_t b = 0; b < filled;) {
+    const uint64_t n = std::min<uint64_t>(1 + pick(4), filled - b);
+    rig.write(b * B, n * B, false);
+    b += n;
+    if (pick(6) == 0) rig.flush();
+  }
+  rig.flush();
+  for (size_t i = 0; i < requests; ++i) {
+    const unsigned op = pick(100);
+    const uint64_t region = pick(2) == 0 ? std::max<uint64_t>(filled / 8, 4) : filled;
+    const uint64_t len_blocks = pick(8) == 0 ? 4 + pick(9) : 1 + pick(3);
+    const uint64_t first = pick(region);
+    const uint64_t len = std::min(len_blocks, rig.blocks() - first) * B;
+    if (op < 60) {
+      rig.write(first * B, len, false);
+    } else if (op < 68) {
+      rig.write(first * B, len, true);
+    } else if (op < 72) {
+      rig.trim(first * B, std::min<uint64_t>(len, 2 * B), pick(4) == 0);
+    } else if (op < 77) {
+      rig.zero(first * B, std::min<uint64_t>(len, 2 * B), pick(2) == 0, pick(4) == 0);
+    } else if (op < 88) {
+      rig.flush();
+    } else if (op < 99) {
+      rig.idle(1 + pick(3));
+    } else {
+      rig.close_and_reopen();
+    }
+  }
+}
+
+void run_lld_cleaner(bool nvram, uint64_t seed, size_t points, uint64_t min_states) {
+  auto t0 = std::chrono::steady_clock::now();
+  RigConfig c = lld_config(nvram);
+  c.spare_percent = 0;  // the fewest segments the layout allows: 12 for 64 blocks
+  Rig rig(c, seed);
+  std::mt19937_64 rng(seed);
+  LldTally t;
+  tally_across_reopens(rig, t);
+  lld_aging_workload(rig, rng, 85, 220);
+  ASSERT_EQ(rig.check_live(), "");
+  t = final_tally(rig, t);
+  const RecordingStore& rec = rig.rec();
+  std::cout << "[ crash    ] lld cleaner workload (" << lld_geometry(rig) << "), seed " << seed
+            << ": " << rig.requests().size() << " requests, " << rec.events() << " events, "
+            << rec.syncs() << " syncs, " << t.describe() << std::endl;
+  ASSERT_GT(t.cleaned, 0u) << "precondition: the cleaner must run";
+  ASSERT_EQ(t.splits, 0u) << kRoomForEveryRequest;
+  ASSERT_GT(t.checkpoints, 0u) << "precondition: checkpoints must free cleaned segments";
+  ASSERT_GT(t.idle_cleans, 0u) << "precondition: idle time must clean too";
+  std::vector<Job> jobs = sampled_jobs(rig, rig.format_end(), points, 4, 2, 4, seed);
+  RunResult r = run_jobs(rig, jobs, harness_threads(), /*nested_every=*/9, seed);
+  const std::string what = std::string("lld ") + nvram_name(c) + " cleaner";
+  report(what.c_str(), r, seconds_since(t0));
+  EXPECT_EQ(r.failures, 0u);
+  EXPECT_GE(r.verified + r.failures, min_states);
+}
+
+TEST(CrashHarness, LldCleanerKeepsEveryWrite) { run_lld_cleaner(true, 51, 1500, 6000); }
+TEST(CrashHarness, LldNoNvramCleanerKeepsEveryWrite) { run_lld_cleaner(false, 52, 1500, 6000); }
+
+
+// The oracle with durable acknowledgements: on mode=lld with NVRAM a
+// completed write, zero or trim must survive without flush or FUA; with
+// nvram=0 the same states are allowed.
+TEST(CrashHarness, LldOracleRequiresEveryAcknowledgedRequestWithNvram) {
+  for (bool nvram : {true, false}) {
+    Rig rig(lld_config(nvram, 64 * 1024), 8);
+    rig.write(0, 2 * kBlock, false);      // #1 blocks 0-1
+    rig.write(2 * kBlock, kBlock, false);  // #2 block 2
+    rig.trim(0, kBlock, false);            // #3 block 0
+    rig.zero(5 * kBlock, kBlock, false, false);  // #4 block 5 (zeros: no trace either way)
+    ASSERT_EQ(rig.check_live(), "");
+    const size_t end = rig.rec().events();
+    auto content = [&](size_t req, uint64_t block) {
+      for (size_t u : rig.requests()[req].units)
+        for (auto [b, h] : rig.units()[u].effects)
+          if (b == block) return h;
+      ADD_FAILURE() << "request " << req << " did not write block " << block;
+      return uint64_t{0};
+    };
+    std::vector<uint64_t> live(rig.blocks(), zero_hash());
+    live[1] = content(1, 1);
+    live[2] = content(2, 2);
+    EXPECT_EQ(rig.check(end, live), "") << nvram_name(rig.config());
+    std::vector<uint64_t> lost_write = live;  // #2 lost
+    lost_write[2] = zero_hash();
+    std::vector<uint64_t> lost_trim = live;   // #3 lost: block 0 shows #1
+    lost_trim[0] = content(1, 0);
+    std::vector<uint64_t> none(rig.blocks(), zero_hash());  // nothing survived
+    if (nvram) {
+      EXPECT_NE(rig.check(end, lost_write), "");
+      EXPECT_NE(rig.check(end, lost_trim), "");
+      EXPECT_NE(rig.check(end, none), "");
+      // While #2 is in flight (its NVRAM append written, not yet synced),
+      // losing it is fine; #1 must be there.
+      std::vector<uint64_t> before = lost_write;
+      before[0] = content(1, 0);
+      EXPECT_EQ(rig.check(rig.requests()[2].ev_end - 1, before), "");
+      before[0] = zero_hash();
+      EXPECT_NE(rig.check(rig.requests()[2].ev_end - 1, before), "");
+    } else {
+      EXPECT_EQ(rig.check(end, lost_write), "");
+      EXPECT_EQ(rig.check(end, lost_trim), "");
+      EXPECT_EQ(rig.check(end, none), "");
+    }
+  }
+}
+
+// Requests of every size up to 384 KiB, on a 512 KiB export: with NVRAM (15
+// records) the small ones fill the region over and over (drains that stall
+// a write, epoch resets), and those of more than 15 blocks bypass it into
+// segments, synced before the reply; every request over 7 blocks spans
+// segment writes. Idle steps drain part of the buffer in between. Crashed
+// at sampled points: each large request must read back all old or all new,
+// and with NVRAM every completed request must be there.
+void lld_large_requests_workload(Rig& rig, std::mt19937_64& rng) {
+  const uint64_t B = kBlock;
+  auto pick = [&](uint64_t n) { return rng() % n; };
+  for (uint64_t b = 0; b < 100;) {  // ~50 small writes: ~100 records
+    const uint64_t n = 1 + pick(3);
+    rig.write(b * B, n * B, false);
+    b += n;
+    if (pick(16) == 0) rig.idle(1 + pick(2));
+  }
+  rig.write(100 * B, 20 * B, false);     // 80 KiB: more than the NVRAM holds
+  rig.write(7 * B, 2 * B, false);
+  rig.write(32 * B, 64 * B, false);      // 256 KiB over buffered blocks
+  rig.zero(60 * B, 20 * B, false, false);  // 20 written zero blocks: past the NVRAM too
+  rig.zero(90 * B, 30 * B, true, false);   // one trim record, with NVRAM
+  rig.write(3 * B, B, false);
+  rig.flush();
+  rig.idle(2);
+  rig.write(16 * B + 2048, 40 * B, true);  // 160 KiB + partial edges, FUA
+  for (int i = 0; i < 20; ++i) rig.write(pick(rig.blocks()) * B, (1 + pick(2)) * B, false);
+  rig.close_and_reopen();
+  rig.write(10 * B, 96 * B, false);      // 384 KiB
+  rig.trim(40 * B, 16 * B, false);
+  for (int i = 0; i < 12; ++i) rig.write(pick(rig.blocks()) * B, B, pick(4) == 0);
+  rig.write(0, 128 * B, false);          // the whole export, 512 KiB
+  rig.write(5 * B, B, false);
+}
+
+void run_lld_large_requests(bool nvram, uint32_t spare, uint64_t seed, size_t points,
+                            uint64_t min_states) {
+  auto t0 = std::chrono::steady_clock::now();
+  RigConfig c = lld_config(nvram, 512 * 1024);
+  c.spare_percent = spare;
+  Rig rig(c, seed);
+  std::mt19937_64 rng(seed);
+  LldTally t;
+  tally_across_reopens(rig, t);
+  lld_large_requests_workload(rig, rng);
+  ASSERT_EQ(rig.check_live(), "");
+  t = final_tally(rig, t);
+  const RecordingStore& rec = rig.rec();
+  std::cout << "[ crash    ] lld large requests (" << lld_geometry(rig) << "): "
+            << rig.requests().size() << " requests, " << rec.events() << " events, " << rec.syncs()
+            << " syncs, " << t.describe() << std::endl;
+  if (nvram) {
+    ASSERT_GE(t.drains, 4u) << "precondition: the small writes must fill the NVRAM again and again";
+    ASSERT_GE(t.bypasses, 4u) << "precondition: requests larger than the NVRAM";
+  }
+  ASSERT_EQ(t.splits, 0u) << kRoomForEveryRequest;
+  std::vector<Job> jobs = sampled_jobs(rig, rig.format_end(), points, 4, 2, 3, seed);
+  RunResult r = run_jobs(rig, jobs, harness_threads(), /*nested_every=*/9, seed);
+  const std::string what = std::string("lld ") + nvram_name(rig.config()) + " large requests";
+  report(what.c_str(), r, seconds_since(t0));
+  EXPECT_EQ(r.failures, 0u);
+  EXPECT_GE(r.verified + r.failures, min_states);
+}
+
+TEST(CrashHarness, LldNvramDrainsAndLargeRequests) {
+  run_lld_large_requests(true, 150, 61, 400, 1500);
+}
+TEST(CrashHarness, LldNoNvramLargeRequests) { run_lld_large_requests(false, 150, 62, 300, 1000); }
+
+// Idle time on an aged disk: NVRAM drained a segment write per step (the
+// region reset when the buffer empties), victims cleaned one per step, and
+// the checkpoints that free them, with a write, a FUA write, a trim and a
+// flush arriving between steps. Every crash point from the first idle step
+// on: an idle step changes no content, so every crash state must be one
+// the client's requests allow.
+void run_lld_idle(bool nvram, uint64_t seed, uint64_t min_states) {
+  auto t0 = std::chrono::steady_clock::now();
+  RigConfig c = lld_config(nvram);
+  c.spare_percent = 0;
+  Rig rig(c, seed);
+  std::mt19937_64 rng(seed);
+  LldTally t;
+  tally_across_reopens(rig, t);
+  const uint64_t B = kBlock;
+  for (uint64_t b = 0; b < 54; b += 3) rig.write(b * B, 3 * B, false);  // 85%
+  for (int i = 0; i < 30; ++i) rig.write((rng() % 54) * B, B, false);   // dead blocks everywhere
+  rig.flush();
+  for (int i = 0; i < 6; ++i) rig.write((rng() % 54) * B, B, false);    // buffered (NVRAM)
+  const LldReport before = rig.lld_disk().report();
+  const size_t from = rig.rec().events();
+  size_t steps = rig.idle(2);
+  rig.write(60 * B, B, false);
+  steps += rig.idle(2);
+  rig.write(3 * B, 2 * B, true);
+  steps += rig.idle(3);
+  rig.trim(10 * B, B, false);
+  rig.flush();
+  steps += rig.idle(40);
+  ASSERT_EQ(rig.check_live(), "");
+  t = final_tally(rig, t);
+  const LldReport after = rig.lld_disk().report();
+  std::cout << "[ crash    ] lld idle (" << lld_geometry(rig) << "): " << steps << " idle steps, "
+            << before.nvram_buffered_blocks << " blocks buffered before them, "
+            << after.nvram_used_records << " NVRAM records in use after, " << t.describe()
+            << "; crash points from event " << from << " of " << rig.rec().events() << std::endl;
+  ASSERT_GE(t.idle_cleans, 1u) << "precondition: idle time must clean";
+  ASSERT_EQ(t.splits, 0u) << kRoomForEveryRequest;
+  if (nvram) {
+    ASSERT_GE(before.nvram_buffered_blocks, 4u) << "precondition: a buffer to drain";
+    ASSERT_EQ(after.nvram_used_records, 0u) << "precondition: idle time must drain and reset";
+  }
+  RunResult r = run_jobs(rig, point_jobs(rig, from, 5, 8, seed), harness_threads(),
+                         /*nested_every=*/5, seed);
+  const std::string what = std::string("lld ") + nvram_name(c) + " idle drain and cleaning";
+  report(what.c_str(), r, seconds_since(t0));
+  EXPECT_EQ(r.failures, 0u);
+  EXPECT_GE(r.verified + r.failures, min_states);
+}
+
+TEST(CrashHarness, LldIdleDrainAndCleanKeepEveryWrite) { run_lld_idle(true, 71, 1000); }
+TEST(CrashHarness, LldNoNvramIdleCleanKeepsEveryWrite) { run_lld_idle(false, 72, 1000); }
+
+// Recovery cut by a crash (check_recovery_cuts) on every sampled state of a
+// random workload (random_workload: requests up to 64 KiB, past the NVRAM
+// and over several segments, trims, zeros, flushes, FUA, idle steps, clean
+// reopens) on an aged lld disk: recovery writes a checkpoint and, with
+// NVRAM, drains the replayed buffer and resets the region; each of its
+// barriers is cut, and the recovery after that cut again.
+void run_lld_recovery_cuts(bool nvram, uint64_t seed, size_t states) {
+  auto t0 = std::chrono::steady_clock::now();
+  RigConfig c = lld_config(nvram);
+  c.spare_percent = 10;
+  Rig rig(c, seed);
+  std::mt19937_64 rng(seed);
+  LldTally t;
+  tally_across_reopens(rig, t);
+  lld_aging_workload(rig, rng, 80, 60);
+  const size_t from = rig.rec().events();
+  random_workload(rig, rng, 40);
+  rig.write(20 * kBlock, 20 * kBlock, false);  // past the NVRAM, over three segments
+  random_workload(rig, rng, 40);
+  ASSERT_EQ(rig.check_live(), "");
+  t = final_tally(rig, t);
+  const RecordingStore& rec = rig.rec();
+  std::vector<Job> jobs;
+  for (size_t j = 0; j < states; ++j) {
+    const size_t p = from + rng() % (rec.events() - from + 1);
+    jobs.push_back(Job{p, (j % 2) ? G::k512 : G::k4K, Job::Kind::kRandom, rng()});
+  }
+  std::cout << "[ crash    ] lld recovery cut (" << lld_geometry(rig) << "): "
+            << rig.requests().size() << " requests, " << rec.events() << " events, " << rec.syncs()
+            << " syncs, " << t.describe() << std::endl;
+  ASSERT_GT(t.cleaned, 0u) << "precondition: an aged disk";
+  ASSERT_GE(t.bypasses + (nvram ? 0 : 1), 1u) << "precondition: requests past the NVRAM";
+  ASSERT_EQ(t.splits, 0u) << kRoomForEveryRequest;
+  RunResult r = run_jobs(rig, jobs, harness_threads(), /*nested_every=*/1, seed);
+  const std::string what = std::string("lld ") + nvram_name(c) + " recovery cut";
+  report(what.c_str(), r, seconds_since(t0));
+  EXPECT_EQ(r.failures, 0u);
+  EXPECT_GE(r.verified + r.failures, states);
+  EXPECT_GE(r.recovery_cuts, 6 * states) << "every state's recovery must be cut many times";
+}
+
+TEST(CrashHarness, LldRecoveryCut) { run_lld_recovery_cuts(true, 81, 600); }
+TEST(CrashHarness, LldNoNvramRecoveryCut) { run_lld_recovery_cuts(false, 82, 600); }
+
+
+// KNOWN TO FAIL (clause 3), so disabled: run it with
+// --gtest_also_run_disabled_tests. A full 64-block export on 12 segments of
+// 7 blocks (84 blocks, the fewest the layout allows) and a 32-block write
+// over live blocks: the new copies and the live old ones need 96 blocks,
+// so log_to_segments commits the request in pieces (split_requests), each
+// piece a group of its own, and a crash between them keeps the first pieces
+// only: the request reads part new, part old. The same happens on any lld
+// disk whose free segments cannot take a request beside the live blocks
+// (a full export and a request larger than the spare), up to the 32 MiB
+// the plugin advertises. With NVRAM the request is past the region (32
+// blocks > 15 records), so it goes the same way.
+TEST(CrashHarness, DISABLED_LldRequestLargerThanTheFreeSegmentsIsAllOrNothing) {
+  for (bool nvram : {true, false}) {
+    auto t0 = std::chrono::steady_clock::now();
+    RigConfig c = lld_config(nvram);
+    c.spare_percent = 0;
+    Rig rig(c, 91);
+    const uint64_t B = kBlock;
+    for (uint64_t b = 0; b < rig.blocks(); b += 4) rig.write(b * B, 4 * B, false);
+    rig.flush();
+    const size_t from = rig.rec().events();
+    rig.write(0, 32 * B, false);
+    rig.flush();
+    ASSERT_EQ(rig.check_live(), "");
+    const LldTally t = final_tally(rig, LldTally{});
+    std::cout << "[ crash    ] lld request larger than the free segments (" << lld_geometry(rig)
+              << "): " << t.describe() << std::endl;
+    RunResult r = run_jobs(rig, point_jobs(rig, from, 6, 16, 91), harness_threads(),
+                           /*nested_every=*/0, 91);
+    const std::string what = std::string("lld ") + nvram_name(c) + " request past the free segments";
+    report(what.c_str(), r, seconds_since(t0));
+    EXPECT_EQ(r.failures, 0u);
+  }
 }
 
 }  // namespace

@@ -1,4 +1,5 @@
-// The crash harness of mode=vld: a workload driver that runs a VldDisk on a
+// The crash harness of mode=vld and mode=lld: a workload driver that runs a
+// Disk (VldDisk, or LldDisk with or without NVRAM; RigConfig::mode) on a
 // RecordingStore and keeps a model of what every request wrote, an oracle
 // that decides whether a recovered image is one the crash contract allows,
 // and the per-crash-state check of all five clauses of the contract.
@@ -17,7 +18,10 @@
 // The oracle (clauses 2 and 3). A crash state is allowed iff there is a set S
 // of "surviving" requests such that
 //   - S holds every durable write request: completed, and FUA or followed by
-//     a completed flush (or clean close);
+//     a completed flush (or clean close); with durable acknowledgements
+//     (RigConfig::durable_at_ack: mode=lld with NVRAM, which fdatasyncs each
+//     write, trim and zero into the NVRAM region, or past it into segments,
+//     before it replies) every completed write, trim and zero;
 //   - S holds only issued requests: those with at least one backing-store
 //     event before the crash point (the request in flight counts);
 //   - every logical block reads as the content the newest request in S that
@@ -30,8 +34,9 @@
 //
 // Trims are advisory ("a request that trimmed reads back zeros or old"): each
 // block a trim covers is its own one-block unit, never required to be
-// durable. Write and write-zeroes requests are atomic units over all their
-// blocks and durable as above.
+// durable, except with durable acknowledgements, where a completed trim is
+// required like a write. Write and write-zeroes requests are atomic units
+// over all their blocks and durable as above.
 //
 // Deciding whether S exists: every write carries data unique to (request,
 // byte offset), never zero, so a block showing non-zero content names the one
@@ -41,6 +46,11 @@
 // could be on top of them, after the forced ones. Every conclusion the oracle
 // draws follows from the contract alone; it does not assume the virtual
 // log's stronger per-piece ordering.
+//
+// Beyond contents, mode=vld's recovered map() must be the same on every
+// recovery of the same image (clause 4); mode=lld exposes no map, so there
+// clause 4 compares contents, and clause 5 is check_consistency() (map,
+// segment usage and log head agree), which every open runs.
 //
 // Thread-safety: Rig is built single-threaded; afterwards its const methods
 // (materialize, check) may run concurrently from several threads.
@@ -71,6 +81,7 @@
 #include "core/vld/map_sector.h"
 #include "core/util/checksum.h"
 #include "core/util/error.h"
+#include "core/lld/lld_disk.h"
 #include "core/vld/vld_disk.h"
 #include "geometry/presets.h"
 
@@ -131,22 +142,56 @@ struct RigConfig {
   // whole image), and is still 4 KiB-aligned, so the crash units are the same.
   uint64_t platter_offset = 4096;
   VldOptions vld{.window_cylinders = 1, .retired_limit = 2, .compactor = {}};
+
+  // The disk mode: vld (the default) or lld.
+  DiskMode mode = DiskMode::kVld;
+  // 0: the preset's. mode=lld sizes its checkpoint slots for as many
+  // segments as all the drive's cylinders could hold, and plan_image adds
+  // that system area to the platters: a few cylinders keep it (and the
+  // image) small, and the segments few, so that the cleaner has to run.
+  uint32_t cylinders = 0;
+  // mode=lld's format parameters (segment=, nvram=). 32 KiB is one track of
+  // the 64-sector custom geometry: 7 blocks and a summary sector a segment.
+  // 64 KiB of NVRAM holds 15 records of 4 KiB blocks.
+  uint64_t segment_bytes = 32 * 1024;
+  uint64_t nvram_bytes = 64 * 1024;
+  LldOptions lld;
+
+  // Every completed write, trim and zero is durable at its reply: mode=lld
+  // with NVRAM (lld_disk.h). Otherwise flush, FUA and a clean close are the
+  // durability points.
+  bool durable_at_ack() const { return mode == DiskMode::kLld && nvram_bytes > 0; }
+  DiskOptions disk_options() const {
+    DiskOptions o;
+    o.vld = vld;
+    o.lld = lld;
+    return o;
+  }
 };
 
 inline Superblock make_superblock(const RigConfig& c) {
   FormatOptions o;
-  o.mode = DiskMode::kVld;
+  o.mode = c.mode;
   o.export_bytes = c.export_bytes;
   o.block_bytes = kBlock;
   o.spare_percent = c.spare_percent;
+  o.segment_bytes = c.segment_bytes;
+  o.nvram_bytes = c.nvram_bytes;
   DriveGeometry g = *find_preset(c.preset);
   if (c.sectors_per_track) g.sectors_per_track = c.sectors_per_track;
   if (c.tracks_per_cylinder) g.tracks_per_cylinder = c.tracks_per_cylinder;
+  if (c.cylinders) g.cylinders = c.cylinders;
   g.derive_skews();
   o.geometry = g;
   Superblock sb = plan_image_unchecked(o);  // tiny, tightly packed disks
   sb.platter_offset = c.platter_offset;
   return sb;
+}
+
+// The disk the config's mode names, on store (opening recovers it).
+inline std::unique_ptr<Disk> open_disk(std::unique_ptr<BackingStore> store, const Superblock& sb,
+                                       const RigConfig& c) {
+  return make_disk(std::move(store), sb, c.disk_options());
 }
 
 inline uint64_t hash_block(const std::byte* p) { return checksum64(p, kBlock, 0x5eedULL); }
@@ -227,15 +272,23 @@ class Rig {
     auto enc = encode_superblock(sb_);
     std::memcpy(base.data(), enc.data(), enc.size());
     rec_ = std::make_unique<RecordingStore>(std::move(base));
-    VldDisk::format(*rec_, sb_);
+    if (sb_.mode == DiskMode::kLld) {
+      LldDisk::format(*rec_, sb_);
+      rec_->sync();  // as format_store does: a crash state never has half a format
+    } else {
+      VldDisk::format(*rec_, sb_);  // syncs
+    }
     format_end_ = rec_->events();
     open();
   }
 
   const Superblock& sb() const { return sb_; }
-  const VldOptions& options() const { return cfg_.vld; }
+  const RigConfig& config() const { return cfg_; }
   const RecordingStore& rec() const { return *rec_; }
-  VldDisk& disk() { return *disk_; }
+  Disk& disk() { return *disk_; }
+  // The disk as its mode's class. REQUIRES: the config's mode.
+  VldDisk& vld_disk() { return dynamic_cast<VldDisk&>(*disk_); }
+  LldDisk& lld_disk() { return dynamic_cast<LldDisk&>(*disk_); }
   uint64_t blocks() const { return blocks_; }
   size_t format_end() const { return format_end_; }
   const std::vector<Request>& requests() const { return reqs_; }
@@ -259,7 +312,7 @@ class Rig {
     for (uint64_t b = (offset + kBlock - 1) / kBlock; (b + 1) * kBlock <= offset + len; ++b) {
       std::memset(live_.data() + b * kBlock, 0, kBlock);
       r.units.push_back(units_.size());
-      units_.push_back(Unit{id, false, {{b, zero_hash()}}});
+      units_.push_back(Unit{id, cfg_.durable_at_ack(), {{b, zero_hash()}}});
       hist_[b].push_back({r.units.back(), zero_hash()});
     }
     reqs_.push_back(std::move(r));
@@ -277,10 +330,11 @@ class Rig {
     run(r, [&] { return disk_->flush(now_); });
     reqs_.push_back(std::move(r));
   }
-  // Idle time: up to `steps` compaction steps (block moves, and the log
-  // record that ends a track), recorded as one pseudo-request with no units:
-  // a move changes no content, so every crash state must still be one the
-  // client's requests allow. Returns the steps run.
+  // Idle time: up to `steps` idle steps (vld: compaction moves and repacks,
+  // and the log record that ends a track; lld: NVRAM drain a segment at a
+  // time, cleaning, checkpoints), recorded as one pseudo-request with no
+  // units: a step changes no content, so every crash state must still be
+  // one the client's requests allow. Returns the steps run.
   size_t idle(size_t steps) {
     Request r = Request::make(Request::Op::kIdle);
     r.ev_begin = rec_->events();
@@ -295,8 +349,13 @@ class Rig {
     return n;
   }
 
+  // Called with the disk before each clean close, e.g. to keep counters
+  // that the next open starts again.
+  void before_close(std::function<void(Disk&)> fn) { before_close_ = std::move(fn); }
+
   // A clean close (a barrier like a flush) and a reopen on the same store.
   void close_and_reopen() {
+    if (before_close_) before_close_(*disk_);
     Request r = Request::make(Request::Op::kClose);
     r.ev_begin = rec_->events();
     disk_->close();
@@ -352,7 +411,7 @@ class Rig {
   void open() {
     Request r = Request::make(Request::Op::kOpen);
     r.ev_begin = rec_->events();
-    disk_ = std::make_unique<VldDisk>(std::make_unique<ProxyStore>(*rec_), sb_, cfg_.vld);
+    disk_ = open_disk(std::make_unique<ProxyStore>(*rec_), sb_, cfg_);
     r.ev_end = rec_->events();
     reqs_.push_back(std::move(r));
   }
@@ -383,7 +442,8 @@ class Rig {
   Superblock sb_;
   uint64_t blocks_;
   std::unique_ptr<RecordingStore> rec_;
-  std::unique_ptr<VldDisk> disk_;
+  std::unique_ptr<Disk> disk_;
+  std::function<void(Disk&)> before_close_;
   size_t format_end_ = 0;
   SimTime now_ = kSimEpoch;
   Bytes live_;
@@ -426,8 +486,14 @@ inline std::string Rig::check(size_t p, const std::vector<uint64_t>& got) const 
   for (size_t u = 0; u < nu; ++u) {
     const Request& r = reqs_[units_[u].req];
     if (!units_[u].may_be_required || r.ev_end > p) continue;
-    if (r.fua || (have_barrier && units_[u].req < barrier))
-      force(u, kIn, r.fua ? "acknowledged with FUA" : "acknowledged before a completed flush");
+    // Units belong to writes, trims and zeros only: with durable
+    // acknowledgements each completed one is its own barrier.
+    const bool acked = cfg_.durable_at_ack();
+    if (r.fua || acked || (have_barrier && units_[u].req < barrier))
+      force(u, kIn,
+            r.fua   ? "acknowledged with FUA"
+            : acked ? "acknowledged, and acknowledgements are durable (NVRAM)"
+                    : "acknowledged before a completed flush");
   }
 
   std::vector<uint64_t> ambiguous;
@@ -544,17 +610,16 @@ inline std::string Rig::check(size_t p, const std::vector<uint64_t>& got) const 
 
 struct Reading {
   Bytes data;
-  std::vector<MapEntry> map;
+  std::vector<MapEntry> map;  // mode=vld only
 };
 
 // Opens a disk, reads the whole export. Throws on failure (the message says
 // which clause).
 inline Reading open_and_read(std::unique_ptr<BackingStore> store, const Rig& rig,
-                             const char* what, VldDisk** keep = nullptr,
-                             std::unique_ptr<VldDisk>* owner = nullptr) {
-  std::unique_ptr<VldDisk> d;
+                             const char* what, std::unique_ptr<Disk>* owner = nullptr) {
+  std::unique_ptr<Disk> d;
   try {
-    d = std::make_unique<VldDisk>(std::move(store), rig.sb(), rig.options());
+    d = open_disk(std::move(store), rig.sb(), rig.config());
   } catch (const std::exception& e) {
     throw std::runtime_error(std::string("(1) ") + what + " does not open: " + e.what());
   }
@@ -567,8 +632,7 @@ inline Reading open_and_read(std::unique_ptr<BackingStore> store, const Rig& rig
   } catch (const std::exception& e) {
     throw std::runtime_error(std::string("(3) ") + what + ": reading fails (garbage): " + e.what());
   }
-  r.map = d->map();
-  if (keep) *keep = d.get();
+  if (const auto* v = dynamic_cast<const VldDisk*>(d.get())) r.map = v->map();
   if (owner) *owner = std::move(d);
   return r;
 }
@@ -655,9 +719,8 @@ inline std::string check_state(const Rig& rig, size_t p, const std::vector<bool>
   try {
     // (1), (5), reads.
     RecordingStore rs(std::move(img));
-    std::unique_ptr<VldDisk> d1;
-    Reading first = open_and_read(std::make_unique<ProxyStore>(rs), rig, "the crash image",
-                                  nullptr, &d1);
+    std::unique_ptr<Disk> d1;
+    Reading first = open_and_read(std::make_unique<ProxyStore>(rs), rig, "the crash image", &d1);
     // (2), (3).
     std::vector<uint64_t> hashes(rig.blocks());
     for (uint64_t b = 0; b < rig.blocks(); ++b) hashes[b] = hash_block(first.data.data() + b * kBlock);
