@@ -22,6 +22,7 @@
 #include "core/image.h"
 #include "core/image_format.h"
 #include "core/inplace/inplace_disk.h"
+#include "core/lld/lld_disk.h"
 #include "core/vld/vld_disk.h"
 #include "geometry/presets.h"
 
@@ -36,6 +37,8 @@ struct Spec {
   uint32_t block_bytes = 4096;
   uint32_t spt = 64, heads = 4;
   uint32_t spare_percent = 25;
+  uint64_t segment_bytes = 16 * 1024;  // mode=lld: small, so a tiny disk has many
+  uint64_t nvram_bytes = 64 * 1024;
 };
 
 Superblock superblock(const Spec& s, uint8_t secret_seed) {
@@ -44,6 +47,8 @@ Superblock superblock(const Spec& s, uint8_t secret_seed) {
   o.export_bytes = s.export_bytes;
   o.block_bytes = s.block_bytes;
   o.spare_percent = s.spare_percent;
+  o.segment_bytes = s.segment_bytes;
+  o.nvram_bytes = s.nvram_bytes;
   DriveGeometry g = *find_preset("st19101");
   g.sectors_per_track = s.spt;
   g.tracks_per_cylinder = s.heads;
@@ -172,6 +177,20 @@ int main(int argc, char** argv) {
       for (int i = 0; i < 6; ++i)
         if (auto c = d.idle_step(now)) now = c->end;
       save(dir, "vld-256k-compacting-unclean", mem.bytes());
+    }
+
+    // mode=lld, with NVRAM and without: the cleaner runs on so small a disk.
+    for (uint64_t nvram : {uint64_t{64 * 1024}, uint64_t{0}}) {
+      Spec lld{DiskMode::kLld, 128 * 1024, 4096, 64, 4, 25};
+      lld.nvram_bytes = nvram;
+      const Superblock sb = superblock(lld, nvram ? 10 : 11);
+      MemoryBackingStore mem(formatted(sb));
+      LldDisk d(std::make_unique<ProxyStore>(mem), sb);
+      workload(d, 10, 200, 13, /*trims=*/true);
+      const std::string name = nvram ? "lld-128k" : "lld-128k-nvram0";
+      save(dir, name + "-unclean", mem.bytes());
+      d.close();
+      save(dir, name + "-clean", mem.bytes());
     }
 
     // mode=inplace.
