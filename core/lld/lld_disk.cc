@@ -90,9 +90,13 @@ std::vector<LogEntry> LldDisk::Impl::entries_for_write(uint64_t offset,
 
 void LldDisk::Impl::submit(std::vector<LogEntry> entries, bool fua, LldClock& c) {
   assert(!entries.empty());
-  for (LogEntry& e : entries) e.ends_request = false;
-  entries.back().ends_request = true;
   if (has_nvram() && entries.size() <= layout_.nvram_records) {
+    // Each entry keeps ends_request: the NVRAM region holds the request
+    // whole until the drain that writes it into segments is durable (only
+    // then is the region reset), and replay completes a request a crash
+    // left partly in segments. So its segment writes are not grouped: a
+    // drain or an idle step may cut it anywhere, and clean or checkpoint
+    // between the pieces.
     if (entries.size() > nvram_free_records()) {
       // The buffer is full: drain it wholly (paper 001 section 5.3), and the
       // write waits for that.
@@ -105,6 +109,8 @@ void LldDisk::Impl::submit(std::vector<LogEntry> entries, bool fua, LldClock& c)
     for (LogEntry& e : entries) pending_.push(std::move(e));
     return;  // durable already: FUA asks nothing more
   }
+  for (LogEntry& e : entries) e.ends_request = false;
+  entries.back().ends_request = true;
   if (has_nvram()) {
     // Larger than the whole region: straight to segments, durable before
     // the reply as an NVRAM write would be.
