@@ -45,12 +45,25 @@ size_t LldDisk::Impl::group_capacity_entries() const {
 }
 
 bool LldDisk::Impl::moves_fit(uint32_t victim) const {
-  const uint32_t live = usage_.usage(victim).live_blocks;
-  const uint32_t room = room_sectors();
-  const uint32_t summary = summary_sectors(std::min(live, blocks_per_write_));
-  const size_t room_blocks = room > summary ? (room - summary) / shape_.block_sectors : 0;
-  return live <= room_blocks + size_t{usage_.free_count()} * blocks_per_write_ &&
-         (live <= room_blocks || usage_.free_count() > 0);
+  // write_moves's writes, counted: every write that closes a segment opens
+  // a free one, also the last when it leaves no room for a block
+  // (must_close_after), so a victim that exactly fills the room left needs
+  // one more free segment than its blocks take.
+  uint32_t left = usage_.usage(victim).live_blocks;
+  uint32_t room = room_sectors();
+  uint32_t free = usage_.free_count();
+  while (left > 0) {
+    uint32_t k = 0;
+    while (k < left && write_sectors(k + 1, k + 1, shape_) <= room) ++k;
+    if (k == 0) return false;
+    const auto sectors = static_cast<uint32_t>(write_sectors(k, k, shape_));
+    left -= k;
+    if (left == 0 && room - sectors >= 1 + shape_.block_sectors) return true;  // stays open
+    if (free == 0) return false;
+    --free;
+    room = shape_.segment_sectors;
+  }
+  return true;
 }
 
 void LldDisk::Impl::clean_segment(uint32_t victim, LldClock& c) {

@@ -324,6 +324,41 @@ TEST(LldDisk, AnIdleStepThatCutsARequestLeavesTheDrainFree) {
   rig.expect_model();
 }
 
+// Random multi-block updates with a hot spot, as a file system makes them:
+// the cleaner runs in many states of the open segment, and must never move
+// a victim into room it does not have (a move that fills the last free
+// segment closes it and needs another).
+void churn_requests(LldConfig c, int writes, uint64_t seed) {
+  LldRig rig(c);
+  const uint64_t blocks = c.export_bytes / kBlock;
+  std::mt19937_64 rng(seed);
+  for (int i = 0; i < writes; ++i) {
+    const uint64_t n = 1 + rng() % 16;
+    const uint64_t region = rng() % 3 == 0 ? 64 : blocks;
+    rig.write(rng() % (region - n + 1) * kBlock, n * kBlock, /*fua=*/rng() % 4 == 0);
+    if (rng() % 10 == 0) rig.flush();
+  }
+  rig.flush();  // nvram=0: what a stop without close keeps
+  EXPECT_GT(rig.stats().segments_cleaned, 0u);
+  {
+    SCOPED_TRACE("before the reopen");
+    rig.expect_model();
+  }
+  rig.stop_and_reopen();
+  SCOPED_TRACE("after the reopen");
+  rig.expect_model();
+}
+
+// Seeds 1 and 8 once made the cleaner fill the last free segment exactly
+// with a victim's blocks, which then had to close it with no segment to
+// open: "no clean segment left to write into".
+TEST(LldDisk, CleanerMovesFitWithMultiBlockRequests) {
+  for (uint64_t seed : {1, 8}) {
+    SCOPED_TRACE(seed);
+    churn_requests(LldConfig{}, 3000, seed);
+  }
+}
+
 TEST(LldDisk, ReopeningTwiceAfterAStopReadsTheSame) {
   LldRig rig(no_nvram());
   for (int i = 0; i < 500; ++i) rig.write((i * 13 % 700) * kBlock, kBlock, i % 5 == 0);
