@@ -137,8 +137,8 @@ inline constexpr ParameterDoc kParameters[] = {
      "writing and an indirection map kept as a virtual log. B<inplace> is the conventional "
      "disk of the same geometry: logical sector I<n> lives at physical sector I<n>. B<lld> "
      "is the log-structured logical disk with an NVRAM write buffer and a segment cleaner, "
-     "the \"LFS\" of paper 001's section 4.4 (see B<segment=>, B<nvram=>); it is still being "
-     "built: an image can be created, but not yet served. See L</DESCRIPTION>.",
+     "the \"LFS\" of paper 001's section 4.4 (see B<segment=>, B<nvram=>, B<partial=>, "
+     "B<cleaner_policy=>). See L</DESCRIPTION>.",
      "B<vld>|B<inplace>|B<lld>"},
 
     {"geometry", "NAME", ParameterGroup::kFormat,

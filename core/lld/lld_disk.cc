@@ -90,9 +90,13 @@ std::vector<LogEntry> LldDisk::Impl::entries_for_write(uint64_t offset,
 
 void LldDisk::Impl::submit(std::vector<LogEntry> entries, bool fua, LldClock& c) {
   assert(!entries.empty());
-  for (LogEntry& e : entries) e.ends_request = false;
-  entries.back().ends_request = true;
   if (has_nvram() && entries.size() <= layout_.nvram_records) {
+    // Each entry keeps ends_request: the NVRAM region holds the request
+    // whole until the drain that writes it into segments is durable (only
+    // then is the region reset), and replay completes a request a crash
+    // left partly in segments. So its segment writes are not grouped: a
+    // drain or an idle step may cut it anywhere, and clean or checkpoint
+    // between the pieces.
     if (entries.size() > nvram_free_records()) {
       // The buffer is full: drain it wholly (paper 001 section 5.3), and the
       // write waits for that.
@@ -102,17 +106,16 @@ void LldDisk::Impl::submit(std::vector<LogEntry> entries, bool fua, LldClock& c)
       stats_.nvram_stall_time += c.now - before;
     }
     nvram_append(entries, c);
-    // The region holds the request whole until the drain that writes it
-    // is durable, so in the segments each entry stands alone, as replayed
-    // ones do: no write of a drain continues into the next, and the cleaner
-    // and checkpoints may come between any two (with dedup a request's last
-    // entry may die, and its flag would have chained writes across requests).
+    // (With dedup a request's last entry may die, so a flag on it could
+    // chain writes across requests: every buffered entry ends its own.)
     for (LogEntry& e : entries) {
       e.ends_request = true;
       pending_.push(std::move(e));
     }
     return;  // durable already: FUA asks nothing more
   }
+  for (LogEntry& e : entries) e.ends_request = false;
+  entries.back().ends_request = true;
   if (has_nvram()) {
     // Larger than the whole region: straight to segments, durable before
     // the reply as an NVRAM write would be.

@@ -31,7 +31,7 @@ struct LogEntry {
   uint64_t version = 0;
   uint32_t checksum = 0;     // data entries: data_checksum(data, logical_block)
   std::vector<unsigned char> data;  // data entries: the block's bytes
-  bool ends_request = true;  // the last entry of its client request
+  bool ends_request = true;  // the last entry of its client request (with NVRAM: every entry)
   bool dead = false;         // superseded (dedup only)
 
   bool is_trim() const { return trim_blocks > 0; }

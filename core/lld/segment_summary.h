@@ -33,7 +33,8 @@
 // with the writes after it up to and including the next one without the
 // flag, so a request is recovered whole or not at all. A write may both
 // close its segment and continue: the rest of the request is then at
-// next_segment's sector 0.
+// next_segment's sector 0. (Drains of the NVRAM never set the flag: the
+// NVRAM region keeps its requests whole until the drain is durable.)
 //
 // Invariants of a decoded summary: seq > 0 and strictly increasing over all
 // writes, +1 per write (roll-forward stops at the first gap); 1 <= entries;

@@ -1,10 +1,12 @@
 #!/usr/bin/python3
-# crash_cycles: ext4 on mode=vld survives repeated SIGKILLs of nbdkit in the
-# middle of an fsync-heavy workload, with every acknowledged fsync kept.
+# crash_cycles: ext4 on mode=vld, and on mode=lld with its NVRAM and with
+# nvram=0, survives repeated SIGKILLs of nbdkit in the middle of an
+# fsync-heavy workload, with every acknowledged fsync kept.
 #
-# CYCLES cycles on one 256 MiB image (crashlib.run_cycles). Each:
+# CYCLES cycles on one 256 MiB image per mode (crashlib.run_cycles). Each:
 #   - fuse-attach up; after the first, nbdkit recovers from the crash: the
-#     stats file must say recovery.clean = false, method record+window;
+#     stats file must say recovery.clean = false (vld: method record+window;
+#     lld: lld.recovery);
 #   - mkfs.ext4 in the first cycle; afterwards e2fsck -fy (exit 0 or 1, and it
 #     may report only what a crash of journalled ext4 leaves: the journal
 #     replay, orphans, the superblock's free counts; crashlib.BENIGN_FSCK),
@@ -22,7 +24,7 @@
 #     fusermount3 -u -z). The workload sees EIO and stops; the test waits
 #     until the loop device has let go of the dead export.
 # A last attach recovers and checks the last cycle, then stops cleanly: its
-# stats must show requests.errors == 0 and vld.checksum_failures == 0.
+# stats must show requests.errors == 0 (and vld.checksum_failures == 0).
 #
 # On this path fsync is: ext4 journal commit (preflush, FUA emulated by the
 # block layer) -> loop device flush -> vfs_fsync of the FUSE file -> nbdfuse
@@ -31,7 +33,12 @@
 # the page cache), so this exercises recovery after a process crash;
 # crash_powercut_test.py also takes unsynced writes back out.
 #
-# Environment: VLD_FS_SEED (default 7031), VLD_FS_CYCLES (default 8).
+# mode=lld with NVRAM makes every write durable before its reply (an NVRAM
+# append and fdatasync), so a SIGKILL costs it nothing acknowledged; with
+# nvram=0 the flush writes the open segment's memory copy out (the
+# partial-segment rule) and roll-forward from the checkpoint recovers it.
+#
+# Environment: VLD_FS_SEED (default 7031), VLD_FS_CYCLES (default 8, per mode).
 import os
 import sys
 
@@ -44,8 +51,15 @@ SEED = int(os.environ.get("VLD_FS_SEED", "7031"))
 CYCLES = int(os.environ.get("VLD_FS_CYCLES", "8"))
 
 
+# (name, the plugin parameters that create the image)
+MODES = (("vld", ("mode=vld",)), ("lld", ("mode=lld",)), ("lld-nvram0", ("mode=lld", "nvram=0")))
+
+
 def body(ws):
-    crashlib.run_cycles(ws, "crash_cycles", SEED, CYCLES)
+    for name, params in MODES:
+        image = ws.path("crash.img" if name == "vld" else f"crash-{name}.img")
+        crashlib.run_cycles(ws, f"crash_cycles[{name}]", SEED, CYCLES, image=image, mode=params)
+        os.unlink(image)
 
 
 if __name__ == "__main__":

@@ -19,16 +19,26 @@
 # their units in order, each surviving with the cycle's probability
 # (CUTS: 0 = only synced data survives).
 #
-# Two images of six cycles each: mkfs.ext4's defaults (1 KiB blocks at
-# 256 MiB, so ext4 writes parts of vld's 4 KiB blocks) and -b 4096.
+# Per mode (mode=vld; mode=lld with its NVRAM and with nvram=0), two images
+# of six cycles each: mkfs.ext4's defaults (1 KiB blocks at 256 MiB, so
+# ext4 writes parts of the disk's 4 KiB blocks) and -b 4096.
 # Everything else is crash_cycles (crashlib.run_cycles): recovery.clean
-# false and method record+window, e2fsck -fy only replays, e2fsck -fn clean,
-# every acknowledged op exactly in the file system, the in-flight op before
-# or after, errors 0 and checksum failures 0 at the end. And the cuts must
-# have bitten: some units dropped, and recovery rejected some group (a
-# request whose map sector survived without all its data) in some cycle.
+# false (vld: method record+window), e2fsck -fy only replays, e2fsck -fn
+# clean, every acknowledged op exactly in the file system, the in-flight op
+# before or after, errors 0 (vld: checksum failures 0) at the end. And the
+# cuts must have bitten: some units dropped, and (vld) recovery rejected
+# some group (a request whose map sector survived without all its data) in
+# some cycle.
 #
-# Environment: VLD_FS_SEED (default 9157; the second image uses SEED+1).
+# mode=lld syncs after fewer writes than vld: with NVRAM each request is one
+# NVRAM append and a sync (a cut there tears a request that was never
+# acknowledged, which replay must drop whole), and only a drain of the NVRAM
+# into segments leaves many writes pending; with nvram=0 a flush writes the
+# open segment's memory copy and syncs. Its cuts wait for at most 4 pending
+# writes, which come often enough.
+#
+# Environment: VLD_FS_SEED (default 9157; vld's images use SEED and SEED+1, lld's
+# SEED+2 and +3, lld with nvram=0 SEED+4 and +5).
 import os
 import struct
 import sys
@@ -43,9 +53,12 @@ SEED = int(os.environ.get("VLD_FS_SEED", "9157"))
 # (unit bytes, survival probability) per cycle
 CUTS = ((4096, 0.0), (4096, 0.5), (4096, 0.25), (512, 0.5), (4096, 0.75), (4096, 0.1))
 PENDING_AT_CUT = (1, 2, 4, 8, 16, 32)  # seeded: writes pending at the sync that never happens
+PENDING_AT_CUT_LLD = (1, 2, 4)
 # One image with mkfs.ext4's defaults (1 KiB blocks at 256 MiB: ext4 writes
 # partial vld blocks, which vld merges), one with 4 KiB blocks.
 IMAGES = (("default", ()), ("b4096", ("-b", "4096")))
+# (name, the plugin parameters that create the image)
+MODES = (("vld", ("mode=vld",)), ("lld", ("mode=lld",)), ("lld-nvram0", ("mode=lld", "nvram=0")))
 
 
 def read_log(path):
@@ -92,16 +105,16 @@ def power_cut(image, logpath, rng, unit, p):
     return len(recs), sum(len(r[2]) for r in recs), kept, dropped
 
 
-def body(ws):
-    shim = ws.path("powercut_shim.so")
-    fslib.run(["cc", "-shared", "-fPIC", "-O2", "-Wall", "-Werror", "-o", shim,
-               os.path.join(fslib.HERE, "powercut_shim.c"), "-ldl", "-lpthread"],
-              what="cc powercut_shim.c")
+def one_mode(ws, shim, mode_name, mode, seed):
+    """The power-cut cycles on both images of one mode; returns (units
+    dropped, groups recovery rejected)."""
+    pending_at_cut = PENDING_AT_CUT if mode_name == "vld" else PENDING_AT_CUT_LLD
     dropped = rejected = 0
     for k, (name, mkfs_args) in enumerate(IMAGES):
-        image = ws.path(f"{name}.img")
-        logpath = ws.path(f"{name}.powercut.log")
-        arm = ws.path(f"{name}.powercut.arm")
+        tag = name if mode_name == "vld" else f"{mode_name}-{name}"
+        image = ws.path(f"{tag}.img")
+        logpath = ws.path(f"{tag}.powercut.log")
+        arm = ws.path(f"{tag}.powercut.arm")
         env = {"LD_PRELOAD": shim, "VLD_PC_IMAGE": image, "VLD_PC_LOG": logpath,
                "VLD_PC_ARM": arm}
         cuts = []
@@ -110,7 +123,7 @@ def body(ws):
             # Arm the shim: nbdkit dies at the next sync of the image that
             # finds at least n writes pending, i.e. with completed,
             # acknowledged, not yet flushed writes.
-            n = rng.choice(PENDING_AT_CUT)
+            n = rng.choice(pending_at_cut)
             with open(os.path.join(att.dir, "nbdkit.pid")) as f:
                 pid = int(f.read())
             with open(arm, "w") as f:
@@ -130,17 +143,28 @@ def body(ws):
             return (f"power cut: {n} writes ({nbytes / MiB:.2f} MiB) after the last fdatasync, "
                     f"{kept} {unit}-byte units kept, {drop} dropped (survival {p})")
 
-        totals = crashlib.run_cycles(ws, f"crash_powercut[{name}]", SEED + k, len(CUTS),
+        totals = crashlib.run_cycles(ws, f"crash_powercut[{tag}]", seed + k, len(CUTS),
                                      up_env=env, after_crash=after_crash, trigger=trigger,
-                                     image=image, mkfs_args=mkfs_args)
+                                     image=image, mkfs_args=mkfs_args, mode=mode)
         dropped += sum(cuts)
         rejected += totals["groups_rejected"]
         os.unlink(image)
-    # The point of this test over crash_cycles: writes were taken back.
-    check(dropped > 0, "no power cut dropped anything: the shim recorded no write after an "
-          "fdatasync, so this test exercised nothing beyond SIGKILL")
-    check(rejected > 0, f"power cuts dropped {dropped} units but recovery rejected no group "
-          f"in {len(IMAGES) * len(CUTS)} cycles")
+    return dropped, rejected
+
+
+def body(ws):
+    shim = ws.path("powercut_shim.so")
+    fslib.run(["cc", "-shared", "-fPIC", "-O2", "-Wall", "-Werror", "-o", shim,
+               os.path.join(fslib.HERE, "powercut_shim.c"), "-ldl", "-lpthread"],
+              what="cc powercut_shim.c")
+    for i, (mode_name, mode) in enumerate(MODES):
+        dropped, rejected = one_mode(ws, shim, mode_name, mode, SEED + 2 * i)
+        # The point of this test over crash_cycles: writes were taken back.
+        check(dropped > 0, f"{mode_name}: no power cut dropped anything: the shim recorded no "
+              f"write after an fdatasync, so this test exercised nothing beyond SIGKILL")
+        if mode_name == "vld":
+            check(rejected > 0, f"power cuts dropped {dropped} units but recovery rejected no "
+                  f"group in {len(IMAGES) * len(CUTS)} cycles")
 
 
 if __name__ == "__main__":

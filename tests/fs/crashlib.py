@@ -444,15 +444,39 @@ def fsck_after_crash(loop, label):
     return p.returncode, [re.sub(r"^/dev/\S+: ", "", l) for l in notes]
 
 
+def recovery_section(stats):
+    """The stats file's recovery report: top level for mode=vld, lld.recovery
+    for mode=lld."""
+    return stats["lld"]["recovery"] if "lld" in stats else fslib.stat_get(stats, "recovery")
+
+
 def wait_recovery(statsfile, label, expect_method):
+    """The recovery report of a server started after a crash: recovery.clean
+    must be false, and (mode=vld) the method expect_method."""
     fslib.wait_until(lambda: os.path.exists(statsfile), 20, f"{label}: the stats file {statsfile}")
     s = fslib.read_stats(statsfile)
-    r = fslib.stat_get(s, "recovery")
+    r = recovery_section(s)
     check(r["clean"] is False, f"{label}: after the crash the stats say recovery.clean = "
-          f"{r['clean']!r} (method {r['method']})")
-    check(r["method"] == expect_method, f"{label}: after the crash recovery.method = "
-          f"{r['method']!r}, expected {expect_method}")
+          f"{r['clean']!r}" + (f" (method {r['method']})" if "method" in r else ""))
+    if "method" in r:
+        check(r["method"] == expect_method, f"{label}: after the crash recovery.method = "
+              f"{r['method']!r}, expected {expect_method}")
     return r
+
+
+def describe_recovery(rec):
+    """One line of what recovery did, for the log."""
+    if "method" not in rec:  # mode=lld
+        return (f"recovery from checkpoint {rec['checkpoint_generation']}: "
+                f"{rec['writes_rolled_forward']} segment writes rolled forward, "
+                f"{rec['writes_discarded']} discarded, {rec['nvram_records_replayed']} NVRAM "
+                f"records replayed, {rec['sectors_read']} sectors read, simulated "
+                f"{rec['simulated_ms']:.1f} ms")
+    return (f"recovery {rec['method']}: groups accepted {rec['groups_accepted']}, rejected "
+            f"{rec['groups_rejected']}, {rec['candidates']} candidates, "
+            f"{rec['tracks_scanned']} tracks scanned, {rec['data_blocks_checked']} data "
+            f"blocks checked, simulated {rec['simulated_ms']:.1f} ms, wall "
+            f"{rec['wall_ms']:.1f} ms")
 
 
 class Workload:
@@ -532,8 +556,10 @@ def run_and_crash(ws, att, mnt, ops, rng, cycle, trigger=None, tag="crash"):
 
 
 def run_cycles(ws, name, seed, cycles, expect_method="record+window", up_env=None,
-               after_crash=None, trigger=None, image=None, mkfs_args=()):
-    """The crash cycles on one 256 MiB mode=vld image (see crash_cycles_test.py).
+               after_crash=None, trigger=None, image=None, mkfs_args=(), mode=("mode=vld",)):
+    """The crash cycles on one 256 MiB image (see crash_cycles_test.py).
+    mode: the plugin parameters that create it (mode=vld; or mode=lld, with
+    nvram=0 or not).
     up_env: extra environment for fuse-attach up. after_crash(cycle, rng):
     called after the kill and the teardown, before the next attach (it may
     change the image); returns a note to print. trigger: see run_and_crash.
@@ -548,21 +574,23 @@ def run_cycles(ws, name, seed, cycles, expect_method="record+window", up_env=Non
     model = Model()
     journal, ops = None, None
     totals = {"acked": 0, "in_flight_after": 0, "in_flight_before": 0, "groups_rejected": 0,
-              "groups_accepted": 0}
-    log(f"{name}: seed {seed}, {cycles} cycles, mkfs.ext4 {' '.join(mkfs_args) or '(defaults)'}")
+              "groups_accepted": 0, "writes_discarded": 0, "nvram_records_replayed": 0}
+    log(f"{name}: seed {seed}, {cycles} cycles, {' '.join(mode)}, mkfs.ext4 "
+        f"{' '.join(mkfs_args) or '(defaults)'}")
     for cycle in range(cycles + 1):
         label = f"cycle {cycle}" if tag == "crash" else f"{tag} cycle {cycle}"
         statsfile = ws.path(f"stats-{tag}-{cycle}.json")
         if cycle == 0:
-            loop = att.up("size=256M", "mode=vld", "latency=none", statsfile=statsfile, env=up_env)
+            loop = att.up("size=256M", *mode, "latency=none", statsfile=statsfile, env=up_env)
             fslib.run(["mkfs.ext4", "-q", *mkfs_args, loop], what="mkfs.ext4")
             ws.mount(loop, mnt, "ext4")
             log(f"  ext4 block size {os.statvfs(mnt).f_bsize}")
         else:
             loop = att.up("latency=none", statsfile=statsfile, env=up_env)
             rec = wait_recovery(statsfile, label, expect_method)
-            totals["groups_rejected"] += rec["groups_rejected"]
-            totals["groups_accepted"] += rec["groups_accepted"]
+            for k in ("groups_rejected", "groups_accepted", "writes_discarded",
+                      "nvram_records_replayed"):
+                totals[k] += rec.get(k, 0)
             fsck_rc, fsck_notes = fsck_after_crash(loop, label)
             ws.mount(loop, mnt, "ext4")
             model, rep = verify(mnt, model, journal, ops, label)
@@ -571,11 +599,7 @@ def run_cycles(ws, name, seed, cycles, expect_method="record+window", up_env=Non
                 totals["in_flight_after" if o.startswith("after") else "in_flight_before"] += 1
             log(f"  recovered: {len(model.files)} files ({rep['bytes'] / MiB:.1f} MiB) and "
                 f"{len(model.dirs)} dirs verified; in flight: {rep['in_flight'] or '-'} -> {o}; "
-                f"recovery {rec['method']}: groups accepted {rec['groups_accepted']}, rejected "
-                f"{rec['groups_rejected']}, {rec['candidates']} candidates, "
-                f"{rec['tracks_scanned']} tracks scanned, {rec['data_blocks_checked']} data "
-                f"blocks checked, simulated {rec['simulated_ms']:.1f} ms, wall "
-                f"{rec['wall_ms']:.1f} ms; e2fsck -fy exit {fsck_rc}"
+                f"{describe_recovery(rec)}; e2fsck -fy exit {fsck_rc}"
                 + (f" ({'; '.join(fsck_notes[:3])})" if fsck_notes else ""))
         if cycle == cycles:
             break
@@ -600,13 +624,19 @@ def run_cycles(ws, name, seed, cycles, expect_method="record+window", up_env=Non
     s = fslib.read_stats(ws.path(f"stats-{tag}-{cycles}.json"))
     check(fslib.stat_get(s, "requests.errors") == 0,
           f"{tag}: final run: requests.errors = {s['requests']['errors']}")
-    check(fslib.stat_get(s, "vld.checksum_failures") == 0,
-          f"{tag}: final run: vld.checksum_failures = {s['vld']['checksum_failures']}")
+    if "vld" in s:
+        check(fslib.stat_get(s, "vld.checksum_failures") == 0,
+              f"{tag}: final run: vld.checksum_failures = {s['vld']['checksum_failures']}")
     totals["files"] = len(model.files)
+    if "lld" in s:
+        rec_totals = (f"recovery discarded {totals['writes_discarded']} segment writes and "
+                      f"replayed {totals['nvram_records_replayed']} NVRAM records in all")
+    else:
+        rec_totals = (f"recovery accepted {totals['groups_accepted']} and rejected "
+                      f"{totals['groups_rejected']} groups in all")
     log(f"{name}: {cycles} crashes, {totals['acked']} acknowledged ops all found; "
         f"in-flight ops found done {totals['in_flight_after']}, not done "
-        f"{totals['in_flight_before']}; recovery accepted {totals['groups_accepted']} and "
-        f"rejected {totals['groups_rejected']} groups in all; final {len(model.files)} files")
+        f"{totals['in_flight_before']}; {rec_totals}; final {len(model.files)} files")
     return totals
 
 

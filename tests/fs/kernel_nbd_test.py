@@ -1,7 +1,8 @@
 #!/usr/bin/python3
 """fs.kernel_nbd_test: the real Linux kernel NBD client against the plugin.
 
-For mode=vld and mode=inplace, on a fresh 256 MiB image on /dev/shm:
+For mode=vld, mode=inplace, and mode=lld with its NVRAM (nvram= default) and
+with nvram=0 ("lld-nvram0"), on a fresh 256 MiB image on /dev/shm:
 
   boot 1  nbdkit (unix socket, latency=none, statsfile) and
           `scripts/kernel-nbd --job mkfs-write` (nbd.ko + nbd-client in a
@@ -27,11 +28,12 @@ and asserts, from each boot's statistics file:
   boot 2  verify ok; requests.errors == 0, requests.write == 0 (a read-only
           mount and e2fsck -n write nothing), the same backing_syncs relation;
           vld: recovery.clean is true and the method is clean-walk (boot 1's
-          power-down was clean), and the image kept its mode.
+          power-down was clean); lld: lld.recovery.clean is true; and the
+          image kept its mode.
 
 Needs root, qemu-system-x86_64 (TCG is enough), busybox-static, nbd-client,
 e2fsprogs, cpio, nbdkit; the first run fetches Debian's cloud kernel with
-apt-get download (scripts/kernel-nbd). About 20-30 s on a 2-vCPU VM.
+apt-get download (scripts/kernel-nbd). About 10-15 s per mode on a 2-vCPU VM.
 Environment (set by ctest): VLD_PLUGIN, VLD_SOURCE_DIR.
 """
 import json
@@ -151,11 +153,33 @@ def read_stats(path):
         return json.load(f)
 
 
+# The plugin parameters that create an image of each mode.
+MODE_PARAMS = {"vld": ["mode=vld"], "inplace": ["mode=inplace"], "lld": ["mode=lld"],
+               "lld-nvram0": ["mode=lld", "nvram=0"]}
+MODES = ("vld", "inplace", "lld", "lld-nvram0")
+
+
+def stat_mode(mode):
+    """The stats file's "mode" of a mode's image."""
+    return "lld" if mode.startswith("lld") else mode
+
+
 def syncs_relation(mode, st):
     """(expected backing_syncs, how it is made up) for a boot's final stats."""
     r = st["requests"]
     if mode == "inplace":
         return r["write_fua"] + r["flush"], "write_fua %d + flush %d" % (r["write_fua"], r["flush"])
+    if mode.startswith("lld"):
+        lld = st["lld"]
+        served = lld["checkpoints"] - 1  # minus the clean close's
+        if mode == "lld":
+            return (r["write"] + r["trim"] + r["zero"] + 2 * lld["nvram_drains"] + 2 * served,
+                    "write %d + trim %d + zero %d + 2 x %d NVRAM drains + 2 x %d checkpoints "
+                    "during requests" % (r["write"], r["trim"], r["zero"], lld["nvram_drains"],
+                                         served))
+        return (r["write_fua"] + r["flush"] + 2 * served,
+                "write_fua %d + flush %d + 2 x %d checkpoints during requests"
+                % (r["write_fua"], r["flush"], served))
     records = st["vld"]["log_records_written"] - 2  # minus the open's and the close's
     return (r["write_fua"] + r["flush"] + 2 * records,
             "write_fua %d + flush %d + 2 x %d records during requests"
@@ -169,18 +193,25 @@ def run_mode(tmp, mode):
 
     # Boot 1: mkfs-write on a fresh image.
     stats1 = os.path.join(tmp, mode + ".boot1.json")
-    srv = Nbdkit(tmp, mode, ["file=" + img, "size=" + SIZE, "mode=" + mode,
-                             "latency=none", "statsfile=" + stats1])
+    srv = Nbdkit(tmp, mode, ["file=" + img, "size=" + SIZE] + MODE_PARAMS[mode] +
+                 ["latency=none", "statsfile=" + stats1])
     ok, times["boot1"] = boot(tmp, srv.sock, "mkfs-write", mode + ".boot1")
     srv.stop()
     if not check(ok, "%s boot 1: kernel-nbd --job mkfs-write ok" % mode):
         return
     st = read_stats(stats1)
     r = st["requests"]
+    extra = ""
+    if mode == "vld":
+        extra = ", vld.log_records_written %d" % st["vld"]["log_records_written"]
+    elif "lld" in st:
+        extra = ", lld: %s" % json.dumps({k: st["lld"][k] for k in (
+            "nvram_records_written", "nvram_drains", "checkpoints", "segment_writes",
+            "partial_writes", "nvram_buffered_blocks")}, sort_keys=True)
     log("  boot 1 stats: requests %s, backing_syncs %d%s"
-        % (json.dumps(r, sort_keys=True), st["backing_syncs"],
-           ", vld.log_records_written %d" % st["vld"]["log_records_written"] if mode == "vld" else ""))
-    check(st["mode"] == mode, "%s boot 1: the image is mode=%s (got %s)" % (mode, mode, st["mode"]))
+        % (json.dumps(r, sort_keys=True), st["backing_syncs"], extra))
+    check(st["mode"] == stat_mode(mode), "%s boot 1: the image is mode=%s (got %s)"
+          % (mode, stat_mode(mode), st["mode"]))
     check(r["errors"] == 0, "%s boot 1: requests.errors == 0 (got %d)" % (mode, r["errors"]))
     check(r["write_fua"] > 0, "%s boot 1: the kernel client sent FUA writes (write_fua %d > 0)"
           % (mode, r["write_fua"]))
@@ -199,14 +230,16 @@ def run_mode(tmp, mode):
 
     # Boot 2: verify on the same image, served afresh.
     stats2 = os.path.join(tmp, mode + ".boot2.json")
-    srv = Nbdkit(tmp, mode, ["file=" + img, "mode=" + mode, "latency=none", "statsfile=" + stats2])
+    srv = Nbdkit(tmp, mode, ["file=" + img] + MODE_PARAMS[mode] +
+                 ["latency=none", "statsfile=" + stats2])
     ok, times["boot2"] = boot(tmp, srv.sock, "verify", mode + ".boot2")
     srv.stop()
     check(ok, "%s boot 2: kernel-nbd --job verify ok (files, sums, e2fsck -fn)" % mode)
     st2 = read_stats(stats2)
     r2 = st2["requests"]
     log("  boot 2 stats: requests %s, backing_syncs %d" % (json.dumps(r2, sort_keys=True), st2["backing_syncs"]))
-    check(st2["mode"] == mode, "%s boot 2: the image is still mode=%s (got %s)" % (mode, mode, st2["mode"]))
+    check(st2["mode"] == stat_mode(mode), "%s boot 2: the image is still mode=%s (got %s)"
+          % (mode, stat_mode(mode), st2["mode"]))
     check(r2["errors"] == 0, "%s boot 2: requests.errors == 0 (got %d)" % (mode, r2["errors"]))
     check(r2["read"] > 0, "%s boot 2: the guest read the disk (read %d > 0)" % (mode, r2["read"]))
     check(r2["write"] == 0, "%s boot 2: a read-only verify writes nothing (write %d == 0)" % (mode, r2["write"]))
@@ -218,6 +251,10 @@ def run_mode(tmp, mode):
         check(rec.get("clean") is True, "vld boot 2: recovery.clean is true (got %r)" % rec.get("clean"))
         check(rec.get("method") == "clean-walk",
               "vld boot 2: recovery.method is clean-walk (got %r)" % rec.get("method"))
+    if mode.startswith("lld"):
+        rec = st2["lld"]["recovery"]
+        check(rec["clean"] is True, "%s boot 2: lld.recovery.clean is true (got %r)"
+              % (mode, rec["clean"]))
     log("  %s: boot 1 %.1f s, boot 2 %.1f s" % (mode, times["boot1"], times["boot2"]))
 
 
@@ -231,7 +268,7 @@ def main():
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="vld-kernel-nbd.", dir=parent) as tmp:
         try:
-            for mode in ("vld", "inplace"):
+            for mode in MODES:
                 run_mode(tmp, mode)
         finally:
             stop_children()  # before the images go

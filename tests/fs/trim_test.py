@@ -3,7 +3,9 @@
 # blocks, and live data survives it.
 #
 # Cases: ext4 on mode=vld with fstrim, on mode=inplace with fstrim, and on
-# mode=vld mounted -o discard (online discard at journal commit). Each:
+# mode=vld mounted -o discard (online discard at journal commit); and the
+# same on mode=lld with its NVRAM (fstrim and discard) and with nvram=0
+# (fstrim). Each:
 #   run 1: fresh 256 MiB image, mkfs.ext4, mount, write 40 MiB of files to
 #          delete and 2 MiB to keep, sync, fstrim (so that the baseline is
 #          "live = what the file system uses"), umount, clean stop;
@@ -21,6 +23,10 @@
 #          drop in live blocks, (U1 - U2) * platter_bytes / block_bytes,
 #          equals the deleted files' blocks within 2% + 64 blocks (journal
 #          and metadata blocks written in run 2 are the slack);
+#          (mode=lld with NVRAM counts as live only blocks in segments, and
+#          a clean stop leaves the NVRAM's writes and trims there: U1 and U2
+#          are then the utilization the next run's server reports as it
+#          starts, having replayed and drained the NVRAM, before the mount)
 #   run 3: attach again, e2fsck -fn clean, the kept files read back exactly.
 import os
 import re
@@ -32,7 +38,11 @@ import fslib  # noqa: E402
 from fslib import MiB, check, log  # noqa: E402
 
 SEED = 4242
-CASES = (("vld", "fstrim"), ("inplace", "fstrim"), ("vld", "discard"))
+CASES = (("vld", "fstrim"), ("inplace", "fstrim"), ("vld", "discard"), ("lld", "fstrim"),
+         ("lld-nvram0", "fstrim"), ("lld", "discard"))
+# The plugin parameters that create an image of each mode.
+MODE_PARAMS = {"vld": ("mode=vld",), "inplace": ("mode=inplace",), "lld": ("mode=lld",),
+               "lld-nvram0": ("mode=lld", "nvram=0")}
 DELETE = [(f"del/d{i:02d}.bin", 4 * MiB - 4096 * (i % 3) + (17 if i % 2 else 0)) for i in range(10)]
 KEEP = [(f"keep/k{i}.bin", s) for i, s in enumerate([1, 4096, 12345, 1 * MiB, 1 * MiB - 1])]
 
@@ -62,6 +72,13 @@ def blocks(size, bs):
     return (size + bs - 1) // bs
 
 
+def utilization_at_start(statsfile, label):
+    """The utilization the server's first stats file reports (written as it
+    starts, after recovery)."""
+    fslib.wait_until(lambda: os.path.exists(statsfile), 20, f"{label}: the stats file {statsfile}")
+    return fslib.stat_get(fslib.read_stats(statsfile), "utilization")
+
+
 def one(ws, mode, how):
     label = f"{mode}/{how}"
     image = ws.path(f"{mode}-{how}.img")
@@ -70,7 +87,8 @@ def one(ws, mode, how):
     att = fslib.Attachment(ws, f"st-{mode}-{how}", image)
 
     # Run 1: fill.
-    loop = att.up("size=256M", f"mode={mode}", "latency=none", statsfile=st[0])
+    nvram = mode == "lld"  # the NVRAM holds blocks the utilization does not count
+    loop = att.up("size=256M", *MODE_PARAMS[mode], "latency=none", statsfile=st[0])
     fslib.run(["mkfs.ext4", "-q", loop], timeout=120, what=f"mkfs.ext4 ({label})")
     ws.mount(loop, mnt, "ext4")
     write_files(mnt, DELETE + KEEP)
@@ -83,14 +101,17 @@ def one(ws, mode, how):
     platter = fslib.stat_get(s1, "geometry.platter_bytes")
     phys_blocks = platter / bs
     u1 = fslib.stat_get(s1, "utilization")
+    u1_at_stop = u1
     deleted_bytes = sum(blocks(s, bs) * bs for _, s in DELETE)
     deleted_blocks = deleted_bytes // bs
-    check(u1 * phys_blocks >= deleted_blocks,
-          f"{label}: after writing {deleted_bytes / MiB:.1f} MiB only {u1 * phys_blocks:.0f} "
-          f"blocks are live (utilization {u1:.4f})")
 
     # Run 2: delete and trim.
     loop = att.up("latency=none", statsfile=st[1])
+    if nvram:
+        u1 = utilization_at_start(st[1], label)
+    check(u1 * phys_blocks >= deleted_blocks,
+          f"{label}: after writing {deleted_bytes / MiB:.1f} MiB only {u1 * phys_blocks:.0f} "
+          f"blocks are live (utilization {u1:.4f})")
     ws.mount(loop, mnt, "ext4", "discard" if how == "discard" else None)
     if how == "fstrim":
         fstrim(mnt, label)
@@ -122,14 +143,17 @@ def one(ws, mode, how):
     check(fslib.stat_get(s2, "requests.errors") == 0,
           f"{label}: run 2 requests.errors = {s2['requests']['errors']}")
     u2 = fslib.stat_get(s2, "utilization")
+    u2_at_stop = u2
+
+    # Run 3: what was kept is intact.
+    loop = att.up("latency=none", statsfile=st[2])
+    if nvram:
+        u2 = utilization_at_start(st[2], label)
     drop = (u1 - u2) * phys_blocks
     slack = 0.02 * deleted_blocks + 64
     check(abs(drop - deleted_blocks) <= slack,
           f"{label}: live blocks dropped by {drop:.0f} ({u1:.4f} -> {u2:.4f} of {phys_blocks:.0f}),"
           f" deleted files held {deleted_blocks} blocks (tolerance {slack:.0f})")
-
-    # Run 3: what was kept is intact.
-    loop = att.up("latency=none", statsfile=st[2])
     fslib.e2fsck(loop, "n", f"after trim ({label})")
     ws.mount(loop, mnt, "ext4")
     files, _ = fslib.tree(mnt)
@@ -147,6 +171,8 @@ def one(ws, mode, how):
         f"{u2 * phys_blocks:.0f}, drop {drop:.0f}, of {phys_blocks:.0f} physical); "
         f"{trims} TRIM requests"
         + (f"; fstrim reported {reported / MiB:.1f} MiB" if reported is not None else "")
+        + (f" (at the stops, NVRAM not yet drained: {u1_at_stop:.4f} -> {u2_at_stop:.4f})"
+           if nvram else "")
         + f"; kept files intact, utilization {s3['utilization']:.4f} after restart")
     os.unlink(image)
 

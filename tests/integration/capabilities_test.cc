@@ -2,6 +2,7 @@
 #include <gtest/gtest.h>
 #include <libnbd.h>
 
+#include "tests/integration/modes.h"
 #include "tests/integration/nbdkit_harness.h"
 
 namespace vld::test {
@@ -9,9 +10,14 @@ namespace {
 
 constexpr int64_t kMiB = 1 << 20;
 
-TEST(Capabilities, AsAdvertised) {
+// Every mode advertises the same: the NBD surface does not depend on how the
+// disk keeps its blocks.
+class Capabilities : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(Capabilities, AsAdvertised) {
   TempDir dir;
-  NbdkitServer server(dir, {"file=" + dir.file("disk.img"), "size=16M", "latency=none"});
+  NbdkitServer server(dir, with_mode({"file=" + dir.file("disk.img"), "size=16M", "latency=none"},
+                                     GetParam()));
   NbdHandle h = connect_with_meta_context(server, LIBNBD_CONTEXT_BASE_ALLOCATION);
   nbd_handle* nbd = h.get();
 
@@ -40,11 +46,12 @@ TEST(Capabilities, AsAdvertised) {
 
 // The preferred block size is the image's block=, also when the image is
 // reopened without block=.
-TEST(Capabilities, PreferredBlockSizeIsTheImagesBlock) {
+TEST_P(Capabilities, PreferredBlockSizeIsTheImagesBlock) {
   TempDir dir;
   const std::string file = dir.file("disk.img");
   {
-    NbdkitServer server(dir, {"file=" + file, "size=16M", "block=8192", "latency=none"});
+    NbdkitServer server(
+        dir, with_mode({"file=" + file, "size=16M", "block=8192", "latency=none"}, GetParam()));
     NbdHandle h = server.connect();
     EXPECT_EQ(nbd_get_block_size(h.get(), LIBNBD_SIZE_MINIMUM), 512);
     EXPECT_EQ(nbd_get_block_size(h.get(), LIBNBD_SIZE_PREFERRED), 8192);
@@ -59,6 +66,8 @@ TEST(Capabilities, PreferredBlockSizeIsTheImagesBlock) {
   nbd_shutdown(h.get(), 0);
   EXPECT_EQ(server.stop(), 0) << server.stderr_text();
 }
+
+INSTANTIATE_TEST_SUITE_P(Modes, Capabilities, ::testing::ValuesIn(kAllModes), ModeName);
 
 }  // namespace
 }  // namespace vld::test

@@ -1,6 +1,7 @@
 // The idle-time compactor over NBD: with latency=sleep it starts after
 // compactor_quiet_ms of no requests, empties tracks, and every byte still
 // reads back, before and after a restart; with latency=none it never runs.
+// mode=lld's idle work (its cleaner, and the drain of its NVRAM) likewise.
 // The waits here are for a condition (the stats file says the compactor
 // emptied a track and has no victim in progress), with a deadline, never a
 // fixed sleep.
@@ -11,6 +12,7 @@
 #include <random>
 #include <thread>
 
+#include "tests/integration/modes.h"
 #include "tests/integration/nbdkit_harness.h"
 
 namespace vld::test {
@@ -129,6 +131,59 @@ TEST(CompactorOverNbd, OffMeansNoIdleWork) {
   EXPECT_EQ(j.at("compactor").at("idle_steps").get<uint64_t>(), 0u);
   EXPECT_EQ(j.at("compactor").at("blocks_moved").get<uint64_t>(), 0u);
 }
+
+// mode=lld with latency=sleep: once no request has come for
+// compactor_quiet_ms the disk drains its NVRAM into segments (with NVRAM)
+// and cleans the segments the random updates left partly dead, one segment
+// a step; every byte reads back, before and after a restart.
+class CleanerOverNbd : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(CleanerOverNbd, RunsInIdleTimeWithLatencySleepAndKeepsEveryByte) {
+  const std::string mode = GetParam();
+  TempDir dir;
+  const std::string img = dir.file("disk.img"), stats = dir.file("stats.json");
+  const uint64_t blocks = 8 * 1024 * 1024 / kBlock * 80 / 100;
+  std::vector<std::vector<uint8_t>> want;
+  {
+    NbdkitServer server(dir, with_mode({"file=" + img, "size=8M", "latency=sleep",
+                                        "compactor_quiet_ms=20", "statsfile=" + stats},
+                                       mode));
+    NbdHandle h = server.connect();
+    want = fill_and_fragment(h.get(), blocks);
+    nlohmann::json j = wait_for_stats(
+        stats,
+        [](const nlohmann::json& s) {
+          const auto& l = s.at("lld");
+          return l.at("idle_cleans").get<uint64_t>() >= 1 &&
+                 l.at("nvram_buffered_blocks").get<uint64_t>() == 0;
+        },
+        std::chrono::seconds(60));
+    SCOPED_TRACE(j.dump(2));
+    const auto& l = j.at("lld");
+    ASSERT_GE(l.at("idle_cleans").get<uint64_t>(), 1u) << "the cleaner never ran in idle time";
+    EXPECT_EQ(l.at("nvram_buffered_blocks").get<uint64_t>(), 0u) << "the NVRAM was not drained";
+    EXPECT_EQ(l.at("nvram_used_records").get<uint64_t>(), 0u);
+    EXPECT_GT(l.at("cleaner_blocks_moved").get<uint64_t>(), 0u);
+    EXPECT_GT(l.at("write_amplification").get<double>(), 1.0);  // moves are physical writes
+    EXPECT_EQ(j.at("requests").at("errors").get<uint64_t>(), 0u);
+    expect_contents(h.get(), want);
+    nbd_shutdown(h.get(), 0);
+    ASSERT_EQ(server.stop(), 0) << server.stderr_text();
+  }
+  // Restart with latency=none: the same bytes, the image opened cleanly, and
+  // no idle work.
+  NbdkitServer server(dir, {"file=" + img, "latency=none", "statsfile=" + stats});
+  NbdHandle h = server.connect();
+  expect_contents(h.get(), want);
+  nbd_shutdown(h.get(), 0);
+  ASSERT_EQ(server.stop(), 0) << server.stderr_text();
+  nlohmann::json j = read_json(stats);
+  SCOPED_TRACE(j.dump(2));
+  EXPECT_TRUE(j.at("lld").at("recovery").at("clean").get<bool>());
+  EXPECT_EQ(j.at("lld").at("idle_cleans").get<uint64_t>(), 0u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Modes, CleanerOverNbd, ::testing::Values("lld", "lld_nvram0"), ModeName);
 
 }  // namespace
 }  // namespace vld::test

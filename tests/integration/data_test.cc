@@ -1,5 +1,6 @@
 // The bytes a client writes are the bytes it reads: at random places, after
-// a restart, across two connections, and with latency=sleep.
+// a restart, across two connections, and with latency=sleep; in every mode
+// (modes.h).
 #include <gtest/gtest.h>
 #include <libnbd.h>
 
@@ -8,6 +9,7 @@
 #include <random>
 #include <vector>
 
+#include "tests/integration/modes.h"
 #include "tests/integration/nbdkit_harness.h"
 
 namespace vld::test {
@@ -25,11 +27,17 @@ void ExpectDiskEquals(nbd_handle* h, const std::vector<uint8_t>& shadow) {
   }
 }
 
-TEST(ReadAfterWrite, RandomSectorAlignedRequestsMatchAShadow) {
+class ReadAfterWrite : public ::testing::TestWithParam<const char*> {};
+class Restart : public ::testing::TestWithParam<const char*> {};
+class MultiConn : public ::testing::TestWithParam<const char*> {};
+class LatencySleep : public ::testing::TestWithParam<const char*> {};
+
+TEST_P(ReadAfterWrite, RandomSectorAlignedRequestsMatchAShadow) {
   constexpr uint64_t kSize = 32 << 20;
   constexpr uint64_t kMaxSectors = (256 << 10) / kSector;
   TempDir dir;
-  NbdkitServer server(dir, {"file=" + dir.file("disk.img"), "size=32M", "latency=none"});
+  NbdkitServer server(
+      dir, with_mode({"file=" + dir.file("disk.img"), "size=32M", "latency=none"}, GetParam()));
   NbdHandle h = server.connect();
   ASSERT_EQ(nbd_get_size(h.get()), static_cast<int64_t>(kSize));
 
@@ -62,13 +70,13 @@ TEST(ReadAfterWrite, RandomSectorAlignedRequestsMatchAShadow) {
   EXPECT_EQ(server.stop(), 0) << server.stderr_text();
 }
 
-TEST(Restart, DataSurvivesACleanStop) {
+TEST_P(Restart, DataSurvivesACleanStop) {
   constexpr uint64_t kSize = 16 << 20;
   TempDir dir;
   const std::string file = dir.file("disk.img");
   std::vector<uint8_t> shadow(kSize, 0);
   {
-    NbdkitServer server(dir, {"file=" + file, "size=16M", "latency=none"});
+    NbdkitServer server(dir, with_mode({"file=" + file, "size=16M", "latency=none"}, GetParam()));
     NbdHandle h = server.connect();
     // Scattered extents, aligned and not, including the first and last sector.
     const std::pair<uint64_t, uint64_t> extents[] = {
@@ -103,9 +111,10 @@ TEST(Restart, DataSurvivesACleanStop) {
   }
 }
 
-TEST(MultiConn, TwoConnectionsSeeEachOthersWrites) {
+TEST_P(MultiConn, TwoConnectionsSeeEachOthersWrites) {
   TempDir dir;
-  NbdkitServer server(dir, {"file=" + dir.file("disk.img"), "size=16M", "latency=none"});
+  NbdkitServer server(
+      dir, with_mode({"file=" + dir.file("disk.img"), "size=16M", "latency=none"}, GetParam()));
   NbdHandle a = server.connect();
   NbdHandle b = server.connect();  // both open at once
   ASSERT_EQ(nbd_aio_is_ready(a.get()), 1);
@@ -140,9 +149,10 @@ TEST(MultiConn, TwoConnectionsSeeEachOthersWrites) {
 
 // latency=sleep holds each reply until its simulated completion; it must still
 // serve correct data. No timing is asserted.
-TEST(LatencySleep, ServesCorrectData) {
+TEST_P(LatencySleep, ServesCorrectData) {
   TempDir dir;
-  NbdkitServer server(dir, {"file=" + dir.file("disk.img"), "size=16M", "latency=sleep"});
+  NbdkitServer server(
+      dir, with_mode({"file=" + dir.file("disk.img"), "size=16M", "latency=sleep"}, GetParam()));
   NbdHandle h = server.connect();
   const uint64_t offsets[] = {0, 3 << 20, (15 << 20) + 4096};
   for (uint64_t off : offsets) {
@@ -161,6 +171,11 @@ TEST(LatencySleep, ServesCorrectData) {
   nbd_shutdown(h.get(), 0);
   EXPECT_EQ(server.stop(), 0) << server.stderr_text();
 }
+
+INSTANTIATE_TEST_SUITE_P(Modes, ReadAfterWrite, ::testing::ValuesIn(kAllModes), ModeName);
+INSTANTIATE_TEST_SUITE_P(Modes, Restart, ::testing::ValuesIn(kAllModes), ModeName);
+INSTANTIATE_TEST_SUITE_P(Modes, MultiConn, ::testing::ValuesIn(kAllModes), ModeName);
+INSTANTIATE_TEST_SUITE_P(Modes, LatencySleep, ::testing::ValuesIn(kAllModes), ModeName);
 
 }  // namespace
 }  // namespace vld::test

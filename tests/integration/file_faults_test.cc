@@ -11,6 +11,10 @@
 //     took back the writes since the last good one (the shim's "drop").
 // Each test checks that the shim did fail a call (its "fired" file), so a
 // test whose fault never happened fails instead of passing vacuously.
+// mode=lld runs them with its NVRAM (every write is an NVRAM append and a
+// sync, so every acknowledged write must survive, flushed or not; a flush
+// syncs nothing) and with nvram=0 (a plain write usually stays in memory: a
+// test that needs a request to reach the file makes it a FUA write).
 #include <gtest/gtest.h>
 #include <libnbd.h>
 
@@ -23,6 +27,7 @@
 #include <string>
 #include <vector>
 
+#include "tests/integration/modes.h"
 #include "tests/integration/nbdkit_harness.h"
 
 namespace vld::test {
@@ -83,18 +88,25 @@ int try_flush(nbd_handle* h) { return nbd_flush(h, 0) == 0 ? 0 : nbd_get_errno()
 // read back. Requests write disjoint slots of an empty disk: "old" is zeros.
 // A failed request reads all old or all new (a sync that failed after its
 // writes may still have made it durable); with atomic_failures false
-// (mode=inplace, clause 7) each of its blocks old or new.
+// (mode=inplace, clause 7) each of its blocks old or new. With acks_durable
+// (mode=lld with NVRAM) an acknowledged write is durable at once.
 class Ledger {
  public:
   enum class Fate { kFailed, kAcked, kDurable };
-  explicit Ledger(bool atomic_failures) : atomic_failures_(atomic_failures) {}
+  explicit Ledger(bool atomic_failures, bool acks_durable = false)
+      : atomic_failures_(atomic_failures), acks_durable_(acks_durable) {}
+  // The promises of a mode (modes.h).
+  static Ledger of(const std::string& mode) {
+    return Ledger(/*atomic_failures=*/mode != "inplace", acks_are_durable(mode));
+  }
 
   // Writes slot `slot` (flags as nbd_pwrite) and records the answer.
   int write(nbd_handle* h, uint64_t slot, uint32_t flags = 0) {
     Req r{slot * kSlotBytes, pattern_bytes(slot * kSlotBytes, kSlotBytes, 7 + slot),
           Fate::kFailed};
     const int err = try_write(h, r.offset, r.data, flags);
-    if (err == 0) r.fate = (flags & LIBNBD_CMD_FLAG_FUA) ? Fate::kDurable : Fate::kAcked;
+    if (err == 0)
+      r.fate = (flags & LIBNBD_CMD_FLAG_FUA) || acks_durable_ ? Fate::kDurable : Fate::kAcked;
     reqs_.push_back(std::move(r));
     return err;
   }
@@ -152,11 +164,14 @@ class Ledger {
   }
 
   bool atomic_failures_;
+  bool acks_durable_;
   bool lossy_ = false;
   std::vector<Req> reqs_;
 };
 
 bool is_vld(const std::string& mode) { return mode == "vld"; }
+// mode=lld with nvram=0: a plain write may not reach the file at all.
+bool writes_wait_in_memory(const std::string& mode) { return mode == "lld_nvram0"; }
 
 // Restarts on the same image without the shim and checks what was promised.
 void RestartAndCheck(const TempDir& dir, const FaultyImage& img, const Ledger& ledger) {
@@ -174,26 +189,31 @@ class FileFaults : public ::testing::TestWithParam<const char*> {};
 
 // One failed pwrite: that request fails with the file's errno (ENOSPC from a
 // full host file system, or EIO), the disk goes on, and nothing else moves.
+// (mode=lld with nvram=0: the failing request is a FUA write, the first of
+// them that reaches the file; its blocks stay in the open segment's memory
+// copy and go out with the next write that does, so they read new.)
 TEST_P(FileFaults, AFailedWriteFailsThatRequestOnly) {
   const std::string mode = GetParam();
+  const uint32_t to_file = writes_wait_in_memory(mode) ? LIBNBD_CMD_FLAG_FUA : 0;
   for (const char* err : {"ENOSPC", "EIO"}) {
     SCOPED_TRACE(err);
     TempDir dir;
     FaultyImage img(dir);
-    Ledger ledger(/*atomic_failures=*/is_vld(mode));
+    Ledger ledger = Ledger::of(mode);
     {
-      auto s = img.serve({"size=8M", "mode=" + mode});
+      auto s = img.serve(with_mode({"size=8M"}, mode));
       NbdHandle h = s->connect();
       ASSERT_EQ(ledger.write(h.get(), 1), 0);
       ASSERT_EQ(ledger.flush(h.get()), 0);
       img.arm(std::string("pwrite 0 ") + err + " once");
-      EXPECT_EQ(ledger.write(h.get(), 2), std::string(err) == "EIO" ? EIO : ENOSPC);
+      EXPECT_EQ(ledger.write(h.get(), 2, to_file), std::string(err) == "EIO" ? EIO : ENOSPC);
       ASSERT_EQ(img.fired(), 1) << "the shim failed no write";
       EXPECT_EQ(ledger.write(h.get(), 3, LIBNBD_CMD_FLAG_FUA), 0) << s->stderr_text();
       EXPECT_EQ(ledger.write(h.get(), 4), 0);
       EXPECT_EQ(ledger.flush(h.get()), 0);
       EXPECT_EQ(ledger.check(h.get()), "") << "before the restart";
-      if (is_vld(mode)) {  // clause 7: the failed request's blocks keep their old contents
+      if (is_vld(mode) || acks_are_durable(mode)) {
+        // clause 7: the failed request's blocks keep their old contents
         EXPECT_EQ(read_bytes(h.get(), 2 * kSlotBytes, kSlotBytes),
                   std::vector<uint8_t>(kSlotBytes, 0));
       }
@@ -209,11 +229,13 @@ TEST_P(FileFaults, AFailedWriteFailsThatRequestOnly) {
 }
 
 // Every pwrite a request makes (data blocks, map sectors, and in mode=vld
-// the log record that voids a failed request) fails in turn, once or from
-// then on; after each, the disk either goes on or has stopped, and a
-// restart still reads every acknowledged write.
+// the log record that voids a failed request; mode=lld's NVRAM append, or
+// with nvram=0 its segment writes) fails in turn, once or from then on;
+// after each, the disk either goes on or has stopped, and a restart still
+// reads every acknowledged write.
 TEST_P(FileFaults, EachWriteOfARequestCanFail) {
   const std::string mode = GetParam();
+  const uint32_t to_file = writes_wait_in_memory(mode) ? LIBNBD_CMD_FLAG_FUA : 0;
   // "short": the failing pwrite writes half its buffer and returns that
   // count, and the next one fails, as a host file system filling up does.
   for (const std::string how : {"EIO once", "EIO sticky", "ENOSPC once short"}) {
@@ -222,8 +244,8 @@ TEST_P(FileFaults, EachWriteOfARequestCanFail) {
     const bool sticky = how.find("sticky") != std::string::npos;
     TempDir dir;
     FaultyImage img(dir);
-    Ledger ledger(/*atomic_failures=*/is_vld(mode));
-    auto s = img.serve({"size=16M", "mode=" + mode});
+    Ledger ledger = Ledger::of(mode);
+    auto s = img.serve(with_mode({"size=16M"}, mode));
     NbdHandle h = s->connect();
     uint64_t slot = 0;
     ASSERT_EQ(ledger.write(h.get(), slot++, LIBNBD_CMD_FLAG_FUA), 0);
@@ -233,11 +255,11 @@ TEST_P(FileFaults, EachWriteOfARequestCanFail) {
       ASSERT_LT(k, 64) << "a 64 KiB request that makes 64 pwrites?";
       const int before = img.fired();
       img.arm("pwrite " + std::to_string(k) + " " + how);
-      const int err = ledger.write(h.get(), slot++, (k % 2) ? LIBNBD_CMD_FLAG_FUA : 0);
+      const int err = ledger.write(h.get(), slot++, (k % 2) ? LIBNBD_CMD_FLAG_FUA : to_file);
       const bool hit = img.fired() > before;
       // sticky: the request after the failed one meets the fault too.
       if (sticky && hit) {
-        EXPECT_NE(ledger.write(h.get(), slot++), 0);
+        EXPECT_NE(ledger.write(h.get(), slot++, to_file), 0);
       }
       img.disarm();
       if (!hit) {
@@ -259,7 +281,8 @@ TEST_P(FileFaults, EachWriteOfARequestCanFail) {
       EXPECT_EQ(ledger.check(h.get(), /*durable_only=*/stopped), "") << "after pwrite " << k;
     }
     // mode=vld writes a request's data blocks, then its map sector (and
-    // more); mode=inplace writes a 64 KiB request with one pwrite.
+    // more); mode=inplace writes a 64 KiB request with one pwrite, and so
+    // does mode=lld (an NVRAM append, or a segment write).
     EXPECT_GE(failed, is_vld(mode) ? 2 : 1) << "the fault hit too few of a request's pwrites";
     std::cout << "[ info     ] " << mode << ", " << how << ": failed each of " << failed
               << " pwrites in turn" << (stopped ? "; the disk stopped" : "") << "\n";
@@ -275,21 +298,28 @@ TEST_P(FileFaults, EachWriteOfARequestCanFail) {
 // zeroes, trims and flushes fail with EIO from then on, reads go on, and a
 // restart reads every write acknowledged before the failure, also when the
 // failed sync took back the writes since the last good one ("drop").
+// mode=lld with NVRAM syncs in every write and never in a flush: there the
+// failing sync is a plain write's.
 void FailedSyncStopsTheDisk(const std::string& mode, bool in_fua, bool drop) {
   TempDir dir;
   FaultyImage img(dir);
-  Ledger ledger(/*atomic_failures=*/is_vld(mode));
+  Ledger ledger = Ledger::of(mode);
   {
-    auto s = img.serve({"size=8M", "mode=" + mode});
+    auto s = img.serve(with_mode({"size=8M"}, mode));
     NbdHandle h = s->connect();
     ASSERT_EQ(ledger.write(h.get(), 1), 0);
     ASSERT_EQ(ledger.write(h.get(), 2, LIBNBD_CMD_FLAG_FUA), 0);
-    ASSERT_EQ(ledger.write(h.get(), 3), 0);  // acknowledged, not yet durable
+    ASSERT_EQ(ledger.write(h.get(), 3), 0);  // acknowledged, not yet durable (but with NVRAM)
     img.arm(std::string("sync 0 EIO once") + (drop ? " drop" : ""));
-    if (in_fua)
+    if (in_fua) {
       EXPECT_EQ(ledger.write(h.get(), 4, LIBNBD_CMD_FLAG_FUA), EIO);
-    else
+    } else if (acks_are_durable(mode)) {
+      EXPECT_EQ(ledger.flush(h.get()), 0) << "a flush with everything in the NVRAM failed";
+      EXPECT_EQ(img.fired(), 0) << "a flush synced with everything in the NVRAM";
+      EXPECT_EQ(ledger.write(h.get(), 4), EIO);
+    } else {
       EXPECT_EQ(ledger.flush(h.get()), EIO);
+    }
     ASSERT_EQ(img.fired(), 1) << "the shim failed no sync";
     img.disarm();
     ledger.unflushed_may_be_lost();
@@ -315,7 +345,7 @@ void FailedSyncStopsTheDisk(const std::string& mode, bool in_fua, bool drop) {
     nbd_shutdown(h.get(), 0);
     s->stop();
   }
-  EXPECT_EQ(ledger.count(Ledger::Fate::kDurable), 1u);
+  EXPECT_EQ(ledger.count(Ledger::Fate::kDurable), acks_are_durable(mode) ? 3u : 1u);
   RestartAndCheck(dir, img, ledger);
 }
 
@@ -326,20 +356,39 @@ TEST_P(FileFaults, AFailedSyncThatDropsWritesStopsTheDisk) {
 }
 
 // mode=vld recovers at the first writable connection after a crash and
-// writes its checkpoint then. A fault there fails that connection and costs
-// nothing. After a failed write the next connection recovers again; after
-// a failed fdatasync no connection may write until nbdkit restarts (the
-// page cache may hold writes the file does not). The restart recovers.
-TEST(FileFaultsVld, AFaultDuringRecoveryCostsNothing) {
-  for (const std::string plan : {"pwrite 0 EIO once", "pwrite 1 ENOSPC once short",
-                                 "sync 0 EIO once", "sync 1 EIO once drop"}) {
+// writes its checkpoint then; so does mode=lld, which then also drains the
+// NVRAM it replayed into segments and resets the NVRAM region. A fault
+// there fails that connection and costs nothing. After a failed write the
+// next connection recovers again; after a failed fdatasync no connection
+// may write until nbdkit restarts (the page cache may hold writes the file
+// does not). The restart recovers.
+class FileFaultsInRecovery : public ::testing::TestWithParam<const char*> {};
+
+// The faults to try in a recovery of the image FaultDuringRecovery makes.
+std::vector<std::string> recovery_plans(const std::string& mode) {
+  if (mode == "lld")
+    // Recovery's pwrites: the checkpoint, the drained segment write, the
+    // NVRAM header of the next epoch; its syncs: before and after the
+    // checkpoint, after the segment write, after the header.
+    return {"pwrite 0 EIO once", "pwrite 1 ENOSPC once short", "pwrite 2 EIO once",
+            "sync 0 EIO once",   "sync 2 EIO once drop",       "sync 3 EIO once drop"};
+  if (mode == "lld_nvram0")  // only the checkpoint, between two syncs
+    return {"pwrite 0 EIO once", "pwrite 0 ENOSPC once short", "sync 0 EIO once",
+            "sync 1 EIO once drop"};
+  return {"pwrite 0 EIO once", "pwrite 1 ENOSPC once short", "sync 0 EIO once",
+          "sync 1 EIO once drop"};
+}
+
+TEST_P(FileFaultsInRecovery, AFaultDuringRecoveryCostsNothing) {
+  const std::string mode = GetParam();
+  for (const std::string& plan : recovery_plans(mode)) {
     SCOPED_TRACE(plan);
     const bool sync_failed = plan.starts_with("sync");
     TempDir dir;
     FaultyImage img(dir);
-    Ledger ledger(/*atomic_failures=*/true);
+    Ledger ledger = Ledger::of(mode);
     {
-      auto s = img.serve({"size=8M", "mode=vld"});
+      auto s = img.serve(with_mode({"size=8M"}, mode));
       NbdHandle h = s->connect();
       ASSERT_EQ(ledger.write(h.get(), 1, LIBNBD_CMD_FLAG_FUA), 0);
       ASSERT_EQ(ledger.write(h.get(), 2), 0);
@@ -385,7 +434,7 @@ TEST_P(FileFaults, AFaultWhileCreatingTheImageLeavesNoHalfImage) {
     FaultyImage img(dir);
     img.arm(plan);
     try {
-      img.serve({"size=8M", "mode=" + mode});
+      img.serve(with_mode({"size=8M"}, mode));
       ADD_FAILURE() << "nbdkit started on an image it could not write";
     } catch (const std::runtime_error& e) {
       const std::string log = e.what();
@@ -395,9 +444,9 @@ TEST_P(FileFaults, AFaultWhileCreatingTheImageLeavesNoHalfImage) {
     EXPECT_EQ(img.fired(), 1);
     EXPECT_FALSE(std::filesystem::exists(img.image())) << "a half image was left";
     img.disarm();
-    Ledger ledger(is_vld(mode));
+    Ledger ledger = Ledger::of(mode);
     {
-      auto s = img.serve({"size=8M", "mode=" + mode});
+      auto s = img.serve(with_mode({"size=8M"}, mode));
       NbdHandle h = s->connect();
       EXPECT_EQ(ledger.write(h.get(), 1, LIBNBD_CMD_FLAG_FUA), 0);
     }
@@ -405,7 +454,10 @@ TEST_P(FileFaults, AFaultWhileCreatingTheImageLeavesNoHalfImage) {
   }
 }
 
-INSTANTIATE_TEST_SUITE_P(Modes, FileFaults, ::testing::Values("vld", "inplace"));
+INSTANTIATE_TEST_SUITE_P(Modes, FileFaults, ::testing::ValuesIn(kAllModes), ModeName);
+// mode=inplace writes nothing when it opens.
+INSTANTIATE_TEST_SUITE_P(Modes, FileFaultsInRecovery,
+                         ::testing::Values("vld", "lld", "lld_nvram0"), ModeName);
 
 // mode=inplace punches holes for trims: a failed punch fails the trim,
 // which then leaves its range old (or zero), and the disk goes on.

@@ -1,10 +1,12 @@
 // Read-only serving (issue 13, crash contract clause 8): nbdkit -r serves an
-// image without writing a byte of it, clean or after a kill -9, in both
-// modes; recovery runs in memory; a writer is refused while it is served;
+// image without writing a byte of it, clean or after a kill -9, in every
+// mode (mode=lld: also with acknowledged writes only in its NVRAM region,
+// which a writable open would replay and drain); recovery runs in memory; a writer is refused while it is served;
 // a later writable server still recovers the image in full.
 #include <gtest/gtest.h>
 #include <libnbd.h>
 
+#include "tests/integration/modes.h"
 #include "tests/integration/nbdkit_harness.h"
 
 namespace vld::test {
@@ -42,10 +44,9 @@ class ReadOnly : public ::testing::TestWithParam<const char*> {};
 TEST_P(ReadOnly, CleanAndAfterKill9TheImageIsUntouched) {
   TempDir dir;
   const std::string file = dir.file("disk.img");
-  const std::string mode = std::string("mode=") + GetParam();
   std::vector<uint8_t> data = pattern_bytes(0, 256 << 10, 3);
   {
-    NbdkitServer s(dir, {"file=" + file, "size=8M", mode, "latency=none"});
+    NbdkitServer s(dir, with_mode({"file=" + file, "size=8M", "latency=none"}, GetParam()));
     NbdHandle h = s.connect();
     write_bytes(h.get(), 0, data);
     nbd_shutdown(h.get(), 0);
@@ -54,25 +55,31 @@ TEST_P(ReadOnly, CleanAndAfterKill9TheImageIsUntouched) {
   ServeReadOnlyAndCheck(file, data, dir);
   {
     // Unclean: flushed writes, then kill -9.
-    NbdkitServer s(dir, {"file=" + file, mode, "latency=none"});
+    NbdkitServer s(dir, with_mode({"file=" + file, "latency=none"}, GetParam()));
     NbdHandle h = s.connect();
     std::vector<uint8_t> more = pattern_bytes(64 << 10, 64 << 10, 4);
     write_bytes(h.get(), 64 << 10, more);
     ASSERT_EQ(nbd_flush(h.get(), 0), 0);
     std::copy(more.begin(), more.end(), data.begin() + (64 << 10));
+    if (acks_are_durable(GetParam())) {
+      // mode=lld with NVRAM: an acknowledged write needs no flush to survive.
+      std::vector<uint8_t> unflushed = pattern_bytes(192 << 10, 32 << 10, 5);
+      write_bytes(h.get(), 192 << 10, unflushed);
+      std::copy(unflushed.begin(), unflushed.end(), data.begin() + (192 << 10));
+    }
     s.kill9();
   }
   ServeReadOnlyAndCheck(file, data, dir);
   ServeReadOnlyAndCheck(file, data, dir);  // recovering in memory twice gives the same
   // A writable server recovers it for real and reads the same.
-  NbdkitServer s(dir, {"file=" + file, mode, "latency=none"});
+  NbdkitServer s(dir, with_mode({"file=" + file, "latency=none"}, GetParam()));
   NbdHandle h = s.connect();
   EXPECT_EQ(read_bytes(h.get(), 0, data.size()), data);
   nbd_shutdown(h.get(), 0);
   EXPECT_EQ(s.stop(), 0) << s.stderr_text();
 }
 
-INSTANTIATE_TEST_SUITE_P(Modes, ReadOnly, ::testing::Values("vld", "inplace"));
+INSTANTIATE_TEST_SUITE_P(Modes, ReadOnly, ::testing::ValuesIn(kAllModes), ModeName);
 
 }  // namespace
 }  // namespace vld::test

@@ -84,6 +84,12 @@ class LldRig {
   void idle() {
     while (auto step = disk_->idle_step(now_)) now_ = step->end;
   }
+  // One step of idle work; false if there was none.
+  bool idle_step() {
+    auto step = disk_->idle_step(now_);
+    if (step) now_ = step->end;
+    return step.has_value();
+  }
 
   // Every byte reads as the model says, and the disk agrees with itself.
   void expect_model() {
@@ -282,6 +288,75 @@ TEST(LldDisk, IdleCleaningFreesSegmentsOverwritesEmptied) {
   rig.idle();
   EXPECT_GT(rig.disk().report().free_segments, free_before);
   rig.expect_model();
+}
+
+// With NVRAM a drain cuts requests wherever a segment fills, and at 80% it
+// must clean between the pieces of a request: the NVRAM holds each request
+// whole until the drain is durable (replay completes one a crash left partly
+// in segments), so the pieces need not be grouped in the log.
+TEST(LldDisk, ADrainCleansBetweenThePiecesOfARequest) {
+  LldRig rig;
+  const uint64_t blocks = LldConfig{}.export_bytes / kBlock;
+  for (uint64_t b = 0; b + 8 <= blocks * 8 / 10; b += 8) rig.write(b * kBlock, 8 * kBlock);
+  std::mt19937_64 rng(11);
+  for (int i = 0; i < 1500; ++i) {
+    rig.write(rng() % (blocks * 8 / 10 - 8) * kBlock, 8 * kBlock);
+    if (i % 499 == 0) rig.expect_model();
+  }
+  EXPECT_GT(rig.stats().segments_cleaned, 0u);
+  EXPECT_GT(rig.stats().nvram_drains, 0u);
+  rig.expect_model();
+  rig.stop_and_reopen();
+  rig.expect_model();
+}
+
+// An idle step writes one segment of the NVRAM buffer, cutting a request;
+// the drain a full NVRAM then forces must take up from there.
+TEST(LldDisk, AnIdleStepThatCutsARequestLeavesTheDrainFree) {
+  LldRig rig;  // 62 NVRAM records, 15 blocks a segment write
+  for (int i = 0; i < 7; ++i) rig.write(i * 8 * kBlock, 8 * kBlock);  // 56 records
+  ASSERT_TRUE(rig.idle_step());
+  EXPECT_EQ(rig.stats().segment_writes, 1u);
+  rig.write(100 * kBlock, 8 * kBlock);  // does not fit: the NVRAM drains first
+  EXPECT_EQ(rig.stats().nvram_drains, 1u);
+  rig.expect_model();
+  rig.stop_and_reopen();
+  rig.expect_model();
+}
+
+// Random multi-block updates with a hot spot, as a file system makes them:
+// the cleaner runs in many states of the open segment, and must never move
+// a victim into room it does not have (a move that fills the last free
+// segment closes it and needs another).
+void churn_requests(LldConfig c, int writes, uint64_t seed) {
+  LldRig rig(c);
+  const uint64_t blocks = c.export_bytes / kBlock;
+  std::mt19937_64 rng(seed);
+  for (int i = 0; i < writes; ++i) {
+    const uint64_t n = 1 + rng() % 16;
+    const uint64_t region = rng() % 3 == 0 ? 64 : blocks;
+    rig.write(rng() % (region - n + 1) * kBlock, n * kBlock, /*fua=*/rng() % 4 == 0);
+    if (rng() % 10 == 0) rig.flush();
+  }
+  rig.flush();  // nvram=0: what a stop without close keeps
+  EXPECT_GT(rig.stats().segments_cleaned, 0u);
+  {
+    SCOPED_TRACE("before the reopen");
+    rig.expect_model();
+  }
+  rig.stop_and_reopen();
+  SCOPED_TRACE("after the reopen");
+  rig.expect_model();
+}
+
+// Seeds 1 and 8 once made the cleaner fill the last free segment exactly
+// with a victim's blocks, which then had to close it with no segment to
+// open: "no clean segment left to write into".
+TEST(LldDisk, CleanerMovesFitWithMultiBlockRequests) {
+  for (uint64_t seed : {1, 8}) {
+    SCOPED_TRACE(seed);
+    churn_requests(LldConfig{}, 3000, seed);
+  }
 }
 
 TEST(LldDisk, ReopeningTwiceAfterAStopReadsTheSame) {
