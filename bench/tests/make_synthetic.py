@@ -1,5 +1,6 @@
 """Writes the synthetic run directories under data/ (largefile, recovery,
-kernel_fsync, hostcost, pacing, fs-fio, fs-smallfile, fs-largefile, fill):
+kernel_fsync, hostcost, pacing, fs-fio, fs-smallfile, fs-largefile, fill,
+fig8-lld, fig10):
 the files each bench-* script leaves, in their format, with round numbers
 chosen so that the tests can state the expected results by hand.
 
@@ -272,6 +273,47 @@ def fill():
     (run.dir / "raw").rmdir()
 
 
+# ---------------------------------------------------------------- bench-fig8 with the lld curves
+F8_PLATTER, F8_NVRAM_REGION = 276 << 20, 47 * 256 * 512  # st19101: 6100000 bytes take 47 tracks
+# update = write + flush (µs) per (label, U); None: no measured point
+F8_UPDATE = {"vld": {20: (400.0, 100.0), 50: (600.0, 100.0), 80: (900.0, 100.0)},
+             "inplace": {20: (4000.0, 100.0), 50: (4000.0, 100.0), 80: (4000.0, 100.0)},
+             "lld": {20: (100.0, 0.0), 50: (500.0, 0.0), 80: (1500.0, 0.0), 95: (9000.0, 0.0)},
+             "lld-nonvram": {20: (50.0, 6000.0), 50: (60.0, 6100.0), 80: (100.0, 6200.0)}}
+
+
+def fig8_lld_section(cleaned, moved, freed):
+    """An lld stats section: 1000 client blocks, 125 blocks per segment, whole segments read."""
+    return {"blocks_per_segment": 125, "segment_count": 500, "segment_sectors": 1024, "live_blocks": 50000,
+            "client_blocks_written": 1000, "cleaner_blocks_moved": moved, "cleaner_sectors_read": 1024 * cleaned,
+            "segments_cleaned": cleaned, "segments_freed": freed, "idle_cleans": 0, "checkpoints": 3,
+            "nvram_drains": 2, "nvram_stalls": 2, "split_requests": 0, "nvram_capacity_records": 1466,
+            "cleaning_ms": 100.0, "segment_write_ms": 50.0}
+
+
+def fig8_lld():
+    run = Run("fig8-lld")
+    for label, points in F8_UPDATE.items():
+        for u, (w_us, f_us) in points.items():
+            key = f"st19101-{label}-{u}"
+            lld = label.startswith("lld")
+            disk = F8_PLATTER - (F8_NVRAM_REGION if label == "lld" else 0)
+            geo = dict(TEMPLATE["geometry"], platter_bytes=F8_PLATTER, simulated_cylinders=138)
+            extra = {"lld": fig8_lld_section(20, 1500, 20)} if lld else {}
+            run.json(f"raw/{key}.stats.json", stats("lld" if lld else label, writes=1000, flushes=1000,
+                                                    write_us=w_us, flush_us=f_us, util=u / 100 * disk / F8_PLATTER,
+                                                    geometry=geo, **extra))
+            run.text(f"raw/{key}.fio.json", fio(key, writes=1000, syncs=1000))
+            run.text(f"raw/{key}.plan.txt", f"spare=3 {u << 20} 5000 1000\n")
+            if lld:
+                run.json(f"raw/{key}.warm.stats.json", stats("lld", writes=5000, flushes=5000, geometry=geo,
+                                                             lld=fig8_lld_section(30, 2000, 40)))
+    run.text("raw/st19101-vld-95.plan.txt", "spare=4 skip 95% of the 270 MiB disk is 257 MiB, more than it holds\n")
+    run.text("raw/st19101-inplace-95.refused.txt", "nbdkit: error: vld: spare=4 is refused\n")
+    run.text("raw/st19101-lld-nonvram-95.failed.txt", "warm: nbdkit/fio failed\nnbdkit: error: ENOSPC\n")
+
+
 if __name__ == "__main__":
-    for make in (largefile, recovery, kernel_fsync, hostcost, pacing, fs_fio, fs_smallfile, fs_largefile, fill):
+    for make in (largefile, recovery, kernel_fsync, hostcost, pacing, fs_fio, fs_smallfile, fs_largefile, fill,
+                 fig8_lld):
         make()
