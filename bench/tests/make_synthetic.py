@@ -313,7 +313,64 @@ def fig8_lld():
     run.text("raw/st19101-lld-nonvram-95.failed.txt", "warm: nbdkit/fio failed\nnbdkit: error: ENOSPC\n")
 
 
+# ---------------------------------------------------------------- bench-fig10
+F10_LLD = {32: {0.0: 2000.0, 100.0: 1000.0, 1000.0: 20.0}, 256: {0.0: 2000.0, 100.0: 1900.0, 1000.0: 20.0}}
+F10_VLD = {32: {0.0: 1000.0, 100.0: 500.0, 1000.0: 400.0}, 256: {0.0: 1000.0, 100.0: 900.0, 1000.0: 400.0}}
+F10_COUNTERS = ("segment_writes", "partial_writes", "segments_closed", "client_blocks_written", "segments_cleaned",
+                "segments_freed", "cleaner_blocks_moved", "cleaner_sectors_read", "idle_cleans", "checkpoints",
+                "nvram_records_written", "nvram_drains", "nvram_stalls", "split_requests", "nvram_ms",
+                "segment_write_ms", "cleaning_ms", "checkpoint_ms", "nvram_stall_ms")
+
+
+def f10_counters(**kw):
+    return {k: float(kw.get(k, 0)) for k in F10_COUNTERS}
+
+
+def f10_lld_line(burst, idle, mean):
+    """At no idle time 10 segments cleaned in 500 ms with 600 of 1000 blocks live (t_clean 50 ms,
+    u 0.6); at the longest pause 200 blocks drained in 40 ms of segment writes (t_block 0.2 ms)."""
+    fg = f10_counters(segments_cleaned=10, cleaning_ms=500, cleaner_blocks_moved=600, nvram_stalls=2) \
+        if idle == 0 else f10_counters(segments_cleaned=4, idle_cleans=4, cleaning_ms=200)
+    idle_work = f10_counters(client_blocks_written=200, segment_write_ms=40, idle_cleans=4, cleaning_ms=200) \
+        if idle else f10_counters()
+    return {"experiment": "fig10", "idle_ms": idle, "burst": burst, "bursts": 10, "writes": 10 * burst,
+            "mean_us": mean, "latency_us": {"p50": 20.0, "p99": 20.0, "max": 100 * mean},
+            "breakdown_us": {"overhead": 0, "seek": 0, "head_switch": 0, "rotation": 0, "transfer": mean,
+                             "locate": 0}, "preempted_writes": 0, "preempt_wait_mean_us": 0.0,
+            "preempt_wait_max_us": 0.0, "idle_busy_ms": 5.0 * idle, "utilization": 0.78, "disk_utilization": 0.8,
+            "lld": fg, "lld_idle": idle_work, "free_segments_end": 3, "nvram_used_records_end": 0,
+            "disk": {"geometry": "st19101", "export_bytes": 256 << 20, "spare": 3, "cylinders": 138, "util": 0.8,
+                     "segment_count": 500, "blocks_per_segment": 100, "nvram_bytes": 6100000,
+                     "nvram_capacity_records": 1466, "cleaner_policy": "greedy", "region_blocks": 40000},
+            "warmup": {"writes": 50000, "segments_cleaned": 700}}
+
+
+def f10_vld_line(burst, idle, mean, on):
+    j = {"experiment": "fig11", "idle_ms": idle, "burst": burst, "bursts": 10, "writes": 10 * burst, "mean_us": mean,
+         "breakdown_us": {"overhead": 100, "seek": 0, "head_switch": 0, "rotation": 0, "transfer": mean - 100,
+                          "locate": 0}, "preempted_writes": 0, "preempt_wait_mean_us": 0.0,
+         "preempt_wait_max_us": 0.0, "utilization": 0.8, "disk": {"geometry": "st19101"},
+         "compactor_on": on, "policy": "fewest-live" if on else "off"}
+    if on:
+        j["compactor"] = {"enabled": True, "policy": "fewest-live", "tracks_compacted": 5, "blocks_moved": 50,
+                          "empty_tracks_end": 9, "busy_ms": 1.0, "write_amplification": 1.2,
+                          "write_amplification_with_map": 1.3}
+    return j
+
+
+def fig10():
+    run = Run("fig10")
+    for b in F10_LLD:
+        run.text(f"raw/lld-burst{b}.jsonl", "".join(json.dumps(f10_lld_line(b, i, m)) + "\n"
+                                                      for i, m in F10_LLD[b].items()))
+        run.text(f"raw/vld-burst{b}.jsonl", "".join(
+            json.dumps(f10_vld_line(b, i, m if on else 1000.0, on)) + "\n"
+            for on in (True, False) for i, m in F10_VLD[b].items()))
+        run.text(f"raw/lld-burst{b}.err", "")
+        run.text(f"raw/vld-burst{b}.err", "")
+
+
 if __name__ == "__main__":
     for make in (largefile, recovery, kernel_fsync, hostcost, pacing, fs_fio, fs_smallfile, fs_largefile, fill,
-                 fig8_lld):
+                 fig8_lld, fig10):
         make()
