@@ -199,21 +199,31 @@ def op_json(elapsed_s, **kw):
                 loadavg_before=META["loadavg"], loadavg_after=META["loadavg"])
 
 
+def lld_counters(blocks):
+    """mode=lld's counters after BLOCKS blocks went into segments: a drain per 100, 1 ms each."""
+    c = {k: 0 for k in ("segment_write_ms", "cleaning_ms", "checkpoint_ms", "segments_cleaned", "idle_cleans",
+                        "nvram_drains", "nvram_stalls", "client_blocks_written", "nvram_records_written")}
+    c.update(client_blocks_written=blocks, nvram_records_written=blocks, segment_write_ms=1.0 * blocks,
+             nvram_drains=blocks // 100)
+    return c
+
+
 def fs_fio():
     run = Run("fs-fio")
     fs_common(run)
-    for mode, w_us in (("inplace", 4000.0), ("vld", 800.0)):
+    for mode, w_us in (("inplace", 4000.0), ("vld", 800.0), ("lld", 20.0)):
         # ext4: 4 writes from mount, then 2 NBD writes and 1 flush per fsync
-        before = stats(mode, writes=4, write_us=w_us, bytes_written=4 * 4096, busy_us=4 * w_us)
+        lld = lambda n: {"lld": lld_counters(n)} if mode == "lld" else {}
+        before = stats(mode, writes=4, write_us=w_us, bytes_written=4 * 4096, busy_us=4 * w_us, **lld(4))
         after = stats(mode, writes=4 + 200, flushes=100, write_us=w_us, flush_us=100.0,
-                      bytes_written=204 * 4096, busy_us=204 * w_us + 100 * 100.0)
+                      bytes_written=204 * 4096, busy_us=204 * w_us + 100 * 100.0, **lld(204))
         run.json(f"raw/{mode}-ext4.before.stats.json", before)
         run.json(f"raw/{mode}-ext4.after.stats.json", after)
         run.text(f"raw/{mode}-ext4.fio.json", fio(f"{mode}-ext4", writes=100, syncs=100, write_us=10.0,
                                                   sync_us=2 * w_us + 200.0))
         run.json(f"raw/{mode}-nbd.stats.json", stats(mode, writes=100, flushes=100, write_us=w_us,
                                                      flush_us=100.0, bytes_written=100 * 4096,
-                                                     busy_us=100 * (w_us + 100.0)))
+                                                     busy_us=100 * (w_us + 100.0), **lld(100)))
         run.text(f"raw/{mode}-nbd.fio.json", fio(f"{mode}-nbd", writes=100, syncs=100, write_us=w_us + 50,
                                                  sync_us=150.0))
 
@@ -222,8 +232,9 @@ def phase_stats(run, pre, mode, cum, writes, reads, w_us, busy):
     """PRE.before/after.stats.json around a phase of WRITES (each with a flush) and READS
     taking BUSY µs; CUM (the drive's totals so far) is advanced past it."""
     def snap():
+        extra = {"lld": lld_counters(cum["w"])} if mode == "lld" else {}
         return stats(mode, writes=cum["w"], reads=cum["r"], flushes=cum["f"], write_us=w_us, read_us=500.0,
-                     busy_us=cum["busy"], bytes_read=cum["r"] * 4096, bytes_written=cum["w"] * 4096)
+                     busy_us=cum["busy"], bytes_read=cum["r"] * 4096, bytes_written=cum["w"] * 4096, **extra)
     run.json(f"{pre}.before.stats.json", snap())
     cum.update(w=cum["w"] + writes, r=cum["r"] + reads, f=cum["f"] + writes, busy=cum["busy"] + busy)
     run.json(f"{pre}.after.stats.json", snap())
@@ -232,7 +243,7 @@ def phase_stats(run, pre, mode, cum, writes, reads, w_us, busy):
 def fs_smallfile():
     run = Run("fs-smallfile")
     fs_common(run)
-    for mode, scale in (("inplace", 4.0), ("vld", 1.0)):
+    for mode, scale in (("inplace", 4.0), ("vld", 1.0), ("lld", 0.5)):
         cum = {"w": 0, "r": 0, "f": 0, "busy": 0.0}
         for i, (ph, writes, reads) in enumerate((("create", 300, 0), ("read", 0, 100), ("delete", 200, 0)), 1):
             pre = f"raw/ext4-{mode}-{i}-{ph}"
@@ -247,7 +258,7 @@ def fs_largefile():
     fs_common(run)
     nbytes = 8 << 20
     for variant in ("async", "sync"):
-        for mode, speed in (("inplace", 1.0), ("vld", 2.0)):
+        for mode, speed in (("inplace", 1.0), ("vld", 2.0), ("lld", 4.0)):
             cum = {"w": 0, "r": 0, "f": 0, "busy": 0.0}
             for key in ("1-seqwrite", "2-seqread", "3-randwrite", "4-seqread", "5-randread"):
                 pre = f"raw/{variant}-{mode}-{key}"
