@@ -539,12 +539,15 @@ def plot_smallfile(by, rows, p, meta, path):
         ax.set_xticklabels(PHASES_SF, fontsize=8)
         ax.set_title(FS_TITLE.get(fs, fs), fontsize=9)
         ax.set_yscale("log")
+        bottom, top = ax.get_ylim()
+        ax.set_ylim(bottom, top * 3)  # room for the labels above the bars
         ax.set_ylabel("performance relative to in place (log)", fontsize=8)
         ax.grid(True, axis="y", alpha=0.3)
-        ax.legend(fontsize=7)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8)
     fig.suptitle(f"Small files ({p.files} x {p.file_kb} KiB), {p.geometry}, latency=sleep "
                  f"(paper 001 Fig. 6; load at start {meta['loadavg'][0]})", fontsize=10)
-    save(plt, fig, path)
+    save(plt, fig, path, rect=(0, 0.07, 1, 1))
 
 
 # ---------------------------------------------------------------- largefile report
