@@ -391,6 +391,15 @@ def all_crossings(by, notes, geos, modes, utils):
 
 
 # ---------------------------------------------------------------- plots
+def mark_crossover(ax, g, crossings):
+    """A vertical line where lld with NVRAM stops beating vld (if the run located it)."""
+    for _, c in crossings:
+        if c["geometry"] == g and c["curve"] == "lld" and c["against"] == "vld" and c["status"] == "crosses":
+            ax.axvline(c["at_pct"], color="grey", lw=0.8, ls="-.")
+            ax.text(c["at_pct"], 1.0, f" lld = vld at {c['at_pct']:.0f}%", transform=ax.get_xaxis_transform(),
+                    ha="left", va="bottom", fontsize=7, color="grey")
+
+
 def plot_latency(ax, g, by, notes, modes, utils):
     for m in modes:
         # a missing point breaks the line (NaN), so that no segment bridges a failed run
@@ -404,7 +413,7 @@ def plot_latency(ax, g, by, notes, modes, utils):
     ax.set_yscale("log")
     ax.set_xlabel("disk utilization (%)")
     ax.set_ylabel("mean simulated time per update, write + flush (ms)")
-    ax.set_title(f"{g}: random synchronous 4 KiB updates, no idle time", fontsize=10)
+    ax.set_title(f"{g}: random synchronous 4 KiB updates, no idle time", fontsize=10, pad=12)
     ax.grid(True, which="both", alpha=0.3)
     if ax.lines:
         ax.legend(fontsize=7)
@@ -430,7 +439,7 @@ def plot_write_cost(ax, g, by, modes, utils):
         ax.legend(fontsize=7)
 
 
-def plot(rows, notes, geos, modes, utils, run_dir):
+def plot(rows, notes, geos, modes, utils, run_dir, crossings=()):
     """fig8-GEOMETRY.png per geometry (latency of every curve; the lld write cost) and
     fig8.png with every geometry, one row each."""
     plt = pyplot("bench-fig8")
@@ -442,12 +451,14 @@ def plot(rows, notes, geos, modes, utils, run_dir):
     for g in geos:
         fig, axes = plt.subplots(1, ncol, figsize=(5.5 * ncol, 4.2), squeeze=False)
         plot_latency(axes[0][0], g, by, notes, modes, utils)
+        mark_crossover(axes[0][0], g, crossings)
         if cost:
             plot_write_cost(axes[0][1], g, by, modes, utils)
         save(plt, fig, f"{run_dir}/fig8-{g}.png")
     fig, axes = plt.subplots(len(geos), ncol, figsize=(5.5 * ncol, 4.0 * len(geos)), squeeze=False)
     for k, g in enumerate(geos):
         plot_latency(axes[k][0], g, by, notes, modes, utils)
+        mark_crossover(axes[k][0], g, crossings)
         if cost:
             plot_write_cost(axes[k][1], g, by, modes, utils)
     save(plt, fig, f"{run_dir}/fig8.png")
@@ -479,7 +490,7 @@ def main(argv=None):
                for (g, m, u), (s, w) in notes.items()]))
     write_csv(f"{run_dir}/results.csv", rows)
     write_table(f"{run_dir}/table.md", table_lines(meta, rows, notes, problems, crossings, geos, modes, utils))
-    plot(rows, notes, geos, modes, utils, run_dir)
+    plot(rows, notes, geos, modes, utils, run_dir, crossings)
     print(f"results: {run_dir}/{{results.json,results.csv,table.md,fig8.png}}")
 
 
