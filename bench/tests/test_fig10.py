@@ -48,6 +48,9 @@ def test_continuum_and_the_claim(run_copy):
 def test_half_idle_cases():
     by = {("s", 1, i): {"mean_us": m} for i, m in ((0.0, 100.0), (10.0, 40.0), (20.0, 10.0))}
     assert fig10.half_idle(by, "s", 1, [0.0, 10.0, 20.0]) == 10 * 0.5 / (60 / 90)
+    # not monotonic: 10 ms buys most, 20 ms almost nothing (a step overran the pause), 40 ms all
+    bumpy = {("s", 1, i): {"mean_us": m} for i, m in ((0.0, 100.0), (10.0, 20.0), (20.0, 90.0), (40.0, 0.0))}
+    assert fig10.half_idle(bumpy, "s", 1, [0.0, 10.0, 20.0, 40.0]) == 20 + 20 * (0.5 - 0.1) / 0.9
     flat = {("s", 1, i): {"mean_us": 50.0} for i in (0.0, 10.0)}
     assert fig10.improvement_share(flat, "s", 1, [0.0, 10.0], 10.0) is None   # idle time buys nothing
     assert fig10.half_idle(flat, "s", 1, [0.0, 10.0]) is None

@@ -140,14 +140,20 @@ def improvement_share(by, system, burst, idles, at):
 
 
 def half_idle(by, system, burst, idles):
-    """The shortest pause that buys half of what the longest buys, interpolated linearly
-    between the measured pauses; None without the points."""
+    """The pause from which on every longer pause measured buys at least half of what the
+    longest buys (a curve need not fall monotonically: a pause can end inside an idle step
+    and make the next burst wait), interpolated linearly between the last pause below half
+    and the next; None without the points."""
     pts = [(i, improvement_share(by, system, burst, idles, i)) for i in idles]
     pts = [(i, s) for i, s in pts if s is not None]
-    for (i1, s1), (i2, s2) in zip(pts, pts[1:]):
-        if s1 < 0.5 <= s2:
-            return i1 + (i2 - i1) * (0.5 - s1) / (s2 - s1)
-    return pts[0][0] if pts and pts[0][1] >= 0.5 else None
+    below = [k for k, (_, s) in enumerate(pts) if s < 0.5]
+    if not pts or not below:
+        return pts[0][0] if pts else None
+    k = below[-1]
+    if k + 1 == len(pts):
+        return None
+    (i1, s1), (i2, s2) = pts[k], pts[k + 1]
+    return i1 + (i2 - i1) * (0.5 - s1) / (s2 - s1)
 
 
 def continuum(by, sizes, idles, systems):
@@ -217,7 +223,8 @@ def marks_lines(costs, mk, sizes):
 def continuum_table(cont, systems):
     head = " | ".join(f"{s}: share at {at:g} ms" for s in systems for at in SHARE_AT)
     md = ["**A continuum of short pauses?** share = (mean at no idle - mean at this pause) / (mean at no "
-          "idle - mean at the longest pause); half = the pause that buys half of it (interpolated)", "",
+          "idle - mean at the longest pause), below 0 where the pause made writes slower; half = the pause "
+          "from which on every longer one buys at least half of it (interpolated)", "",
           f"| B | {head} | " + " | ".join(f"{s}: half (ms)" for s in systems) + " |",
           "|---:|" + "---:|" * (len(systems) * (len(SHARE_AT) + 1))]
     for c in cont:
@@ -257,6 +264,7 @@ def table_lines(meta, disk, lld_rows, vld_rows, failures, costs, mk, cont, sizes
 def draw_marks(ax, mk, sizes):
     if not mk:
         return
+    ax.text(0, 1.0, "A", transform=ax.get_xaxis_transform(), ha="center", va="bottom", fontsize=8)
     for name in ("B", "C"):
         ax.axvline(mk[name], color="grey", lw=0.8, ls="-.")
         ax.text(mk[name], 1.0, name, transform=ax.get_xaxis_transform(), ha="center", va="bottom", fontsize=8)
