@@ -257,9 +257,8 @@ def cell(r, note):
 def summary_table(g, by, notes, modes, utils):
     """The update mean of every curve per U, and each curve's over vld's."""
     others = [m for m in modes if m != "vld"] if "vld" in modes else []
-    md = ["| U | " + " | ".join(modes_mod.LABELS[m]["title"] for m in modes) + " | "
-          + " | ".join(f"{m} / vld" for m in others) + " |",
-          "|---:|" + "---:|" * (len(modes) + len(others))]
+    head = [modes_mod.LABELS[m]["title"] for m in modes] + [f"{m} / vld" for m in others]
+    md = ["| U | " + " | ".join(head) + " |", "|---:|" + "---:|" * len(head)]
     for u in utils:
         cells = [cell(by.get((g, m, u)), notes.get((g, m, u))) for m in modes]
         ratios = [fmt(by[(g, m, u)]["ratio_over_vld"], ".2f") + "x"
