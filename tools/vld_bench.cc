@@ -10,6 +10,8 @@
 //
 //   fig2    locate time of writes into initially empty tracks against the
 //           track-switch threshold (section 2.3, model (5)/(13))
+//   fig10   the same bursts on the log-structured disk (mode=lld) with NVRAM:
+//           its idle time drains the buffer and cleans segments (section 5.5)
 //   fig11   bursts of random 4 KiB synchronous updates with idle intervals
 //           between them, compactor on or off (section 5.5)
 //   table2  random 4 KiB synchronous updates at 80% measured right after
@@ -28,6 +30,7 @@
 #include <chrono>
 #include <cmath>
 #include <cstdio>
+#include <functional>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -42,6 +45,8 @@
 #include "core/vld/eager_allocator.h"
 #include "core/vld/free_space_map.h"
 #include "core/image.h"
+#include "core/lld/cleaner_policy.h"
+#include "core/lld/lld_disk.h"
 #include "core/util/error.h"
 #include "geometry/drive_model.h"
 #include "geometry/presets.h"
@@ -93,9 +98,20 @@ const std::vector<std::byte>& payload(size_t bytes) {
   return v;
 }
 
-// The region of logical blocks the workload updates: util x physical blocks.
+// The blocks of mode=lld's NVRAM region: whole tracks (core/lld/lld_layout.h).
+// It stands for the paper's NVRAM buffer cache, memory, not disk.
+uint64_t nvram_region_blocks(const Superblock& sb) {
+  if (sb.mode != DiskMode::kLld || sb.nvram_bytes == 0) return 0;
+  const uint64_t spt = sb.geometry.sectors_per_track;
+  const uint64_t sectors = (sb.nvram_bytes + kSectorBytes - 1) / kSectorBytes;
+  return (sectors + spt - 1) / spt * spt * kSectorBytes / sb.block_bytes;
+}
+
+// The region of logical blocks the workload updates: util x the disk's
+// blocks (the physical blocks, less mode=lld's NVRAM region).
 uint64_t region_blocks(const Superblock& sb, double util) {
-  uint64_t r = static_cast<uint64_t>(util * static_cast<double>(sb.physical_blocks()));
+  const uint64_t disk = sb.physical_blocks() - nvram_region_blocks(sb);
+  uint64_t r = static_cast<uint64_t>(util * static_cast<double>(disk));
   return std::min(r, sb.export_bytes / sb.block_bytes);
 }
 
@@ -184,48 +200,82 @@ struct BurstSpec {
   bool compare_off = true;     // also run compactor=off
 };
 
-json run_bursts(const DiskSpec& spec, const Superblock& sb, const std::vector<std::byte>& image,
-                DiskOptions options, const BurstSpec& bs, double idle_ms) {
-  auto ctl = open_copy(sb, image, options);
-  const uint64_t region = region_blocks(sb, spec.util);
-  std::mt19937_64 rng(spec.seed);
-  std::uniform_int_distribution<uint64_t> pick(0, region - 1);
-  const SimDuration idle = sim_us(idle_ms * 1000.0);
-  SimDuration total{}, waited{}, worst_wait{};
+// What the measured bursts of a point saw.
+struct BurstTotals {
+  SimDuration total{}, waited{}, worst_wait{}, idle_busy{};
   ServiceBreakdown service;
   uint64_t n = 0, preempted = 0;
-  ModeReport before = ctl->mode_report();
+  std::vector<double> latency_us;  // per measured update
+  ModeReport before;               // at the start of the measured bursts
+};
+
+// Called around each measured idle interval with the reports before and after it.
+using IdleHook = std::function<void(const ModeReport&, const ModeReport&)>;
+
+// Warm-up bursts, then bs.bursts measured ones; after each burst an idle
+// interval of idle_ms (simulated) granted to the disk's idle-time work (the
+// vld compactor, the lld cleaner and NVRAM drain); the next burst arrives
+// when it ends, and waits for a step in progress.
+BurstTotals burst_loop(DiskController& ctl, uint64_t region, uint64_t seed, const BurstSpec& bs,
+                       double idle_ms, const IdleHook& hook) {
+  std::mt19937_64 rng(seed);
+  std::uniform_int_distribution<uint64_t> pick(0, region - 1);
+  const SimDuration idle = sim_us(idle_ms * 1000.0);
+  BurstTotals t;
+  t.before = ctl.mode_report();
   std::optional<SimTime> arrival;
   for (uint64_t k = 0; k < bs.warm_bursts + bs.bursts; ++k) {
     const bool measured = k >= bs.warm_bursts;
-    if (k == bs.warm_bursts) before = ctl->mode_report();
+    if (k == bs.warm_bursts) t.before = ctl.mode_report();
     for (uint64_t i = 0; i < bs.burst; ++i) {
-      Update u = sync_update(*ctl, pick(rng), i == 0 ? arrival : std::nullopt);
+      Update u = sync_update(ctl, pick(rng), i == 0 ? arrival : std::nullopt);
       if (!measured) continue;
-      total += u.latency;
-      waited += u.waited;
-      service += u.service;
-      worst_wait = std::max(worst_wait, u.waited);
-      if (u.waited > SimDuration{0}) ++preempted;
-      ++n;
+      t.total += u.latency;
+      t.waited += u.waited;
+      t.service += u.service;
+      t.worst_wait = std::max(t.worst_wait, u.waited);
+      if (u.waited > SimDuration{0}) ++t.preempted;
+      t.latency_us.push_back(to_us(u.latency));
+      ++t.n;
     }
-    // The idle interval: the compactor (if on) works until it ends; the
-    // next burst arrives when it ends, and waits for a step in progress.
-    const SimTime idle_end = ctl->busy_until() + idle;
-    ctl->idle_until(idle_end);
+    const SimTime burst_end = ctl.busy_until();
+    const SimTime idle_end = burst_end + idle;
+    if (measured && hook) {
+      const ModeReport before_idle = ctl.mode_report();
+      ctl.idle_until(idle_end);
+      hook(before_idle, ctl.mode_report());
+    } else {
+      ctl.idle_until(idle_end);
+    }
+    if (measured) t.idle_busy += ctl.busy_until() - burst_end;
     arrival = idle_end;
   }
-  const ModeReport after = ctl->mode_report();
+  return t;
+}
+
+// The fields every burst point reports, from its totals.
+json burst_json(const BurstTotals& t, const BurstSpec& bs, double idle_ms) {
   json j;
   j["idle_ms"] = idle_ms;
   j["burst"] = bs.burst;
   j["bursts"] = bs.bursts;
-  j["writes"] = n;
-  j["mean_us"] = mean_us(total, n);
-  j["breakdown_us"] = breakdown_json(service, n);
-  j["preempted_writes"] = preempted;
-  j["preempt_wait_mean_us"] = preempted ? to_us(waited) / preempted : 0.0;
-  j["preempt_wait_max_us"] = to_us(worst_wait);
+  j["writes"] = t.n;
+  j["mean_us"] = mean_us(t.total, t.n);
+  j["breakdown_us"] = breakdown_json(t.service, t.n);
+  j["preempted_writes"] = t.preempted;
+  j["preempt_wait_mean_us"] = t.preempted ? to_us(t.waited) / t.preempted : 0.0;
+  j["preempt_wait_max_us"] = to_us(t.worst_wait);
+  return j;
+}
+
+json run_bursts(const DiskSpec& spec, const Superblock& sb, const std::vector<std::byte>& image,
+                DiskOptions options, const BurstSpec& bs, double idle_ms) {
+  auto ctl = open_copy(sb, image, options);
+  const BurstTotals t = burst_loop(*ctl, region_blocks(sb, spec.util), spec.seed, bs, idle_ms, nullptr);
+  const ModeReport& before = t.before;
+  const uint64_t n = t.n;
+  const ModeReport after = ctl->mode_report();
+  json j = burst_json(t, bs, idle_ms);
   j["utilization"] = ctl->utilization();
   if (after.compactor && before.compactor) {
     const CompactorReport& a = *after.compactor;
@@ -282,6 +332,148 @@ int cmd_fig11(const DiskSpec& spec, const BurstSpec& bs) {
       j["policy"] = on ? policy : "off";
       std::cout << j.dump() << std::endl;
     }
+  }
+  return 0;
+}
+
+// ---- fig10 ------------------------------------------------------------------
+
+// mode=lld's parameters (the plugin's segment=, nvram=, cleaner_policy=,
+// partial=) and its warm-up.
+struct LldSpec {
+  uint64_t segment_bytes = kDefaultSegmentBytes;
+  uint64_t nvram_bytes = kDefaultNvramBytes;
+  std::string cleaner_policy = "greedy";
+  uint32_t partial_percent = 75;
+  double warm_passes = 1.0;  // warm-up updates, x the blocks the segments hold
+};
+
+Superblock plan_lld(const DiskSpec& spec, const LldSpec& ls) {
+  FormatOptions format;
+  format.mode = DiskMode::kLld;
+  format.export_bytes = spec.export_bytes;
+  format.block_bytes = 4096;
+  format.spare_percent = spec.spare_percent;
+  auto geometry = find_preset(spec.geometry);
+  if (!geometry) throw Error("unknown geometry '" + spec.geometry + "'; choose one of hp97560, st19101, savvio10k4", EINVAL);
+  format.geometry = *geometry;
+  format.geometry.derive_skews();
+  format.segment_bytes = ls.segment_bytes;
+  format.nvram_bytes = ls.nvram_bytes;
+  return plan_image(format);
+}
+
+DiskOptions lld_options(const LldSpec& ls) {
+  DiskOptions o;
+  auto policy = parse_cleaner_policy(ls.cleaner_policy);
+  if (!policy) throw Error("--cleaner-policy: unknown policy '" + ls.cleaner_policy + "'; use greedy or cost-benefit", EINVAL);
+  o.lld.cleaner_policy = *policy;
+  o.lld.partial_percent = ls.partial_percent;
+  return o;
+}
+
+// An lld disk in a steady state: the region filled with 1 MiB writes, then
+// random synchronous updates (no idle time) until the segments' capacity has
+// been written warm_passes times over (or spec.warmup_writes), closed
+// cleanly; the image's bytes and the warm-up's report.
+std::vector<std::byte> prepared_lld_image(const DiskSpec& spec, const LldSpec& ls, const Superblock& sb,
+                                          json* warm) {
+  auto store = std::make_unique<MemoryBackingStore>(sb.image_bytes());
+  format_store(*store, sb);
+  MemoryBackingStore* raw = store.get();
+  DiskController ctl(make_disk(std::move(store), sb, lld_options(ls)));
+  const uint64_t region = region_blocks(sb, spec.util);
+  const auto& mib = payload(1 << 20);
+  for (uint64_t b = 0; b < region; b += 256) {
+    uint64_t n = std::min<uint64_t>(256, region - b);
+    ctl.write(b * 4096, std::span(mib.data(), n * 4096), false, std::nullopt);
+  }
+  ctl.flush(std::nullopt);
+  const LldReport filled = *ctl.mode_report().lld;
+  const uint64_t capacity = uint64_t{filled.segment_count} * filled.blocks_per_segment;
+  const uint64_t writes = spec.warmup_writes ? spec.warmup_writes
+                                             : static_cast<uint64_t>(std::ceil(ls.warm_passes * static_cast<double>(capacity)));
+  std::mt19937_64 rng(spec.seed ^ 0x5eed);
+  std::uniform_int_distribution<uint64_t> pick(0, region - 1);
+  for (uint64_t i = 0; i < writes; ++i) sync_update(ctl, pick(rng), std::nullopt);
+  *warm = *ctl.mode_report().lld;
+  (*warm)["writes"] = writes;
+  ctl.close();
+  return raw->bytes();
+}
+
+// The counters of an lld report (docs/stats.md) that a run adds to.
+constexpr const char* kLldCounters[] = {
+    "segment_writes", "partial_writes", "segments_closed", "client_blocks_written", "segments_cleaned",
+    "segments_freed", "cleaner_blocks_moved", "cleaner_sectors_read", "idle_cleans", "checkpoints",
+    "nvram_records_written", "nvram_drains", "nvram_stalls", "split_requests", "nvram_ms",
+    "segment_write_ms", "cleaning_ms", "checkpoint_ms", "nvram_stall_ms"};
+
+// sum + (b - a) over the counters (sum may be empty: zeros).
+json add_lld_delta(json sum, const ModeReport& a, const ModeReport& b) {
+  const json ja = *a.lld, jb = *b.lld;
+  for (const char* k : kLldCounters)
+    sum[k] = sum.value(k, 0.0) + jb.at(k).get<double>() - ja.at(k).get<double>();
+  return sum;
+}
+
+json percentiles_json(std::vector<double> v) {
+  if (v.empty()) return {{"p50", 0.0}, {"p99", 0.0}, {"max", 0.0}};
+  std::sort(v.begin(), v.end());
+  return {{"p50", v[v.size() / 2]}, {"p99", v[v.size() * 99 / 100]}, {"max", v.back()}};
+}
+
+json run_lld_bursts(const DiskSpec& spec, const Superblock& sb, const std::vector<std::byte>& image,
+                    const LldSpec& ls, const BurstSpec& bs, double idle_ms) {
+  auto ctl = open_copy(sb, image, lld_options(ls));
+  json idle = json::object();
+  const BurstTotals t = burst_loop(*ctl, region_blocks(sb, spec.util), spec.seed, bs, idle_ms,
+                                   [&idle](const ModeReport& a, const ModeReport& b) {
+                                     idle = add_lld_delta(idle, a, b);
+                                   });
+  const ModeReport after = ctl->mode_report();
+  json j = burst_json(t, bs, idle_ms);
+  j["latency_us"] = percentiles_json(t.latency_us);
+  j["idle_busy_ms"] = to_ms(t.idle_busy);
+  j["utilization"] = ctl->utilization();
+  j["disk_utilization"] = static_cast<double>(after.lld->live_blocks) /
+                          static_cast<double>(sb.physical_blocks() - nvram_region_blocks(sb));
+  j["lld"] = add_lld_delta(json::object(), t.before, after);  // the measured bursts and their idle time
+  j["lld_idle"] = idle;                                       // the idle intervals alone
+  j["free_segments_end"] = after.lld->free_segments;
+  j["nvram_used_records_end"] = after.lld->nvram_used_records;
+  return j;
+}
+
+json lld_disk_json(const DiskSpec& spec, const Superblock& sb, const LldSpec& ls, const LldReport& r) {
+  json d = disk_json(spec, sb);
+  d.update({{"mode", "lld"},
+            {"spare", spec.spare_percent},
+            {"segment_bytes", ls.segment_bytes},
+            {"nvram_bytes", ls.nvram_bytes},
+            {"cleaner_policy", ls.cleaner_policy},
+            {"partial_percent", ls.partial_percent},
+            {"segment_count", r.segment_count},
+            {"segment_sectors", r.segment_sectors},
+            {"blocks_per_segment", r.blocks_per_segment},
+            {"nvram_capacity_records", r.nvram_capacity_records},
+            {"nvram_region_blocks", nvram_region_blocks(sb)},
+            {"region_blocks", region_blocks(sb, spec.util)}});
+  return d;
+}
+
+int cmd_fig10(const DiskSpec& spec, const BurstSpec& bs, const LldSpec& ls) {
+  const Superblock sb = plan_lld(spec, ls);
+  json warm;
+  const std::vector<std::byte> image = prepared_lld_image(spec, ls, sb, &warm);
+  const LldReport shape = *open_copy(sb, image, lld_options(ls))->mode_report().lld;
+  const json disk = lld_disk_json(spec, sb, ls, shape);
+  for (double idle : bs.idle_ms) {
+    json j = run_lld_bursts(spec, sb, image, ls, bs, idle);
+    j["experiment"] = "fig10";
+    j["disk"] = disk;
+    j["warmup"] = warm;
+    std::cout << j.dump() << std::endl;
   }
   return 0;
 }
@@ -498,9 +690,13 @@ struct BenchOptions {
   bool fig2_strict = false;
   FillSpec fill;
   uint32_t fill_spare = 25;
+  LldSpec lld;
+  std::string segment = "512K";
+  std::string nvram = "6100000";
 };
 
 struct Subcommands {
+  CLI::App* fig10;
   CLI::App* fig11;
   CLI::App* table2;
   CLI::App* fig2;
@@ -545,6 +741,28 @@ CLI::App* add_fig11(CLI::App& app, BenchOptions& options) {
       ->capture_default_str();
   fig11->add_flag("--no-off", options.no_off, "skip the compactor=off runs");
   return fig11;
+}
+
+CLI::App* add_fig10(CLI::App& app, BenchOptions& options) {
+  auto* fig10 = app.add_subcommand("fig10", "bursts of random synchronous updates on mode=lld with "
+                                            "NVRAM, idle between (the cleaner and the drain work then)");
+  add_disk_options(fig10, options);
+  BurstSpec& bs = options.bursts;
+  fig10->add_option("--burst", bs.burst, "updates per burst")->capture_default_str();
+  fig10->add_option("--idle-ms", bs.idle_ms, "idle interval lengths, one point each")
+      ->capture_default_str();
+  fig10->add_option("--bursts", bs.bursts, "measured bursts per point")->capture_default_str();
+  fig10->add_option("--warm-bursts", bs.warm_bursts, "unmeasured bursts first")->capture_default_str();
+  LldSpec& ls = options.lld;
+  fig10->add_option("--segment", options.segment, "segment size (segment=)")->capture_default_str();
+  fig10->add_option("--nvram", options.nvram, "NVRAM buffer (nvram=; 0: none)")->capture_default_str();
+  fig10->add_option("--cleaner-policy", ls.cleaner_policy, "greedy or cost-benefit")->capture_default_str();
+  fig10->add_option("--partial", ls.partial_percent, "partial-segment threshold, percent (partial=)")
+      ->capture_default_str();
+  fig10->add_option("--warm-passes", ls.warm_passes,
+                    "warm-up updates, x the blocks the segments hold (--warmup overrides)")
+      ->capture_default_str();
+  return fig10;
 }
 
 CLI::App* add_table2(CLI::App& app, BenchOptions& options) {
@@ -608,6 +826,11 @@ int run(BenchOptions options, const Subcommands& sub) {
   spec.util = options.util_pct / 100.0;
   spec.fill = options.fill_pct / 100.0;
   options.bursts.compare_off = !options.no_off;
+  if (*sub.fig10) {
+    options.lld.segment_bytes = parse_size(options.segment);
+    options.lld.nvram_bytes = options.nvram == "0" ? 0 : parse_size(options.nvram);
+    return cmd_fig10(spec, options.bursts, options.lld);
+  }
   if (*sub.fig11) return cmd_fig11(spec, options.bursts);
   if (*sub.table2) return cmd_table2(spec, options.table2_writes);
   if (*sub.fig2) return cmd_fig2(spec, options.fig2_thresholds, options.fig2_sectors, options.fig2_writes, options.fig2_strict);
@@ -627,8 +850,8 @@ int main(int argc, char** argv) {
                "and deterministic (simulated time only). One JSON object per line per point."};
   app.require_subcommand(1);
   BenchOptions options;
-  const Subcommands sub{add_fig11(app, options), add_table2(app, options), add_fig2(app, options),
-                        add_fill(app, options)};
+  const Subcommands sub{add_fig10(app, options), add_fig11(app, options), add_table2(app, options),
+                        add_fig2(app, options), add_fill(app, options)};
   CLI11_PARSE(app, argc, argv);
   try {
     return run(options, sub);

@@ -1,5 +1,6 @@
 """Writes the synthetic run directories under data/ (largefile, recovery,
-kernel_fsync, hostcost, pacing, fs-fio, fs-smallfile, fs-largefile, fill):
+kernel_fsync, hostcost, pacing, fs-fio, fs-smallfile, fs-largefile, fill,
+fig8-lld, fig10):
 the files each bench-* script leaves, in their format, with round numbers
 chosen so that the tests can state the expected results by hand.
 
@@ -198,21 +199,31 @@ def op_json(elapsed_s, **kw):
                 loadavg_before=META["loadavg"], loadavg_after=META["loadavg"])
 
 
+def lld_counters(blocks):
+    """mode=lld's counters after BLOCKS blocks went into segments: a drain per 100, 1 ms each."""
+    c = {k: 0 for k in ("segment_write_ms", "cleaning_ms", "checkpoint_ms", "segments_cleaned", "idle_cleans",
+                        "nvram_drains", "nvram_stalls", "client_blocks_written", "nvram_records_written")}
+    c.update(client_blocks_written=blocks, nvram_records_written=blocks, segment_write_ms=1.0 * blocks,
+             nvram_drains=blocks // 100)
+    return c
+
+
 def fs_fio():
     run = Run("fs-fio")
     fs_common(run)
-    for mode, w_us in (("inplace", 4000.0), ("vld", 800.0)):
+    for mode, w_us in (("inplace", 4000.0), ("vld", 800.0), ("lld", 20.0)):
         # ext4: 4 writes from mount, then 2 NBD writes and 1 flush per fsync
-        before = stats(mode, writes=4, write_us=w_us, bytes_written=4 * 4096, busy_us=4 * w_us)
+        lld = lambda n: {"lld": lld_counters(n)} if mode == "lld" else {}
+        before = stats(mode, writes=4, write_us=w_us, bytes_written=4 * 4096, busy_us=4 * w_us, **lld(4))
         after = stats(mode, writes=4 + 200, flushes=100, write_us=w_us, flush_us=100.0,
-                      bytes_written=204 * 4096, busy_us=204 * w_us + 100 * 100.0)
+                      bytes_written=204 * 4096, busy_us=204 * w_us + 100 * 100.0, **lld(204))
         run.json(f"raw/{mode}-ext4.before.stats.json", before)
         run.json(f"raw/{mode}-ext4.after.stats.json", after)
         run.text(f"raw/{mode}-ext4.fio.json", fio(f"{mode}-ext4", writes=100, syncs=100, write_us=10.0,
                                                   sync_us=2 * w_us + 200.0))
         run.json(f"raw/{mode}-nbd.stats.json", stats(mode, writes=100, flushes=100, write_us=w_us,
                                                      flush_us=100.0, bytes_written=100 * 4096,
-                                                     busy_us=100 * (w_us + 100.0)))
+                                                     busy_us=100 * (w_us + 100.0), **lld(100)))
         run.text(f"raw/{mode}-nbd.fio.json", fio(f"{mode}-nbd", writes=100, syncs=100, write_us=w_us + 50,
                                                  sync_us=150.0))
 
@@ -221,8 +232,9 @@ def phase_stats(run, pre, mode, cum, writes, reads, w_us, busy):
     """PRE.before/after.stats.json around a phase of WRITES (each with a flush) and READS
     taking BUSY µs; CUM (the drive's totals so far) is advanced past it."""
     def snap():
+        extra = {"lld": lld_counters(cum["w"])} if mode == "lld" else {}
         return stats(mode, writes=cum["w"], reads=cum["r"], flushes=cum["f"], write_us=w_us, read_us=500.0,
-                     busy_us=cum["busy"], bytes_read=cum["r"] * 4096, bytes_written=cum["w"] * 4096)
+                     busy_us=cum["busy"], bytes_read=cum["r"] * 4096, bytes_written=cum["w"] * 4096, **extra)
     run.json(f"{pre}.before.stats.json", snap())
     cum.update(w=cum["w"] + writes, r=cum["r"] + reads, f=cum["f"] + writes, busy=cum["busy"] + busy)
     run.json(f"{pre}.after.stats.json", snap())
@@ -231,7 +243,7 @@ def phase_stats(run, pre, mode, cum, writes, reads, w_us, busy):
 def fs_smallfile():
     run = Run("fs-smallfile")
     fs_common(run)
-    for mode, scale in (("inplace", 4.0), ("vld", 1.0)):
+    for mode, scale in (("inplace", 4.0), ("vld", 1.0), ("lld", 0.5)):
         cum = {"w": 0, "r": 0, "f": 0, "busy": 0.0}
         for i, (ph, writes, reads) in enumerate((("create", 300, 0), ("read", 0, 100), ("delete", 200, 0)), 1):
             pre = f"raw/ext4-{mode}-{i}-{ph}"
@@ -246,7 +258,7 @@ def fs_largefile():
     fs_common(run)
     nbytes = 8 << 20
     for variant in ("async", "sync"):
-        for mode, speed in (("inplace", 1.0), ("vld", 2.0)):
+        for mode, speed in (("inplace", 1.0), ("vld", 2.0), ("lld", 4.0)):
             cum = {"w": 0, "r": 0, "f": 0, "busy": 0.0}
             for key in ("1-seqwrite", "2-seqread", "3-randwrite", "4-seqread", "5-randread"):
                 pre = f"raw/{variant}-{mode}-{key}"
@@ -272,6 +284,104 @@ def fill():
     (run.dir / "raw").rmdir()
 
 
+# ---------------------------------------------------------------- bench-fig8 with the lld curves
+F8_PLATTER, F8_NVRAM_REGION = 276 << 20, 47 * 256 * 512  # st19101: 6100000 bytes take 47 tracks
+# update = write + flush (µs) per (label, U); None: no measured point
+F8_UPDATE = {"vld": {20: (400.0, 100.0), 50: (600.0, 100.0), 80: (900.0, 100.0)},
+             "inplace": {20: (4000.0, 100.0), 50: (4000.0, 100.0), 80: (4000.0, 100.0)},
+             "lld": {20: (100.0, 0.0), 50: (500.0, 0.0), 80: (1500.0, 0.0), 95: (9000.0, 0.0)},
+             "lld-nonvram": {20: (50.0, 6000.0), 50: (60.0, 6100.0), 80: (100.0, 6200.0)}}
+
+
+def fig8_lld_section(cleaned, moved, freed):
+    """An lld stats section: 1000 client blocks, 125 blocks per segment, whole segments read."""
+    return {"blocks_per_segment": 125, "segment_count": 500, "segment_sectors": 1024, "live_blocks": 50000,
+            "client_blocks_written": 1000, "cleaner_blocks_moved": moved, "cleaner_sectors_read": 1024 * cleaned,
+            "segments_cleaned": cleaned, "segments_freed": freed, "idle_cleans": 0, "checkpoints": 3,
+            "nvram_drains": 2, "nvram_stalls": 2, "split_requests": 0, "nvram_capacity_records": 1466,
+            "cleaning_ms": 100.0, "segment_write_ms": 50.0}
+
+
+def fig8_lld():
+    run = Run("fig8-lld")
+    for label, points in F8_UPDATE.items():
+        for u, (w_us, f_us) in points.items():
+            key = f"st19101-{label}-{u}"
+            lld = label.startswith("lld")
+            disk = F8_PLATTER - (F8_NVRAM_REGION if label == "lld" else 0)
+            geo = dict(TEMPLATE["geometry"], platter_bytes=F8_PLATTER, simulated_cylinders=138)
+            extra = {"lld": fig8_lld_section(20, 1500, 20)} if lld else {}
+            run.json(f"raw/{key}.stats.json", stats("lld" if lld else label, writes=1000, flushes=1000,
+                                                    write_us=w_us, flush_us=f_us, util=u / 100 * disk / F8_PLATTER,
+                                                    geometry=geo, **extra))
+            run.text(f"raw/{key}.fio.json", fio(key, writes=1000, syncs=1000))
+            run.text(f"raw/{key}.plan.txt", f"spare=3 {u << 20} 5000 1000\n")
+            if lld:
+                run.json(f"raw/{key}.warm.stats.json", stats("lld", writes=5000, flushes=5000, geometry=geo,
+                                                             lld=fig8_lld_section(30, 2000, 40)))
+    run.text("raw/st19101-vld-95.plan.txt", "spare=4 skip 95% of the 270 MiB disk is 257 MiB, more than it holds\n")
+    run.text("raw/st19101-inplace-95.refused.txt", "nbdkit: error: vld: spare=4 is refused\n")
+    run.text("raw/st19101-lld-nonvram-95.failed.txt", "warm: nbdkit/fio failed\nnbdkit: error: ENOSPC\n")
+
+
+# ---------------------------------------------------------------- bench-fig10
+F10_LLD = {32: {0.0: 2000.0, 100.0: 1000.0, 1000.0: 20.0}, 256: {0.0: 2000.0, 100.0: 1900.0, 1000.0: 20.0}}
+F10_VLD = {32: {0.0: 1000.0, 100.0: 500.0, 1000.0: 400.0}, 256: {0.0: 1000.0, 100.0: 900.0, 1000.0: 400.0}}
+F10_COUNTERS = ("segment_writes", "partial_writes", "segments_closed", "client_blocks_written", "segments_cleaned",
+                "segments_freed", "cleaner_blocks_moved", "cleaner_sectors_read", "idle_cleans", "checkpoints",
+                "nvram_records_written", "nvram_drains", "nvram_stalls", "split_requests", "nvram_ms",
+                "segment_write_ms", "cleaning_ms", "checkpoint_ms", "nvram_stall_ms")
+
+
+def f10_counters(**kw):
+    return {k: float(kw.get(k, 0)) for k in F10_COUNTERS}
+
+
+def f10_lld_line(burst, idle, mean):
+    """At no idle time 10 segments cleaned in 500 ms with 600 of 1000 blocks live (t_clean 50 ms,
+    u 0.6); at the longest pause 200 blocks drained in 40 ms of segment writes (t_block 0.2 ms)."""
+    fg = f10_counters(segments_cleaned=10, cleaning_ms=500, cleaner_blocks_moved=600, nvram_stalls=2) \
+        if idle == 0 else f10_counters(segments_cleaned=4, idle_cleans=4, cleaning_ms=200)
+    idle_work = f10_counters(client_blocks_written=200, segment_write_ms=40, idle_cleans=4, cleaning_ms=200) \
+        if idle else f10_counters()
+    return {"experiment": "fig10", "idle_ms": idle, "burst": burst, "bursts": 10, "writes": 10 * burst,
+            "mean_us": mean, "latency_us": {"p50": 20.0, "p99": 20.0, "max": 100 * mean},
+            "breakdown_us": {"overhead": 0, "seek": 0, "head_switch": 0, "rotation": 0, "transfer": mean,
+                             "locate": 0}, "preempted_writes": 0, "preempt_wait_mean_us": 0.0,
+            "preempt_wait_max_us": 0.0, "idle_busy_ms": 5.0 * idle, "utilization": 0.78, "disk_utilization": 0.8,
+            "lld": fg, "lld_idle": idle_work, "free_segments_end": 3, "nvram_used_records_end": 0,
+            "disk": {"geometry": "st19101", "export_bytes": 256 << 20, "spare": 3, "cylinders": 138, "util": 0.8,
+                     "segment_count": 500, "blocks_per_segment": 100, "nvram_bytes": 6100000,
+                     "nvram_capacity_records": 1466, "cleaner_policy": "greedy", "region_blocks": 40000},
+            "warmup": {"writes": 50000, "segments_cleaned": 700}}
+
+
+def f10_vld_line(burst, idle, mean, on):
+    j = {"experiment": "fig11", "idle_ms": idle, "burst": burst, "bursts": 10, "writes": 10 * burst, "mean_us": mean,
+         "breakdown_us": {"overhead": 100, "seek": 0, "head_switch": 0, "rotation": 0, "transfer": mean - 100,
+                          "locate": 0}, "preempted_writes": 0, "preempt_wait_mean_us": 0.0,
+         "preempt_wait_max_us": 0.0, "utilization": 0.8, "disk": {"geometry": "st19101"},
+         "compactor_on": on, "policy": "fewest-live" if on else "off"}
+    if on:
+        j["compactor"] = {"enabled": True, "policy": "fewest-live", "tracks_compacted": 5, "blocks_moved": 50,
+                          "empty_tracks_end": 9, "busy_ms": 1.0, "write_amplification": 1.2,
+                          "write_amplification_with_map": 1.3}
+    return j
+
+
+def fig10():
+    run = Run("fig10")
+    for b in F10_LLD:
+        run.text(f"raw/lld-burst{b}.jsonl", "".join(json.dumps(f10_lld_line(b, i, m)) + "\n"
+                                                      for i, m in F10_LLD[b].items()))
+        run.text(f"raw/vld-burst{b}.jsonl", "".join(
+            json.dumps(f10_vld_line(b, i, m if on else 1000.0, on)) + "\n"
+            for on in (True, False) for i, m in F10_VLD[b].items()))
+        run.text(f"raw/lld-burst{b}.err", "")
+        run.text(f"raw/vld-burst{b}.err", "")
+
+
 if __name__ == "__main__":
-    for make in (largefile, recovery, kernel_fsync, hostcost, pacing, fs_fio, fs_smallfile, fs_largefile, fill):
+    for make in (largefile, recovery, kernel_fsync, hostcost, pacing, fs_fio, fs_smallfile, fs_largefile, fill,
+                 fig8_lld, fig10):
         make()

@@ -6,8 +6,7 @@ from vldbench.common import load_json
 
 FIG8_COMMAND = "UTILS=\"50 80\" IOS=400 scripts/bench-fig8"
 FIG8_ARGS = ["--geometries", "st19101 hp97560", "--modes", "vld inplace", "--utils", "50 80",
-             "--run-id", "fixture", "--command", FIG8_COMMAND, "--size", "64M", "--spare", "5",
-             "--warmup-pct", "25"]
+             "--run-id", "fixture", "--command", FIG8_COMMAND, "--size", "64M", "--warmup-pct", "25"]
 
 
 def run_fig8(run_copy):
@@ -55,8 +54,11 @@ def test_fig8_skipped_point(run_copy):
     run = run_copy("fig8")
     for f in run.glob("raw/hp97560-*-80.*"):
         f.unlink()
+    (run / "raw/hp97560-vld-80.plan.txt").write_text("spare=13 skip 80% of the 292 MiB disk is more\n")
     fig8.main([str(run)] + FIG8_ARGS)
-    assert "| 80% | skipped: U% of the platters exceeds the export |" in (run / "table.md").read_text()
+    table = (run / "table.md").read_text()
+    assert "| 80% | skipped | not run | - |" in table
+    assert "- vld at 80%: **skipped**: 80% of the 292 MiB disk is more" in table
 
 
 def test_presets_table_and_plot(run_copy):

@@ -26,3 +26,29 @@ def test_report_html_and_markdown(run_copy, tmp_path):
     assert "skipped, 0 s: `left out of --quick: boots a qemu guest`" in md
     assert "commit " + (out / "runs/fig8/latest/meta.json").read_text().split('"commit": "')[1][:7] in md
     assert sum(1 for s in sections if s["table"]) == 1
+
+
+def test_report_has_fig10_and_the_file_system_figures(run_copy, tmp_path):
+    from test_fig10 import ARGS as FIG10_ARGS
+    from test_synthetic import FS_COMMON
+    from vldbench import fig10, fs
+    out = tmp_path / "out"
+    (out / "runs/fig10").mkdir(parents=True)
+    run = run_copy("fig10")
+    fig10.main([str(run)] + FIG10_ARGS)
+    run.rename(out / "runs/fig10/20261125T000000Z")
+    (out / "runs/fig10/latest").symlink_to("20261125T000000Z")
+    small = run_copy("fs-smallfile")
+    fs.main(["report", "smallfile", str(small), "--command", "scripts/bench-fs smallfile", *FS_COMMON,
+             "--compactor", "off", "--fs-list", "ext4", "--files", "100", "--file-kb", "1"])
+    (out / "runs/fs-smallfile/fs-smallfile").mkdir(parents=True)
+    small.rename(out / "runs/fs-smallfile/fs-smallfile/20261125T000000Z")
+    (out / "runs/fs-smallfile/fs-smallfile/latest").symlink_to("20261125T000000Z")
+    (out / "steps.tsv").write_text("fig10\tok\t30\tOUT=runs/fig10 scripts/bench-fig10 --quick\n"
+                                   "fs-smallfile\tok\t60\tOUT_BASE=runs/fs-smallfile scripts/bench-fs smallfile\n")
+    report.write_report(str(out))
+    md = (out / "report.md").read_text()
+    assert "![Figure 10 beside Figure 11" in md and "(img/fig10.png)" in md
+    assert "![Figure 6: small files on ext4, in place, vld and lld](img/fs-smallfile.png)" in md
+    assert "B (one segment cleaned) = 50 ms" in md
+    assert (out / "img/fs-smallfile.png").read_bytes()[:4] == b"\x89PNG"

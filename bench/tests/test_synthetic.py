@@ -222,7 +222,7 @@ def test_pacing_notes_a_count_mismatch(capsys):
 
 
 # ---------------------------------------------------------------- fs
-FS_COMMON = ["--modes", "inplace vld", "--geometry", "st19101", "--size", "256M"]
+FS_COMMON = ["--modes", "inplace vld lld", "--geometry", "st19101", "--size", "256M"]
 
 
 def test_fs_fio_per_fsync_and_ratios(run_copy):
@@ -239,9 +239,12 @@ def test_fs_fio_per_fsync_and_ratios(run_copy):
     assert ext4["fio_op_mean_us"] == 10.0 + 1800.0
     assert by[("vld", "nbd")]["writes_per_fsync"] == 1.0
     assert res["ratios_inplace_over_vld"]["ext4"]["sim_write_mean_us"] == 5.0
+    assert res["ratios_inplace_over"]["lld"]["ext4"]["sim_write_mean_us"] == 200.0
     assert res["problems"] == []
     table = (run / "table.md").read_text()
     assert "| vld | ext4 | 100 | 10 | 20 | 1800 | 1800 | 3600 | **1810** | 2.00 | 0.00 | 1.00 | 8.0 |" in table
+    assert "ext4: in place / lld = 32.84x (fio op mean)" in table
+    assert "lld-ext4: lld wrote 200 blocks into segments in 200 ms (2 NVRAM drains" in table
     assert (run / "fs-fio.png").read_bytes()[:8] == PNG
 
 
@@ -262,10 +265,13 @@ def test_fs_smallfile_speedups(run_copy):
     assert by[("vld", "create")]["speedup_wall"] == 4.0 and by[("vld", "create")]["speedup_sim"] == 4.0
     assert by[("vld", "read")]["speedup_sim"] == 1.0 and by[("inplace", "create")]["speedup_wall"] == 1.0
     assert by[("vld", "delete")]["nbd_writes"] == 200
-    # one write and 0.5 ms between each pair of phases, 2 pairs x 2 modes
-    assert res["between_phases"] == {"write": 4, "flush": 0, "read": 0, "busy_us": 2000.0}
+    # one write and 0.5 ms between each pair of phases, 2 pairs x 3 modes
+    assert res["between_phases"] == {"write": 6, "flush": 0, "read": 0, "busy_us": 3000.0}
     table = (run / "table.md").read_text()
-    assert "| ext4 | create | 8.00 | 2.00 | **4.00** | 4.00 | 1.00 | **4.00** | 3.00 / 3.00 / 0.00 |" in table
+    assert "| ext4 | create | vld | 2.00 | **4.00** | 1.00 | **4.00** | 3.00 / 3.00 / 0.00 |" in table
+    assert "| ext4 | create | in place | 8.00 | 1.00 | 4.00 | 1.00 | 3.00 / 3.00 / 0.00 |" in table
+    assert by[("lld", "create")]["speedup_sim"] == 8.0
+    assert "ext4 create: lld wrote 300 blocks into segments in 300 ms (3 NVRAM drains" in table
     assert (run / "fs-smallfile.png").read_bytes()[:8] == PNG
 
 
@@ -280,8 +286,9 @@ def test_fs_largefile_throughput(run_copy):
     assert r["mb_per_s_sim"] == 8.0 and r["mb_per_s_wall"] == pytest.approx(4.0)
     assert r["vld_over_inplace_sim"] == 2.0 and r["nbd_writes"] == 2048 and r["bytes"] == nbytes
     assert res["between_phases"]["busy_us"] == 0
-    assert "| sync | 3 random write (sync) | 2.00 | 4.00 | **2.00x** | 4.00 | 8.00 | **2.00x** |" in \
-        (run / "table.md").read_text()
+    table = (run / "table.md").read_text()
+    assert "| sync | 3 random write (sync) | vld | 4.00 | **2.00x** | 8.00 | **2.00x** | 2048 / 2048 / 0 |" in table
+    assert "| sync | 3 random write (sync) | lld (6.1 MB NVRAM) | 8.00 | **4.00x** | 16.00 | **4.00x** |" in table
     assert (run / "fs-largefile.png").read_bytes()[:8] == PNG
 
 

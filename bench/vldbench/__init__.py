@@ -8,9 +8,14 @@ table.md and plot, one module per figure or table of paper 001
 (Wang, Anderson and Patterson, OSDI '99):
 
   fig2      Figure 2: locate time against the track-switch threshold
-  fig8      Figure 8: random synchronous updates as the disk fills
+  fig8      Figure 8: random synchronous updates as the disk fills, vld, in
+            place and lld (with and without NVRAM)
+  modes     the curve labels: nbdkit parameters, spare= per drive, a point's
+            region and warm-up
   locate    sections 2.1-2.2: simulated locate time beside models (1)-(4), (9)
   table2    Table 2 / Figure 9: the three drives after compaction
+  fig10     Figure 10 beside Figure 11: bursts and idle time, the lld cleaner
+            and vld's compactor
   fig11     Figure 11: bursts and idle time, the compactor on and off
   fs        sections 5.1-5.2: small files, large file, fio on a file system
   largefile section 5.2 at the block level: sequential reads after random writes

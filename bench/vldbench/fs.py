@@ -185,8 +185,29 @@ def diff(a, b):
     if "compactor" in b and "compactor" in a:
         d["compactor_steps"] = b["compactor"]["steps"] - a["compactor"]["steps"]
         d["compactor_busy_ms"] = b["compactor"]["busy_ms"] - a["compactor"]["busy_ms"]
+    if "lld" in b and "lld" in a:
+        # mode=lld's own counters: its drains and cleaning, in requests and in idle time alike
+        # (busy_us counts requests only)
+        d["lld"] = {k: b["lld"][k] - a["lld"][k] for k in LLD_COUNTERS}
     d["utilization"] = b["utilization"]
     return d
+
+
+LLD_COUNTERS = ("segment_write_ms", "cleaning_ms", "checkpoint_ms", "segments_cleaned", "idle_cleans",
+                "nvram_drains", "nvram_stalls", "client_blocks_written", "nvram_records_written")
+
+
+def lld_lines(rows, label):
+    """What mode=lld did in each phase beyond the requests' busy time (LABEL names a row)."""
+    out = []
+    for r in rows:
+        x = r.get("lld")
+        if x:
+            out.append(f"{label(r)}: lld wrote {x['client_blocks_written']} blocks into segments in "
+                       f"{x['segment_write_ms']:.0f} ms ({x['nvram_drains']} NVRAM drains, {x['nvram_stalls']} "
+                       f"writes waited for one), cleaned {x['segments_cleaned']} segments "
+                       f"({x['idle_cleans']} in idle time), {x['cleaning_ms']:.0f} ms of cleaning.")
+    return out
 
 
 def zero_like(s):
@@ -199,6 +220,8 @@ def zero_like(s):
         z[f"{k}_latency_us"] = {"count": 0, "mean": 0}
     if "compactor" in s:
         z["compactor"] = {"steps": 0, "busy_ms": 0}
+    if "lld" in s:
+        z["lld"] = {k: 0 for k in LLD_COUNTERS}
     return z
 
 
@@ -220,8 +243,17 @@ def plt_or_none():
     return pyplot("bench-fs")
 
 
-MODE_COLOR = {"inplace": "tab:red", "vld": "tab:blue"}
-MODE_NAME = {"inplace": "in place", "vld": "vld"}
+MODE_COLOR = {"inplace": "tab:red", "vld": "tab:blue", "lld": "tab:green", "lld-nonvram": "tab:olive"}
+MODE_NAME = {"inplace": "in place", "vld": "vld", "lld": "lld (6.1 MB NVRAM)", "lld-nonvram": "lld (no NVRAM)"}
+
+
+def others(modes):
+    """The modes compared with in place."""
+    return [m for m in modes if m != "inplace"]
+
+
+def bar_width(modes):
+    return 0.8 / max(1, len(modes))
 
 
 def phase_runs(raw, prefixes):
@@ -300,7 +332,7 @@ def fio_row(mode, target, fio, d, cum, mount_writes):
              sim_busy_per_fsync_us=d["busy_us"] / nsync,
              queue_wait_per_fsync_us=d["queue_wait_us_total"] / nsync,
              breakdown_us=d.get("breakdown_us"), utilization=d["utilization"],
-             compactor_steps=d.get("compactor_steps"))
+             compactor_steps=d.get("compactor_steps"), lld=d.get("lld"))
     r["host_overhead_per_fsync_us"] = r["fio_op_mean_us"] - r["sim_busy_per_fsync_us"]
     return r
 
@@ -314,15 +346,18 @@ def fio_problems(mode, target, fio, d):
     return problems
 
 
-def fio_ratios(by):
-    """In place / vld of the headline numbers, per target (when both modes ran)."""
+FIO_RATIO_KEYS = ("fio_op_mean_us", "fio_fsync_p99_us", "fio_write_p99_us", "sim_busy_per_fsync_us",
+                  "sim_write_mean_us")
+
+
+def fio_ratios(by, mode="vld"):
+    """In place / MODE of the headline numbers, per target (when both modes ran); None where
+    MODE's number is 0 or missing (lld with NVRAM: no simulated write time)."""
     ratios = {}
-    if ("inplace", "ext4") in by and ("vld", "ext4") in by:
+    if ("inplace", "ext4") in by and (mode, "ext4") in by:
         for t in ("ext4", "nbd"):
-            i, v = by[("inplace", t)], by[("vld", t)]
-            ratios[t] = {k: i[k] / v[k] for k in ("fio_op_mean_us", "fio_fsync_p99_us",
-                                                  "fio_write_p99_us", "sim_busy_per_fsync_us",
-                                                  "sim_write_mean_us")}
+            i, v = by[("inplace", t)], by[(mode, t)]
+            ratios[t] = {k: i[k] / v[k] if v[k] and i[k] is not None else None for k in FIO_RATIO_KEYS}
     return ratios
 
 
@@ -349,17 +384,20 @@ def fio_table(meta, p, rows, ratios, problems):
                   f"{r['kib_per_fsync']:.1f} | {fmt(r['sim_write_mean_us'])} | "
                   f"{r['sim_write_p50_us']:.0f} / {r['sim_write_p99_us']:.0f} | "
                   f"**{r['sim_busy_per_fsync_us']:.0f}** | {r['host_overhead_per_fsync_us']:.0f} |")
-    for t, q in ratios.items():
-        md.append("")
-        md.append(f"{t}: in place / vld = {q['fio_op_mean_us']:.2f}x (fio op mean), "
-                  f"{q['fio_fsync_p99_us']:.2f}x (fio fsync p99), {q['fio_write_p99_us']:.2f}x "
-                  f"(fio write p99), {q['sim_busy_per_fsync_us']:.2f}x (simulated busy per fsync), "
-                  f"{q['sim_write_mean_us']:.2f}x (simulated NBD write mean)")
+    for mode, per_target in ratios.items():
+        for t, q in per_target.items():
+            x = {k: fmt(v, ".2f") + "x" for k, v in q.items()}
+            md.append("")
+            md.append(f"{t}: in place / {mode} = {x['fio_op_mean_us']} (fio op mean), "
+                      f"{x['fio_fsync_p99_us']} (fio fsync p99), {x['fio_write_p99_us']} "
+                      f"(fio write p99), {x['sim_busy_per_fsync_us']} (simulated busy per fsync), "
+                      f"{x['sim_write_mean_us']} (simulated NBD write mean)")
     md += ["", "sim NBD write p50 / p99 are over every write since nbdkit started for the phase "
            "(ext4: mount's " + ", ".join(f"{r['mode']} {r['mount_writes']}" for r in rows
                                          if r["target"] == "ext4") + " writes included)."]
     md += [f"{r['mode']}-{r['target']}: {r['compactor_steps']} compactor steps during the phase."
            for r in rows if r["compactor_steps"]]
+    md += lld_lines(rows, lambda r: f"{r['mode']}-{r['target']}")
     return md + [""] + [f"problem: {x}" for x in problems]
 
 
@@ -375,7 +413,7 @@ def plot_fio(by, p, meta, path):
                    ("fio_fsync_p99_us" if t == "ext4" else "fio_write_p99_us",
                     "fio p99\nof fsync" if t == "ext4" else "fio p99\nof write"),
                    ("sim_busy_per_fsync_us", "simulated drive\ntime per fsync")]
-        width = 0.38
+        width = bar_width(p.modes)
         for k, mode in enumerate(p.modes):
             r = by.get((mode, t))
             if not r:
@@ -405,8 +443,9 @@ def report_fio(run_dir, p):
             rows.append(fio_row(mode, target, fio, d, cum, mount_writes))
             problems += fio_problems(mode, target, fio, d)
     by = {(r["mode"], r["target"]): r for r in rows}
-    ratios = fio_ratios(by)
-    write_json(f"{run_dir}/results.json", dict(meta, rows=rows, ratios_inplace_over_vld=ratios, problems=problems))
+    ratios = {m: fio_ratios(by, m) for m in others(p.modes) if fio_ratios(by, m)}
+    write_json(f"{run_dir}/results.json", dict(meta, rows=rows, ratios_inplace_over=ratios,
+                                               ratios_inplace_over_vld=ratios.get("vld", {}), problems=problems))
     write_table(f"{run_dir}/table.md", fio_table(meta, p, rows, ratios, problems))
     plot_fio(by, p, meta, f"{run_dir}/fs-fio.png")
     print(f"results: {run_dir}/{{results.json,table.md,fs-fio.png}}")
@@ -432,7 +471,7 @@ def smallfile_rows(run_dir, p):
                              "nbd_fua": d["write_fua"], "kib_written": d["bytes_written"] / 1024,
                              "kib_read": d["bytes_read"] / 1024,
                              "sim_write_mean_us": d["write_mean_us"], "sim_read_mean_us": d["read_mean_us"],
-                             "compactor_steps": d.get("compactor_steps"),
+                             "compactor_steps": d.get("compactor_steps"), "lld": d.get("lld"),
                              "loadavg": [o["loadavg_before"], o["loadavg_after"]]})
                 if d["errors"]:
                     problems.append(f"{fs}-{mode}-{ph}: {d['errors']} plugin errors")
@@ -455,52 +494,60 @@ def smallfile_table(meta, p, by, rows, between, problems):
                 f"{n} files of {p.file_kb} KiB in one directory: create, read back, delete; "
                 "caches dropped before every phase. wall = the phase in the client (a sync() ends create and delete); "
                 "sim = the drive's simulated busy time in the phase (stats file). speedup = in place "
-                "time / vld time (> 1: vld faster; the paper's Figure 6 normalises to UFS on the "
-                "regular disk the same way).")
-    md += ["| fs | phase | in place wall s | vld wall s | speedup wall | in place sim s | vld sim s | "
-           "speedup sim | in place NBD w / f / r per file | vld NBD w / f / r per file |",
-           "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+                "time / this mode's time (> 1: faster than in place; the paper's Figure 6 normalises to UFS "
+                "on the regular disk the same way).")
+    md += ["| fs | phase | mode | wall s | speedup wall | sim s | speedup sim | NBD w / f / r per file |",
+           "|---|---|---|---:|---:|---:|---:|---:|"]
     per = lambda r: f"{r['nbd_writes'] / n:.2f} / {r['nbd_flushes'] / n:.2f} / {r['nbd_reads'] / n:.2f}"
     for fs in p.fs_list:
         for ph in PHASES_SF:
-            i, v = by.get((fs, "inplace", ph)), by.get((fs, "vld", ph))
-            if not (i and v):
-                continue
-            md.append(f"| {fs} | {ph} | {i['wall_s']:.2f} | {v['wall_s']:.2f} | **{v['speedup_wall']:.2f}** | "
-                      f"{i['sim_busy_s']:.2f} | {v['sim_busy_s']:.2f} | **{fmt(v['speedup_sim'], '.2f')}** | "
-                      f"{per(i)} | {per(v)} |")
+            for m in p.modes:
+                r = by.get((fs, m, ph))
+                if not r:
+                    continue
+                bold = lambda x: f"**{x}**" if m != "inplace" else x
+                md.append(f"| {fs} | {ph} | {MODE_NAME.get(m, m)} | {r['wall_s']:.2f} | "
+                          f"{bold(fmt(r['speedup_wall'], '.2f'))} | {r['sim_busy_s']:.2f} | "
+                          f"{bold(fmt(r['speedup_sim'], '.2f'))} | {per(r)} |")
     md += ["", "w / f / r = NBD writes / flushes / reads per file (no FUA arrives through FUSE).",
            between_line(between)]
     md += [f"{r['fs']}-{r['mode']}-{r['phase']}: {r['compactor_steps']} compactor steps."
            for r in rows if r["compactor_steps"]]
+    md += lld_lines(rows, lambda r: f"{r['fs']} {r['phase']}")
     return md + [""] + [f"problem: {x}" for x in problems]
 
 
 def plot_smallfile(by, rows, p, meta, path):
-    """vld's speed-up per phase, wall and simulated, one panel per file system."""
+    """Each mode's speed-up over in place per phase, wall and simulated, one panel per file system."""
     plt = plt_or_none()
     if not plt:
         return
-    fig, axes = plt.subplots(1, len(p.fs_list), figsize=(3.6 * len(p.fs_list), 3.8), squeeze=False)
+    fig, axes = plt.subplots(1, len(p.fs_list), figsize=(4.2 * len(p.fs_list), 4.0), squeeze=False)
+    bars = [(m, what, f"{MODE_NAME.get(m, m)}, {kind}", hatch) for m in others(p.modes)
+            for what, kind, hatch in (("speedup_wall", "wall", None), ("speedup_sim", "simulated", "//"))]
     for ax, fs in zip(axes[0], p.fs_list):
-        width = 0.38
-        for k, (what, label, hatch) in enumerate((("speedup_wall", "vld, wall", None),
-                                                   ("speedup_sim", "vld, simulated", "//"))):
-            xs = [j + (k - 0.5) * width for j in range(len(PHASES_SF))]
-            ys = [(by.get((fs, "vld", ph)) or {}).get(what) or 0 for ph in PHASES_SF]
-            ax.bar(xs, ys, width, color="tab:blue", alpha=0.55 if hatch else 0.9, hatch=hatch,
-                   edgecolor="tab:blue", label=label)
-            bar_labels(ax, xs, ys)
+        width = bar_width(bars)
+        for k, (m, what, label, hatch) in enumerate(bars):
+            xs = [j + (k - (len(bars) - 1) / 2) * width for j in range(len(PHASES_SF))]
+            ys = [(by.get((fs, m, ph)) or {}).get(what) or 0 for ph in PHASES_SF]
+            color = MODE_COLOR.get(m)
+            ax.bar(xs, ys, width, color=color, alpha=0.55 if hatch else 0.9, hatch=hatch,
+                   edgecolor=color, label=label)
+            bar_labels(ax, xs, ys, rotate=len(bars) > 2)
         ax.axhline(1.0, color="tab:red", lw=1.5, label="in place = 1")
         ax.set_xticks(range(len(PHASES_SF)))
         ax.set_xticklabels(PHASES_SF, fontsize=8)
         ax.set_title(FS_TITLE.get(fs, fs), fontsize=9)
-        ax.set_ylabel("performance relative to in place", fontsize=8)
+        ax.set_yscale("log")
+        bottom, top = ax.get_ylim()
+        ax.set_ylim(bottom, top * 3)  # room for the labels above the bars
+        ax.set_ylabel("performance relative to in place (log)", fontsize=8)
         ax.grid(True, axis="y", alpha=0.3)
-        ax.legend(fontsize=7)
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="lower center", ncol=len(labels), fontsize=8)
     fig.suptitle(f"Small files ({p.files} x {p.file_kb} KiB), {p.geometry}, latency=sleep "
                  f"(paper 001 Fig. 6; load at start {meta['loadavg'][0]})", fontsize=10)
-    save(plt, fig, path)
+    save(plt, fig, path, rect=(0, 0.07, 1, 1))
 
 
 # ---------------------------------------------------------------- largefile report
@@ -531,7 +578,7 @@ def largefile_rows(run_dir, p):
                              "nbd_writes": d["write"], "nbd_flushes": d["flush"], "nbd_reads": d["read"],
                              "mib_written": d["bytes_written"] / 2**20, "mib_read": d["bytes_read"] / 2**20,
                              "sim_write_mean_us": d["write_mean_us"], "sim_read_mean_us": d["read_mean_us"],
-                             "compactor_steps": d.get("compactor_steps"),
+                             "compactor_steps": d.get("compactor_steps"), "lld": d.get("lld"),
                              "loadavg": [o["loadavg_before"], o["loadavg_after"]]})
                 if d["errors"]:
                     problems.append(f"{variant}-{mode}-{key}: {d['errors']} plugin errors")
@@ -539,13 +586,15 @@ def largefile_rows(run_dir, p):
 
 
 def add_throughput_ratios(rows):
-    """vld / in place MB/s, wall and simulated."""
+    """This mode's MB/s / in place's, wall and simulated (over_inplace_*; the field names
+    vld_over_inplace_* are kept on every row as they were when vld was the only other mode)."""
     by = {(r["variant"], r["mode"], r["phase"]): r for r in rows}
     for r in rows:
         ip = by.get((r["variant"], "inplace", r["phase"]))
-        r["vld_over_inplace_wall"] = r["mb_per_s_wall"] / ip["mb_per_s_wall"] if ip else None
-        r["vld_over_inplace_sim"] = (r["mb_per_s_sim"] / ip["mb_per_s_sim"]
-                                     if ip and r["mb_per_s_sim"] and ip["mb_per_s_sim"] else None)
+        r["over_inplace_wall"] = r["mb_per_s_wall"] / ip["mb_per_s_wall"] if ip else None
+        r["over_inplace_sim"] = (r["mb_per_s_sim"] / ip["mb_per_s_sim"]
+                                 if ip and r["mb_per_s_sim"] and ip["mb_per_s_sim"] else None)
+        r["vld_over_inplace_wall"], r["vld_over_inplace_sim"] = r["over_inplace_wall"], r["over_inplace_sim"]
     return by
 
 
@@ -555,23 +604,24 @@ def largefile_table(meta, p, by, rows, between, problems):
                 "wall time of the phase (the closing fsync and sync() included) and / the drive's simulated busy time in the "
                 "phase (10^6 bytes/s). *async* and *sync* are two runs on fresh file systems that differ "
                 "in phase 3 only: 4 KiB random writes with one fsync at the end, or an fsync after each.")
-    md += ["| run | phase | in place MB/s wall | vld MB/s wall | vld / in place wall | "
-           "in place MB/s sim | vld MB/s sim | vld / in place sim | in place NBD w / f / r | "
-           "vld NBD w / f / r |", "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    md += ["| run | phase | mode | MB/s wall | / in place wall | MB/s sim | / in place sim | NBD w / f / r |",
+           "|---|---|---|---:|---:|---:|---:|---:|"]
     wfr = lambda r: f"{r['nbd_writes']} / {r['nbd_flushes']} / {r['nbd_reads']}"
     for variant in ("async", "sync"):
         for key, label in PHASES_LF:
-            i, v = by.get((variant, "inplace", key)), by.get((variant, "vld", key))
-            if not (i and v):
-                continue
             lab = label + (f" ({variant})" if key == "3-randwrite" else "")
-            md.append(f"| {variant} | {key[0]} {lab} | {i['mb_per_s_wall']:.2f} | {v['mb_per_s_wall']:.2f} | "
-                      f"**{v['vld_over_inplace_wall']:.2f}x** | {fmt(i['mb_per_s_sim'], '.2f')} | "
-                      f"{fmt(v['mb_per_s_sim'], '.2f')} | **{fmt(v['vld_over_inplace_sim'], '.2f')}x** | "
-                      f"{wfr(i)} | {wfr(v)} |")
+            for m in p.modes:
+                r = by.get((variant, m, key))
+                if not r:
+                    continue
+                bold = lambda x: f"**{x}x**" if m != "inplace" else f"{x}x"
+                md.append(f"| {variant} | {key[0]} {lab} | {MODE_NAME.get(m, m)} | {r['mb_per_s_wall']:.2f} | "
+                          f"{bold(fmt(r['over_inplace_wall'], '.2f'))} | {fmt(r['mb_per_s_sim'], '.2f')} | "
+                          f"{bold(fmt(r['over_inplace_sim'], '.2f'))} | {wfr(r)} |")
     md += ["", "w / f / r = NBD writes / flushes / reads in the phase.", between_line(between)]
     md += [f"{r['variant']}-{r['mode']}-{r['phase']}: {r['compactor_steps']} compactor steps."
            for r in rows if r["compactor_steps"]]
+    md += lld_lines(rows, lambda r: f"{r['variant']} {r['phase']}")
     return md + [""] + [f"problem: {x}" for x in problems]
 
 
@@ -583,7 +633,7 @@ def plot_largefile(by, rows, p, meta, path):
     fig, axes = plt.subplots(2, 1, figsize=(10, 6.4), sharex=True)
     for ax, what, ylabel in ((axes[0], "mb_per_s_wall", "MB/s, wall"),
                              (axes[1], "mb_per_s_sim", "MB/s, simulated busy time")):
-        width = 0.38
+        width = bar_width(p.modes)
         for k, mode in enumerate(p.modes):
             xs = [j + (k - (len(p.modes) - 1) / 2) * width for j in range(len(LF_GROUPS))]
             ys = [(by.get((v, mode, ph)) or {}).get(what) or 0 for v, ph, _ in LF_GROUPS]
