@@ -69,7 +69,7 @@ struct DiskSpec {
   uint64_t seed = 1;
 };
 
-Superblock plan(const DiskSpec& spec, DiskMode mode) {
+FormatOptions format_options(const DiskSpec& spec, DiskMode mode) {
   FormatOptions format;
   format.mode = mode;
   format.export_bytes = spec.export_bytes;
@@ -79,7 +79,11 @@ Superblock plan(const DiskSpec& spec, DiskMode mode) {
   if (!geometry) throw Error("unknown geometry '" + spec.geometry + "'; choose one of hp97560, st19101, savvio10k4", EINVAL);
   format.geometry = *geometry;
   format.geometry.derive_skews();
-  return plan_image(format);
+  return format;
+}
+
+Superblock plan(const DiskSpec& spec, DiskMode mode) {
+  return plan_image(format_options(spec, mode));
 }
 
 std::unique_ptr<DiskController> open_copy(const Superblock& sb, std::vector<std::byte> bytes,
@@ -349,15 +353,7 @@ struct LldSpec {
 };
 
 Superblock plan_lld(const DiskSpec& spec, const LldSpec& ls) {
-  FormatOptions format;
-  format.mode = DiskMode::kLld;
-  format.export_bytes = spec.export_bytes;
-  format.block_bytes = 4096;
-  format.spare_percent = spec.spare_percent;
-  auto geometry = find_preset(spec.geometry);
-  if (!geometry) throw Error("unknown geometry '" + spec.geometry + "'; choose one of hp97560, st19101, savvio10k4", EINVAL);
-  format.geometry = *geometry;
-  format.geometry.derive_skews();
+  FormatOptions format = format_options(spec, DiskMode::kLld);
   format.segment_bytes = ls.segment_bytes;
   format.nvram_bytes = ls.nvram_bytes;
   return plan_image(format);
