@@ -44,7 +44,7 @@ size_t LldDisk::Impl::group_capacity_entries() const {
   return room_entries + size_t{free >= 2 ? free - 2 : 0} * blocks_per_write_;
 }
 
-bool LldDisk::Impl::moves_fit(uint32_t victim) const {
+bool LldDisk::Impl::moves_fit(uint32_t victim, uint32_t reserve) const {
   // As write_moves lays them out: the open segment's room, then whole
   // segments. Every segment it closes (full, or left without room for one
   // more block) opens a free one, so the closes must not outnumber the free
@@ -64,7 +64,7 @@ bool LldDisk::Impl::moves_fit(uint32_t victim) const {
       room = shape_.segment_sectors;
     }
   }
-  return closes <= usage_.free_count();
+  return closes + reserve <= usage_.free_count();
 }
 
 void LldDisk::Impl::clean_segment(uint32_t victim, LldClock& c) {
@@ -123,7 +123,8 @@ bool LldDisk::Impl::clean_until(uint32_t target_free, LldClock& c) {
   for (uint32_t guard = 0; guard < usage_.segment_count(); ++guard) {
     if (usage_.free_count() + usage_.empty_full_count() >= target_free) break;
     auto victim = pick_victim(usage_, options_.cleaner_policy, next_seq_, /*skip_empty=*/true);
-    if (!victim || !moves_fit(*victim)) break;
+    // No reserve: the checkpoint below frees every victim emptied.
+    if (!victim || !moves_fit(*victim, /*reserve=*/0)) break;
     clean_segment(*victim, c);
   }
   const bool freed = usage_.empty_full_count() > 0;
@@ -150,9 +151,13 @@ std::optional<Completion> LldDisk::Impl::idle_step(SimTime start) {
     return c.done();
   }
   auto victim = pick_victim(usage_, options_.cleaner_policy, next_seq_, /*skip_empty=*/true);
+  // Idle cleaning checkpoints only now and then, so it must leave free what
+  // the memory copy's writes (nvram=0) need when a flush or FUA forces them
+  // out, as admitting a request does: a move takes the room they counted on.
+  const uint32_t reserve = segments_for_entries(pending_.live_entries());
   if (victim && usage_.usage(*victim).live_blocks * 100 <=
                     uint64_t{kIdleVictimMaxLivePercent} * blocks_per_write_ &&
-      moves_fit(*victim)) {
+      moves_fit(*victim, reserve)) {
     const SimTime before = c.now;
     clean_segment(*victim, c);
     ++stats_.idle_cleans;

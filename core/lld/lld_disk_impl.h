@@ -134,9 +134,10 @@ class LldDisk::Impl {
   void clean_segment(uint32_t victim, LldClock& c);
   // The moved blocks at the log head, closing segments as they fill.
   void write_moves(const std::vector<LogEntry>& moves, LldClock& c);
-  // Whether a victim's live blocks fit the room and the free segments: each
-  // write of them that closes a segment opens a free one.
-  bool moves_fit(uint32_t victim) const;
+  // Whether a victim's live blocks fit the room and the free segments,
+  // leaving `reserve` segments free: each write of them that closes a
+  // segment opens a free one.
+  bool moves_fit(uint32_t victim, uint32_t reserve) const;
   // Entries a request of n entries may carry before the cleaner must run.
   size_t group_capacity_entries() const;
   uint32_t segments_for_entries(size_t entries) const;
