@@ -38,7 +38,8 @@
 # nvram=0 the flush writes the open segment's memory copy out (the
 # partial-segment rule) and roll-forward from the checkpoint recovers it.
 #
-# Environment: VLD_FS_SEED (default 7031), VLD_FS_CYCLES (default 8, per mode).
+# Environment: VLD_FS_SEED (default 7031), VLD_FS_CYCLES (default 8, per mode),
+# VLD_FS_MODES (default all: vld,lld,lld-nvram0).
 import os
 import sys
 
@@ -56,7 +57,10 @@ MODES = (("vld", ("mode=vld",)), ("lld", ("mode=lld",)), ("lld-nvram0", ("mode=l
 
 
 def body(ws):
+    only = os.environ.get("VLD_FS_MODES")  # e.g. "lld,lld-nvram0"
     for name, params in MODES:
+        if only and name not in only.split(","):
+            continue
         image = ws.path("crash.img" if name == "vld" else f"crash-{name}.img")
         crashlib.run_cycles(ws, f"crash_cycles[{name}]", SEED, CYCLES, image=image, mode=params)
         os.unlink(image)
