@@ -38,7 +38,7 @@
 // every few states, a second crash in the middle of recovery's own writes.
 // Every test prints "crash states verified: N" and asserts its own minimum
 // (Randomized: 10,000); a normal run verifies about 45,000 crash states for
-// mode=vld and 39,000 for mode=lld.
+// mode=vld and 41,000 for mode=lld.
 #include <gtest/gtest.h>
 #include <malloc.h>
 
