@@ -661,8 +661,9 @@ const char* nvram_name(const RigConfig& c) { return c.nvram_bytes ? "nvram=64K" 
 // mode=lld commits a request whole only if the free segments, after
 // cleaning, hold all of it beside every live block; otherwise it commits it
 // in pieces (LldStats::split_requests) and a crash can keep some pieces
-// only, against clause 3 (DISABLED_LldRequestLargerThanTheFreeSegments
-// shows it). The tests below give their disks that room, and check it.
+// only (crash-contract.md: clause 3's exception for mode=lld;
+// DISABLED_LldRequestLargerThanTheFreeSegments shows it). The tests below
+// give their disks that room, and check it.
 constexpr const char* kRoomForEveryRequest =
     "precondition: the disk must have room for every request whole (a split request is not "
     "atomic: see DISABLED_LldRequestLargerThanTheFreeSegmentsIsAllOrNothing)";
@@ -1138,7 +1139,9 @@ TEST(CrashHarness, LldNoNvramRecoveryCut) { run_lld_recovery_cuts(false, 82, 600
 
 
 // KNOWN TO FAIL (clause 3), so disabled: run it with
-// --gtest_also_run_disabled_tests. A full 64-block export on 12 segments of
+// --gtest_also_run_disabled_tests. docs/crash-contract.md (mode=lld) names
+// this as clause 3's exception: a request the cleaner cannot make room for
+// is committed in pieces. A full 64-block export on 12 segments of
 // 7 blocks (84 blocks, the fewest the layout allows) and a 32-block write
 // over live blocks: the new copies and the live old ones need 96 blocks,
 // so log_to_segments commits the request in pieces (split_requests), each
