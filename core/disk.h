@@ -47,6 +47,14 @@ struct ZeroFlags {
 enum class ExtentType { kData, kHole };  // a hole reads as zeros
 using ExtentFn = std::function<void(uint64_t offset, uint64_t len, ExtentType type)>;
 
+// The whole blocks of block_bytes inside [offset, offset+len): [*first,
+// *end), empty (first == end) if there are none. Trims deallocate only these.
+inline void whole_blocks(uint64_t offset, uint64_t len, uint64_t block_bytes, uint64_t* first,
+                         uint64_t* end) {
+  *first = (offset + block_bytes - 1) / block_bytes;
+  *end = std::max(*first, (offset + len) / block_bytes);
+}
+
 // Reports [offset, offset+len) to fn as maximal runs of blocks of
 // block_bytes that are all live (data) or all not (holes).
 template <typename IsLive>

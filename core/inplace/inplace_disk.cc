@@ -27,13 +27,6 @@ uint64_t InplaceDisk::blocks_covering(uint64_t offset, uint64_t len) const {
   return (offset + len - 1) / sb_.block_bytes - offset / sb_.block_bytes + 1;
 }
 
-void InplaceDisk::whole_blocks(uint64_t offset, uint64_t len, uint64_t* first,
-                               uint64_t* end) const {
-  const uint64_t bs = sb_.block_bytes;
-  *first = (offset + bs - 1) / bs;
-  *end = std::max(*first, (offset + len) / bs);
-}
-
 void InplaceDisk::set_live(uint64_t first, uint64_t end, bool live) {
   for (uint64_t b = first; b < end; ++b) {
     uint64_t& word = live_[b / 64];
@@ -88,7 +81,7 @@ Completion InplaceDisk::flush(SimTime start) {
 Completion InplaceDisk::trim(uint64_t offset, uint64_t len, bool fua, SimTime start) {
   store_->check();
   uint64_t first, end;
-  whole_blocks(offset, len, &first, &end);
+  whole_blocks(offset, len, block_bytes(), &first, &end);
   if (end > first) {
     const uint64_t bs = sb_.block_bytes;
     store_->discard(sb_.platter_offset + first * bs, (end - first) * bs);
@@ -113,7 +106,7 @@ Completion InplaceDisk::zero(uint64_t offset, uint64_t len, ZeroFlags flags, Sim
   store_->check();
   const uint64_t bs = sb_.block_bytes;
   uint64_t first, end;
-  whole_blocks(offset, len, &first, &end);
+  whole_blocks(offset, len, block_bytes(), &first, &end);
   const bool aligned = first * bs == offset && end * bs == offset + len;
   if (flags.fast && !(flags.may_trim && aligned))
     throw Error("zeroing here means writing the media, which is not fast", ENOTSUP);

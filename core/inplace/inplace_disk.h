@@ -49,8 +49,6 @@ class InplaceDisk final : public Disk {
   // The sectors covering [offset, offset+len), as one run.
   static SectorRun covering_run(uint64_t offset, uint64_t len);
   uint64_t blocks_covering(uint64_t offset, uint64_t len) const;
-  // Whole blocks inside [offset, offset+len): [*first, *end).
-  void whole_blocks(uint64_t offset, uint64_t len, uint64_t* first, uint64_t* end) const;
   void set_live(uint64_t first_block, uint64_t end_block, bool live);
   bool is_live(uint64_t block) const { return (live_[block / 64] >> (block % 64)) & 1; }
   void rebuild_live_map();

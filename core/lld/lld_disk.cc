@@ -217,18 +217,11 @@ Completion LldDisk::Impl::flush(SimTime start) {
   return c.done();
 }
 
-void LldDisk::Impl::whole_blocks(uint64_t offset, uint64_t len, uint64_t* first,
-                                 uint64_t* end) const {
-  const uint64_t bs = block_bytes();
-  *first = (offset + bs - 1) / bs;
-  *end = std::max(*first, (offset + len) / bs);
-}
-
 Completion LldDisk::Impl::trim(uint64_t offset, uint64_t len, bool fua, SimTime start) {
   store_->check();
   LldClock c{start};
   uint64_t first, end;
-  whole_blocks(offset, len, &first, &end);
+  whole_blocks(offset, len, block_bytes(), &first, &end);
   if (end == first) return flush_if(fua, c);  // trim is advisory: partial blocks stay
   if (!has_nvram()) c.add(drive_.command_only(c.now));
   std::vector<LogEntry> entries;
@@ -241,7 +234,7 @@ Completion LldDisk::Impl::zero(uint64_t offset, uint64_t len, ZeroFlags flags, S
   store_->check();
   const uint64_t bs = block_bytes();
   uint64_t first, end;
-  whole_blocks(offset, len, &first, &end);
+  whole_blocks(offset, len, block_bytes(), &first, &end);
   const bool aligned = first * bs == offset && end * bs == offset + len;
   if (flags.fast && !(flags.may_trim && aligned))
     throw Error("zeroing here means writing blocks, which is not fast", ENOTSUP);

@@ -102,8 +102,6 @@ class LldDisk::Impl {
   void log_to_segments(std::vector<LogEntry> entries, LldClock& c);
   // nvram=0 and fua: the memory copy out and synced.
   Completion flush_if(bool fua, LldClock& c);
-  // Whole blocks inside [offset, offset+len): [*first, *end).
-  void whole_blocks(uint64_t offset, uint64_t len, uint64_t* first, uint64_t* end) const;
 
   // ---- the log head (lld_log_writer.cc)
   uint32_t room_sectors() const;
