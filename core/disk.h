@@ -44,6 +44,13 @@ struct ZeroFlags {
   bool fast = false;      // NBD_CMD_FLAG_FAST_ZERO: fail with ENOTSUP if slow
 };
 
+// One block of an atomic group (an ARU's commit, core/aru/aru_session.h):
+// its new contents, or nullptr for zeros (the block may become a hole).
+struct GroupBlock {
+  uint64_t block;         // export block, in block_bytes units
+  const std::byte* data;  // block_bytes bytes, or nullptr
+};
+
 enum class ExtentType { kData, kHole };  // a hole reads as zeros
 using ExtentFn = std::function<void(uint64_t offset, uint64_t len, ExtentType type)>;
 
@@ -94,6 +101,16 @@ class Disk {
   // Throws Error(ENOTSUP) if flags.fast and zeroing would cost media time.
   virtual Completion zero(uint64_t offset, uint64_t len, ZeroFlags flags, SimTime start) = 0;
   virtual void extents(uint64_t offset, uint64_t len, const ExtentFn& fn) = 0;
+  // EndARU + Flush (paper 000 section 4, "atomic recovery units"; issue 15):
+  // writes `blocks` as one atomic, durable unit. When it returns, every
+  // block reads new and is on stable storage, and so is every write that
+  // returned before it (as flush()). A crash at any point before that
+  // leaves either every block new or none (docs/crash-contract.md, clause
+  // 9). If it throws, none of them is applied and nothing committed before
+  // is touched.
+  // REQUIRES: blocks non-empty, sorted by block, no block twice, each
+  // inside the export.
+  virtual Completion commit_group(std::span<const GroupBlock> blocks, SimTime start) = 0;
 
   // Idle time: one step of background work (the vld compactor) starting at
   // `start`, or nullopt if there is none. Each step is short (one block

@@ -101,6 +101,15 @@ RequestTiming DiskController::serve(Kind kind, bool fua, uint64_t bytes,
       break;
     case Kind::kTrim: ++s.requests.trim; break;
     case Kind::kZero: ++s.requests.zero; break;
+    case Kind::kCommit:
+      ++s.aru.commits;
+      s.aru.blocks_committed += bytes / disk_->block_bytes();
+      s.aru.commit_latency.add(service_ns);
+      break;
+    case Kind::kShadow:
+      ++s.aru.shadow_requests;
+      s.aru.shadow_bytes += bytes;
+      break;
   }
   return t;
 }
@@ -135,6 +144,34 @@ RequestTiming DiskController::zero(uint64_t offset, uint64_t len, ZeroFlags flag
   check_range(offset, len);
   return serve(Kind::kZero, flags.fua, 0, arrival,
                [&](SimTime s) { return disk_->zero(offset, len, flags, s); });
+}
+
+RequestTiming DiskController::commit_group(std::span<const GroupBlock> blocks,
+                                           std::optional<SimTime> arrival) {
+  const uint64_t blocks_total = disk_->export_bytes() / disk_->block_bytes();
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    if (blocks[i].block >= blocks_total)
+      throw Error("ARU block " + std::to_string(blocks[i].block) + " is beyond the end of the disk",
+                  EINVAL);
+    assert(i == 0 || blocks[i - 1].block < blocks[i].block);  // sorted, distinct
+  }
+  if (blocks.empty()) return flush(arrival);  // an empty ARU: EndARU is the flush alone
+  return serve(Kind::kCommit, false, blocks.size() * disk_->block_bytes(), arrival,
+               [&](SimTime s) { return disk_->commit_group(blocks, s); });
+}
+
+RequestTiming DiskController::shadow(uint64_t bytes, std::optional<SimTime> arrival) {
+  return serve(Kind::kShadow, false, bytes, arrival,
+               [&](SimTime s) {
+                 Access a = disk_->drive().command_only(s);
+                 return Completion{a.end, a.breakdown};
+               });
+}
+
+void DiskController::count_aru_abort(uint64_t shadow_blocks) {
+  std::lock_guard lock(mu_);
+  ++stats_.aru.aborts;
+  stats_.aru.blocks_aborted += shadow_blocks;
 }
 
 bool DiskController::step_locked(SimTime start) {

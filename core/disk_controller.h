@@ -68,6 +68,15 @@ class DiskController {
   RequestTiming trim(uint64_t offset, uint64_t len, bool fua, std::optional<SimTime> arrival);
   RequestTiming zero(uint64_t offset, uint64_t len, ZeroFlags flags,
                      std::optional<SimTime> arrival);
+  // Atomic recovery units (core/aru/aru_session.h). commit_group is
+  // Disk::commit_group (EndARU + Flush); `shadow` charges a request that an
+  // ARU keeps in its shadow state (a write, zero or trim that reaches no
+  // media until the commit): one command's controller overhead. abort
+  // counts an ARU dropped without a commit (it wrote nothing).
+  RequestTiming commit_group(std::span<const GroupBlock> blocks, std::optional<SimTime> arrival);
+  RequestTiming shadow(uint64_t bytes, std::optional<SimTime> arrival);
+  void count_aru_abort(uint64_t shadow_blocks);
+
   // Idle time until `until` (simulated): runs idle steps that start before
   // it; the last may end after it. Returns the number of steps run; stops
   // early (returning fewer) when there is no work. On a closed disk: 0.
@@ -95,7 +104,7 @@ class DiskController {
   void close();
 
  private:
-  enum class Kind { kRead, kWrite, kFlush, kTrim, kZero };
+  enum class Kind { kRead, kWrite, kFlush, kTrim, kZero, kCommit, kShadow };
   template <typename Op>
   RequestTiming serve(Kind kind, bool fua, uint64_t bytes, std::optional<SimTime> arrival, Op op);
   void check_range(uint64_t offset, uint64_t len) const;

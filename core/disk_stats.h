@@ -29,6 +29,17 @@ struct RequestCounts {
   uint64_t errors = 0;
 };
 
+// Atomic recovery units (issue 15): what ARU connections did.
+struct AruCounts {
+  uint64_t commits = 0;           // non-empty commits (an empty one is a flush)
+  uint64_t blocks_committed = 0;
+  uint64_t aborts = 0;            // ARUs dropped without a commit (disconnects)
+  uint64_t blocks_aborted = 0;
+  uint64_t shadow_requests = 0;   // writes, zeroes and trims kept in shadow state
+  uint64_t shadow_bytes = 0;
+  LatencyHistogram commit_latency;
+};
+
 struct DiskStats {
   RequestCounts requests;
   LatencyHistogram read_latency;
@@ -48,6 +59,7 @@ struct DiskStats {
   uint64_t idle_steps = 0;
   SimDuration idle_busy{};
   LatencyHistogram preempt_wait;
+  AruCounts aru;
 };
 
 }  // namespace vld

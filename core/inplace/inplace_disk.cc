@@ -71,6 +71,10 @@ Completion InplaceDisk::write(uint64_t offset, std::span<const std::byte> data, 
   return Completion{a.end, a.breakdown, blocks_covering(offset, data.size()), 0, fua ? 1u : 0u};
 }
 
+Completion InplaceDisk::commit_group(std::span<const GroupBlock>, SimTime) {
+  throw Error("mode=inplace has no atomic recovery units yet", ENOTSUP);
+}
+
 Completion InplaceDisk::flush(SimTime start) {
   store_->check();
   store_->sync();

@@ -40,6 +40,7 @@ class InplaceDisk final : public Disk {
   Completion trim(uint64_t offset, uint64_t len, bool fua, SimTime start) override;
   Completion zero(uint64_t offset, uint64_t len, ZeroFlags flags, SimTime start) override;
   void extents(uint64_t offset, uint64_t len, const ExtentFn& fn) override;
+  Completion commit_group(std::span<const GroupBlock> blocks, SimTime start) override;
   uint64_t live_blocks() const override { return live_blocks_; }
   void close() override;
 

@@ -724,6 +724,22 @@ Completion VldDisk::zero(uint64_t offset, uint64_t len, ZeroFlags flags, SimTime
   return finish(clock);
 }
 
+// An ARU's blocks were kept out of the disk until now (core/aru/
+// aru_session.h); here they are placed like one write request: eagerly, with
+// the map sectors of every piece they change as one group, whose closed seq
+// range is the commit (paper 004's cyclic commit, map_sector.h). Recovery
+// takes the group whole or not at all, and the sync makes it durable.
+Completion VldDisk::commit_group(std::span<const GroupBlock> blocks, SimTime start) {
+  store_->check();
+  assert(!blocks.empty());
+  ServiceClock clock = begin(start);
+  std::vector<Update> updates;
+  updates.reserve(blocks.size());
+  for (const GroupBlock& g : blocks) updates.push_back(Update{g.block, g.data});
+  apply(updates, {}, /*fua=*/true, clock);
+  return finish(clock);
+}
+
 void VldDisk::extents(uint64_t offset, uint64_t len, const ExtentFn& fn) {
   emit_block_extents(offset, len, sb_.block_bytes, [this](uint64_t b) { return map_[b].mapped(); },
                      fn);

@@ -116,6 +116,8 @@ class VldDisk final : public Disk {
   Completion trim(uint64_t offset, uint64_t len, bool fua, SimTime start) override;
   Completion zero(uint64_t offset, uint64_t len, ZeroFlags flags, SimTime start) override;
   void extents(uint64_t offset, uint64_t len, const ExtentFn& fn) override;
+  // One group of map sectors (cyclic commit) for the whole ARU, then a sync.
+  Completion commit_group(std::span<const GroupBlock> blocks, SimTime start) override;
   std::optional<Completion> idle_step(SimTime start) override;
   uint64_t live_blocks() const override { return live_blocks_; }
   void close() override;

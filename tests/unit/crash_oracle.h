@@ -222,7 +222,9 @@ inline Bytes request_data(uint64_t seed, size_t req, uint64_t offset, size_t len
 // ---- the workload and its model ------------------------------------------------
 
 struct Request {
-  enum class Op { kOpen, kWrite, kTrim, kZero, kFlush, kClose, kIdle };
+  // kCommit: an ARU's commit (Disk::commit_group), a flush that also makes
+  // its own blocks one atomic unit, durable when it completes.
+  enum class Op { kOpen, kWrite, kTrim, kZero, kFlush, kClose, kIdle, kCommit };
   Op op = Op::kWrite;
   uint64_t offset = 0, len = 0;
   bool fua = false, may_trim = false;
@@ -239,11 +241,13 @@ struct Request {
     r.may_trim = may_trim;
     return r;
   }
-  bool barrier() const { return op == Op::kFlush || op == Op::kClose; }
+  bool barrier() const { return op == Op::kFlush || op == Op::kClose || op == Op::kCommit; }
   std::string describe(size_t index) const {
-    static const char* names[] = {"open", "write", "trim", "zero", "flush", "close", "idle"};
+    static const char* names[] = {"open",  "write", "trim",  "zero",
+                                  "flush", "close", "idle",  "ARU commit"};
     std::ostringstream s;
     s << "#" << index << " " << names[static_cast<int>(op)];
+    if (op == Op::kCommit) s << " of " << len / kBlock << " blocks from " << offset / kBlock;
     if (op == Op::kWrite || op == Op::kTrim || op == Op::kZero) {
       s << " [" << offset << ",+" << len << ") blocks " << offset / kBlock << ".."
         << (offset + len - 1) / kBlock;
@@ -325,6 +329,43 @@ class Rig {
     add_atomic_unit(r, id, first_block(offset), last_block(offset, len));
     reqs_.push_back(std::move(r));
   }
+  // An ARU's commit (Disk::commit_group): `group` (sorted, distinct; data
+  // nullptr for zeros) as one atomic unit that is durable once the commit
+  // completes (it is FUA and a flush at once). Its data must be unique to
+  // it, as request_data's is (e.g. request_data(seed, id) with an id no
+  // request of the rig has).
+  void commit_group(std::span<const GroupBlock> group) {
+    Request r = Request::make(Request::Op::kCommit, group.front().block * kBlock,
+                              group.size() * kBlock, /*fua=*/true);
+    const size_t id = reqs_.size();
+    run(r, [&] { return disk_->commit_group(group, now_); });
+    std::vector<uint64_t> blocks;
+    for (const GroupBlock& g : group) {
+      std::byte* dst = live_.data() + g.block * kBlock;
+      if (g.data)
+        std::memcpy(dst, g.data, kBlock);
+      else
+        std::memset(dst, 0, kBlock);
+      blocks.push_back(g.block);
+    }
+    add_group_unit(r, id, blocks);
+    reqs_.push_back(std::move(r));
+  }
+  // The same with data of this request's own (zeros where `zeros` says).
+  void commit_group(const std::vector<uint64_t>& blocks, const std::vector<bool>& zeros = {}) {
+    const size_t id = reqs_.size();
+    std::vector<Bytes> data;
+    std::vector<GroupBlock> group;
+    data.reserve(blocks.size());
+    for (size_t i = 0; i < blocks.size(); ++i) {
+      const bool zero = i < zeros.size() && zeros[i];
+      data.push_back(zero ? Bytes() : request_data(seed_, id, blocks[i] * kBlock, kBlock));
+      group.push_back(GroupBlock{blocks[i], zero ? nullptr : data.back().data()});
+    }
+    commit_group(group);
+  }
+  // Reads committed data from the live disk (what an ARU merges with).
+  void read_committed(uint64_t offset, std::span<std::byte> out) { disk_->read(offset, out, now_); }
   void flush() {
     Request r = Request::make(Request::Op::kFlush);
     run(r, [&] { return disk_->flush(now_); });
@@ -425,9 +466,14 @@ class Rig {
   }
 
   void add_atomic_unit(Request& r, size_t id, uint64_t first, uint64_t last) {
+    std::vector<uint64_t> blocks;
+    for (uint64_t b = first; b <= last; ++b) blocks.push_back(b);
+    add_group_unit(r, id, blocks);
+  }
+  void add_group_unit(Request& r, size_t id, const std::vector<uint64_t>& blocks) {
     Unit u{id, true, {}};
     const size_t ui = units_.size();
-    for (uint64_t b = first; b <= last; ++b) {
+    for (uint64_t b : blocks) {
       uint64_t h = hash_block(live_.data() + b * kBlock);
       u.effects.push_back({b, h});
       hist_[b].push_back({ui, h});

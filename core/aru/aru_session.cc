@@ -1,0 +1,66 @@
+#include "core/aru/aru_session.h"
+
+#include <vector>
+
+namespace vld {
+
+AruSession::AruSession(DiskController& disk, uint64_t max_bytes)
+    : disk_(disk),
+      shadow_(disk.superblock().block_bytes, disk.superblock().export_bytes, max_bytes) {}
+
+AruSession::~AruSession() { abort(); }
+
+AruShadow::ReadBase AruSession::read_base(std::optional<SimTime> arrival) {
+  return [this, arrival](uint64_t block, std::span<std::byte> out) {
+    disk_.read(block * out.size(), out, arrival);
+  };
+}
+
+RequestTiming AruSession::read(uint64_t offset, std::span<std::byte> out,
+                               std::optional<SimTime> arrival) {
+  std::lock_guard lock(mu_);
+  RequestTiming t = disk_.read(offset, out, arrival);
+  shadow_.overlay(offset, out);
+  return t;
+}
+
+RequestTiming AruSession::write(uint64_t offset, std::span<const std::byte> data,
+                                std::optional<SimTime> arrival) {
+  std::lock_guard lock(mu_);
+  shadow_.write(offset, data, read_base(arrival));
+  return disk_.shadow(data.size(), arrival);
+}
+
+RequestTiming AruSession::zero(uint64_t offset, uint64_t len, std::optional<SimTime> arrival) {
+  std::lock_guard lock(mu_);
+  shadow_.zero(offset, len, read_base(arrival));
+  return disk_.shadow(len, arrival);
+}
+
+RequestTiming AruSession::trim(uint64_t offset, uint64_t len, std::optional<SimTime> arrival) {
+  std::lock_guard lock(mu_);
+  shadow_.trim(offset, len);
+  return disk_.shadow(len, arrival);
+}
+
+RequestTiming AruSession::commit(std::optional<SimTime> arrival) {
+  std::lock_guard lock(mu_);
+  const std::vector<GroupBlock> group = shadow_.group();
+  RequestTiming t = disk_.commit_group(group, arrival);  // throws: the ARU stays open
+  shadow_.clear();
+  return t;
+}
+
+void AruSession::abort() {
+  std::lock_guard lock(mu_);
+  if (shadow_.empty()) return;
+  disk_.count_aru_abort(shadow_.blocks());
+  shadow_.clear();
+}
+
+uint64_t AruSession::shadow_bytes() const {
+  std::lock_guard lock(mu_);
+  return shadow_.bytes();
+}
+
+}  // namespace vld

@@ -1,0 +1,113 @@
+#include "core/aru/aru_shadow.h"
+
+#include <algorithm>
+#include <cassert>
+#include <cstring>
+#include <string>
+
+#include "core/util/error.h"
+
+namespace vld {
+
+AruShadow::AruShadow(uint32_t block_bytes, uint64_t export_bytes, uint64_t max_bytes)
+    : block_bytes_(block_bytes), export_bytes_(export_bytes), max_bytes_(max_bytes) {
+  assert(block_bytes > 0 && export_bytes % block_bytes == 0);
+}
+
+void AruShadow::check_range(uint64_t offset, uint64_t len) const {
+  if (offset > export_bytes_ || len > export_bytes_ - offset)
+    throw Error("request [" + std::to_string(offset) + ", +" + std::to_string(len) +
+                    ") is beyond the end of the disk (" + std::to_string(export_bytes_) +
+                    " bytes)",
+                EINVAL);
+}
+
+void AruShadow::check_room(uint64_t first, uint64_t last) const {
+  uint64_t added = 0;
+  for (uint64_t b = first; b <= last; ++b) added += blocks_.count(b) ? 0 : 1;
+  const uint64_t after = bytes() + added * block_bytes_;
+  if (after > max_bytes_)
+    throw Error("this atomic recovery unit would hold " + std::to_string(after) +
+                    " bytes, more than aru_max=" + std::to_string(max_bytes_) +
+                    ": commit it (flush) first, or serve with a larger aru_max=",
+                ENOSPC);
+}
+
+void AruShadow::write(uint64_t offset, std::span<const std::byte> data,
+                      const ReadBase& read_base) {
+  change(offset, data.size(), data.data(), read_base);
+}
+
+void AruShadow::zero(uint64_t offset, uint64_t len, const ReadBase& read_base) {
+  change(offset, len, nullptr, read_base);
+}
+
+void AruShadow::change(uint64_t offset, uint64_t len, const std::byte* data,
+                       const ReadBase& read_base) {
+  check_range(offset, len);
+  if (len == 0) return;
+  const uint64_t bs = block_bytes_;
+  const uint64_t first = offset / bs, last = (offset + len - 1) / bs;
+  check_room(first, last);
+  // The committed contents of the partial blocks at either edge, read before
+  // anything changes, so that a failed read leaves the shadow as it was.
+  std::map<uint64_t, Block> bases;
+  for (uint64_t b : {first, last}) {
+    const bool partial = offset > b * bs || offset + len < (b + 1) * bs;
+    if (partial && !blocks_.count(b) && !bases.count(b)) {
+      Block& base = bases[b];
+      base.resize(bs);
+      read_base(b, base);
+    }
+  }
+  for (uint64_t b = first; b <= last; ++b) {
+    const uint64_t lo = std::max(offset, b * bs), hi = std::min(offset + len, (b + 1) * bs);
+    Block& block = blocks_[b];
+    if (hi - lo == bs && !data) {
+      block.clear();  // a whole block zeroed: a hole
+      continue;
+    }
+    if (auto it = bases.find(b); it != bases.end())
+      block = std::move(it->second);
+    else if (block.size() != bs)
+      block.assign(bs, std::byte{0});  // new and written whole, or a hole written in part
+    if (data)
+      std::memcpy(block.data() + (lo - b * bs), data + (lo - offset), hi - lo);
+    else
+      std::memset(block.data() + (lo - b * bs), 0, hi - lo);
+  }
+}
+
+void AruShadow::trim(uint64_t offset, uint64_t len) {
+  check_range(offset, len);
+  uint64_t first = 0, end = 0;
+  whole_blocks(offset, len, block_bytes_, &first, &end);
+  if (first == end) return;
+  check_room(first, end - 1);
+  for (uint64_t b = first; b < end; ++b) blocks_[b].clear();
+}
+
+void AruShadow::overlay(uint64_t offset, std::span<std::byte> out) const {
+  if (out.empty()) return;
+  const uint64_t bs = block_bytes_;
+  const uint64_t end = offset + out.size();
+  for (auto it = blocks_.lower_bound(offset / bs); it != blocks_.end() && it->first * bs < end;
+       ++it) {
+    const uint64_t b = it->first;
+    const uint64_t lo = std::max(offset, b * bs), hi = std::min(end, (b + 1) * bs);
+    std::byte* dst = out.data() + (lo - offset);
+    if (it->second.empty())
+      std::memset(dst, 0, hi - lo);
+    else
+      std::memcpy(dst, it->second.data() + (lo - b * bs), hi - lo);
+  }
+}
+
+std::vector<GroupBlock> AruShadow::group() const {
+  std::vector<GroupBlock> g;
+  g.reserve(blocks_.size());
+  for (const auto& [b, block] : blocks_) g.push_back(GroupBlock{b, block.empty() ? nullptr : block.data()});
+  return g;
+}
+
+}  // namespace vld
