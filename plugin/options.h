@@ -5,8 +5,8 @@
 // spare; mode=lld's segment and nvram) shape a new image and are stored in
 // it; on an existing image they may be repeated but must agree, and
 // segment= and nvram= are refused unless the mode is lld. Run-time
-// parameters (latency, statsfile, track_buffer, fill, window, compactor*,
-// seed; mode=lld's partial, cleaner_policy, nvram_us) apply to this server
+// parameters (latency, statsfile, aru_max, track_buffer, fill, window,
+// compactor*, seed; mode=lld's partial, cleaner_policy, nvram_us) apply to this server
 // only; those of one mode are ignored by the others.
 //
 // Every error is one line that names the parameter and says what to do.
@@ -20,6 +20,7 @@
 #include <string>
 #include <string_view>
 
+#include "core/aru/aru_session.h"
 #include "core/image.h"
 #include "geometry/seek_curve.h"
 
@@ -57,6 +58,8 @@ struct PluginOptions {
   uint32_t compactor_quiet_ms = 50;
   std::string statsfile;
   uint64_t seed = 0;
+  // aru_max=: the most one ARU (export "aru") may hold (core/aru/).
+  uint64_t aru_max_bytes = kDefaultAruMaxBytes;
 };
 
 inline constexpr const char* kDefaultGeometry = "st19101";

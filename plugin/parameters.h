@@ -395,6 +395,21 @@ inline constexpr ParameterDoc kParameters[] = {
      "scaled by the block size (default 20: 4 KiB at 200 MB/s, the memory-copy rate of "
      "the UltraSPARC-170 class of workstation of paper 001's measurements)."},
 
+    {"aru_max", "SIZE", ParameterGroup::kRunTime,
+     {ValueKind::kSize, "expected a size from 4K to 1G, e.g. 32M", 4096, uint64_t{1} << 30},
+     [](PluginOptions& o, const ParameterValue& v) {
+       o.aru_max_bytes = v.number;
+       return true;
+     },
+     "the most one atomic recovery unit (export aru) may change\n"
+     "before its flush commits it (default 32M)",
+     "The most data one atomic recovery unit may hold (4K to 1G, default 32M, the largest "
+     "request the plugin serves as one unit), counting every block its writes, zeroes "
+     "and trims change. A request on an B<aru> connection that would take it past this "
+     "fails with B<ENOSPC>; the ARU stays open and intact, and nothing committed is "
+     "touched. The shadow data lives in the server's memory until the commit. See "
+     "L</ATOMIC RECOVERY UNITS>."},
+
     {"latency", "sleep|none", ParameterGroup::kRunTime,
      {ValueKind::kText, "expected latency=sleep or latency=none"},
      [](PluginOptions& o, const ParameterValue& v) {

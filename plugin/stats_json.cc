@@ -56,6 +56,13 @@ nlohmann::json stats_to_json(const DiskController& c, LatencyMode latency) {
                    {"write_fua", s.requests.write_fua}, {"flush", s.requests.flush},
                    {"trim", s.requests.trim},   {"zero", s.requests.zero},
                    {"extents", s.requests.extents}, {"errors", s.requests.errors}};
+  j["aru"] = {{"commits", s.aru.commits},
+              {"blocks_committed", s.aru.blocks_committed},
+              {"aborts", s.aru.aborts},
+              {"blocks_aborted", s.aru.blocks_aborted},
+              {"shadow_requests", s.aru.shadow_requests},
+              {"shadow_bytes", s.aru.shadow_bytes},
+              {"commit_latency_us", latency_json(s.aru.commit_latency)}};
   j["write_latency_us"] = latency_json(s.write_latency);
   j["read_latency_us"] = latency_json(s.read_latency);
   j["flush_latency_us"] = latency_json(s.flush_latency);

@@ -34,6 +34,7 @@
 #include <optional>
 #include <thread>
 
+#include "core/aru/aru_session.h"
 #include "core/disk_controller.h"
 #include "core/image.h"
 #include "core/store/overlay_store.h"
@@ -314,36 +315,80 @@ void vld_dump_plugin() {
   for (const auto& n : preset_names()) presets += (presets.empty() ? "" : ",") + n;
   std::printf("vld_geometries=%s\n", presets.c_str());
   std::printf("vld_fua=native\nvld_flush=yes\nvld_trim=yes\nvld_zero=yes\nvld_fast_zero=yes\n");
-  std::printf("vld_extents=yes\nvld_multi_conn=yes\nvld_rotational=yes\n");
+  std::printf("vld_extents=yes\nvld_multi_conn=yes\nvld_rotational=yes\n");  // default export
   std::printf("vld_max_request_bytes=%u\n", kMaxRequestBytes);
+  std::printf("vld_exports=,aru\nvld_aru_max_bytes=%llu\n",
+              static_cast<unsigned long long>(g_options.aru_max_bytes));
 }
 
-struct Connection {};
+// The export a client names: "" (and any name but these) is the disk as it
+// is; "aru" or "aru:LABEL" gives the connection an atomic recovery unit
+// (core/aru/aru_session.h, docs/aru.md), the label only telling clients'
+// ARUs apart in the debug log.
+bool is_aru_export(std::string_view name) {
+  return name == "aru" || name.substr(0, 4) == "aru:";
+}
+
+int vld_list_exports(int readonly, int, struct nbdkit_exports* exports) {
+  if (nbdkit_add_export(exports, "", "the disk") == -1) return -1;
+  if (readonly) return 0;  // an ARU needs a writable connection
+  return nbdkit_add_export(exports, "aru",
+                           "the disk, each connection's writes committed atomically at its flush");
+}
+
+const char* vld_default_export(int, int) { return ""; }
+
+// One client connection: on an aru export, its open ARU (null otherwise).
+struct Connection {
+  std::unique_ptr<AruSession> aru;
+};
+
+AruSession* aru_of(void* handle) { return static_cast<Connection*>(handle)->aru.get(); }
+
+// Makes the first writable connection's disk writable (see vld_open).
+int make_disk_writable() {
+  return guarded([] {
+    Superblock sb;
+    try {
+      g_controller->make_writable([&] { return open_disk(/*readonly=*/false, &sb); },
+                                  [&] { return open_disk(/*readonly=*/true, &sb); });
+    } catch (const Error& e) {
+      // Recovery's writes are crash-safe: a failure among them loses nothing.
+      throw Error("cannot open file=" + g_options.file + " for writing: " + e.what() +
+                      (g_stopped_why->empty()
+                           ? "; nothing acknowledged is lost: fix the backing file and connect "
+                             "again"
+                           : ""),
+                  e.err());
+    }
+    report_recovered_damage();
+  });
+}
 
 // The first writable connection reopens a read-only image for writing:
 // the real recovery (its checkpoint and record) happens then.
 void* vld_open(int readonly) {
-  if (!readonly && g_controller->read_only()) {
-    const int r = guarded([] {
-      Superblock sb;
-      try {
-        g_controller->make_writable([&] { return open_disk(/*readonly=*/false, &sb); },
-                                    [&] { return open_disk(/*readonly=*/true, &sb); });
-      } catch (const Error& e) {
-        // Recovery's writes are crash-safe: a failure among them loses nothing.
-        throw Error("cannot open file=" + g_options.file + " for writing: " + e.what() +
-                        (g_stopped_why->empty()
-                             ? "; nothing acknowledged is lost: fix the backing file and connect "
-                               "again"
-                             : ""),
-                    e.err());
-      }
-      report_recovered_damage();
-    });
-    if (r == -1) return nullptr;
+  const char* export_name = nbdkit_export_name();
+  const std::string_view name = export_name ? export_name : "";
+  const bool aru = is_aru_export(name);
+  if (aru && readonly) {
+    nbdkit_error("vld: export %s needs a writable connection (an atomic recovery unit commits "
+                 "writes); connect without -r / read-only, or use the default export \"\"",
+                 std::string(name).c_str());
+    return nullptr;
   }
-  return new (std::nothrow) Connection;
+  if (!readonly && g_controller->read_only() && make_disk_writable() == -1) return nullptr;
+  auto* c = new (std::nothrow) Connection;
+  if (!c) return nullptr;
+  if (aru && guarded([&] { c->aru = std::make_unique<AruSession>(*g_controller,
+                                                                 g_options.aru_max_bytes); }) == -1) {
+    delete c;
+    return nullptr;
+  }
+  if (aru) nbdkit_debug("vld: %s: an atomic recovery unit per flush", std::string(name).c_str());
+  return c;
 }
+// Closing with an ARU open aborts it: its writes never reached the disk.
 void vld_close(void* handle) { delete static_cast<Connection*>(handle); }
 
 int64_t vld_get_size(void*) { return static_cast<int64_t>(g_controller->superblock().export_bytes); }
@@ -362,43 +407,64 @@ int vld_can_fua(void*) { return NBDKIT_FUA_NATIVE; }  // one fdatasync, no extra
 int vld_can_trim(void*) { return 1; }
 int vld_can_zero(void*) { return 1; }
 int vld_can_fast_zero(void*) { return 1; }  // we know when zeroing is only a command
-int vld_can_extents(void*) { return 1; }
-int vld_can_multi_conn(void*) { return 1; }  // see the thread model above
+// An ARU's shadow blocks are not the disk's extents: nbdkit then reports
+// all data, which is always true.
+int vld_can_extents(void* handle) { return aru_of(handle) ? 0 : 1; }
+// See the thread model above. An ARU connection's flush commits only its own
+// ARU (and makes the disk's completed writes durable), but its writes are
+// invisible to other connections until then: not multi-conn consistent.
+int vld_can_multi_conn(void* handle) { return aru_of(handle) ? 0 : 1; }
 // The one-track read-ahead buffer is replaced by the next read of another
 // track: a prefetch would be gone before it helped.
 int vld_can_cache(void*) { return NBDKIT_CACHE_NONE; }
 
-int vld_pread(void*, void* buf, uint32_t count, uint64_t offset, uint32_t) {
+// On an aru connection each request goes to its ARU (AruSession): FUA is
+// accepted and not taken (the ARU becomes durable whole, at its flush), and
+// the flush is the commit.
+int vld_pread(void* handle, void* buf, uint32_t count, uint64_t offset, uint32_t) {
   return guarded([&] {
-    auto t = g_controller->read(offset, {static_cast<std::byte*>(buf), count}, g_pacer->arrival());
+    const std::span out{static_cast<std::byte*>(buf), count};
+    AruSession* aru = aru_of(handle);
+    auto t = aru ? aru->read(offset, out, g_pacer->arrival())
+                 : g_controller->read(offset, out, g_pacer->arrival());
     g_pacer->wait_until(t.end);
   });
 }
 
-int vld_pwrite(void*, const void* buf, uint32_t count, uint64_t offset, uint32_t flags) {
+int vld_pwrite(void* handle, const void* buf, uint32_t count, uint64_t offset, uint32_t flags) {
   return guarded([&] {
-    auto t = g_controller->write(offset, {static_cast<const std::byte*>(buf), count},
-                                 flags & NBDKIT_FLAG_FUA, g_pacer->arrival());
+    const std::span data{static_cast<const std::byte*>(buf), count};
+    AruSession* aru = aru_of(handle);
+    auto t = aru ? aru->write(offset, data, g_pacer->arrival())
+                 : g_controller->write(offset, data, flags & NBDKIT_FLAG_FUA, g_pacer->arrival());
     g_pacer->wait_until(t.end);
   });
 }
 
-int vld_flush(void*, uint32_t) {
-  return guarded([&] { g_pacer->wait_until(g_controller->flush(g_pacer->arrival()).end); });
-}
-
-int vld_trim(void*, uint32_t count, uint64_t offset, uint32_t flags) {
+int vld_flush(void* handle, uint32_t) {
   return guarded([&] {
-    auto t = g_controller->trim(offset, count, flags & NBDKIT_FLAG_FUA, g_pacer->arrival());
+    AruSession* aru = aru_of(handle);
+    auto t = aru ? aru->commit(g_pacer->arrival()) : g_controller->flush(g_pacer->arrival());
     g_pacer->wait_until(t.end);
   });
 }
 
-int vld_zero(void*, uint32_t count, uint64_t offset, uint32_t flags) {
+int vld_trim(void* handle, uint32_t count, uint64_t offset, uint32_t flags) {
+  return guarded([&] {
+    AruSession* aru = aru_of(handle);
+    auto t = aru ? aru->trim(offset, count, g_pacer->arrival())
+                 : g_controller->trim(offset, count, flags & NBDKIT_FLAG_FUA, g_pacer->arrival());
+    g_pacer->wait_until(t.end);
+  });
+}
+
+int vld_zero(void* handle, uint32_t count, uint64_t offset, uint32_t flags) {
   return guarded([&] {
     ZeroFlags z{(flags & NBDKIT_FLAG_MAY_TRIM) != 0, (flags & NBDKIT_FLAG_FUA) != 0,
                 (flags & NBDKIT_FLAG_FAST_ZERO) != 0};
-    auto t = g_controller->zero(offset, count, z, g_pacer->arrival());
+    AruSession* aru = aru_of(handle);
+    auto t = aru ? aru->zero(offset, count, g_pacer->arrival())  // memory only: always fast
+                 : g_controller->zero(offset, count, z, g_pacer->arrival());
     g_pacer->wait_until(t.end);
   }, /*quiet_errno=*/(flags & NBDKIT_FLAG_FAST_ZERO) ? ENOTSUP : 0);
 }
@@ -429,6 +495,8 @@ struct nbdkit_plugin make_plugin() {
   p.after_fork = vld_after_fork;
   p.cleanup = vld_cleanup;
   p.dump_plugin = vld_dump_plugin;
+  p.list_exports = vld_list_exports;
+  p.default_export = vld_default_export;
   p.open = vld_open;
   p.close = vld_close;
   p.get_size = vld_get_size;
