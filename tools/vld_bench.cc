@@ -16,6 +16,9 @@
 //           between them, compactor on or off (section 5.5)
 //   table2  random 4 KiB synchronous updates at 80% measured right after
 //           compaction, vld beside inplace, with the breakdown (section 5.4)
+//   aru     atomic record updates of 1-64 blocks: a client's redo journal on
+//           the default export against an ARU, per mode (issue 15;
+//           tools/bench/aru_bench.h)
 //   fill    every block of a new disk written once, 4 KiB at a time, back to
 //           back (as with latency=none), in order or shuffled: the write
 //           time as the disk fills, and the repacks that keep the last
@@ -51,6 +54,7 @@
 #include "geometry/drive_model.h"
 #include "geometry/presets.h"
 #include "plugin/mode_report_json.h"
+#include "tools/bench/aru_bench.h"
 
 namespace vld {
 namespace {
@@ -689,6 +693,8 @@ struct BenchOptions {
   LldSpec lld;
   std::string segment = "512K";
   std::string nvram = "6100000";
+  AruBenchSpec aru;
+  std::string aru_size = "256M";
 };
 
 struct Subcommands {
@@ -697,6 +703,7 @@ struct Subcommands {
   CLI::App* table2;
   CLI::App* fig2;
   CLI::App* fill;
+  CLI::App* aru;
 };
 
 // The options of a disk that is filled and updated (fig11, table2).
@@ -799,6 +806,24 @@ CLI::App* add_fill(CLI::App& app, BenchOptions& options) {
   return fill;
 }
 
+CLI::App* add_aru(CLI::App& app, BenchOptions& options) {
+  auto* aru = app.add_subcommand("aru", "atomic record updates: a client's redo journal against "
+                                        "an ARU, per mode (issue 15)");
+  AruBenchSpec& a = options.aru;
+  aru->add_option("--geometry", a.geometry, "drive preset: hp97560, st19101, savvio10k4")
+      ->capture_default_str();
+  aru->add_option("--size", options.aru_size, "export size (K/M/G suffixes)")->capture_default_str();
+  aru->add_option("--modes", a.modes, "vld, lld (default NVRAM), lld_nvram0, inplace")
+      ->delimiter(',')
+      ->capture_default_str();
+  aru->add_option("--record-blocks", a.record_blocks, "blocks per record, one point each")
+      ->delimiter(',')
+      ->capture_default_str();
+  aru->add_option("--records", a.records, "records updated per point")->capture_default_str();
+  aru->add_option("--seed", a.seed, "workload seed")->capture_default_str();
+  return aru;
+}
+
 // "256M", "1G", "4096": bytes (K, M, G are powers of 1024).
 uint64_t parse_size(const std::string& text) {
   char* end = nullptr;
@@ -828,6 +853,10 @@ int run(BenchOptions options, const Subcommands& sub) {
     return cmd_fig10(spec, options.bursts, options.lld);
   }
   if (*sub.fig11) return cmd_fig11(spec, options.bursts);
+  if (*sub.aru) {
+    options.aru.export_bytes = parse_size(options.aru_size);
+    return cmd_aru(options.aru);
+  }
   if (*sub.table2) return cmd_table2(spec, options.table2_writes);
   if (*sub.fig2) return cmd_fig2(spec, options.fig2_thresholds, options.fig2_sectors, options.fig2_writes, options.fig2_strict);
   if (*sub.fill) {
@@ -847,7 +876,7 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   BenchOptions options;
   const Subcommands sub{add_fig10(app, options), add_fig11(app, options), add_table2(app, options),
-                        add_fig2(app, options), add_fill(app, options)};
+                        add_fig2(app, options), add_fill(app, options), add_aru(app, options)};
   CLI11_PARSE(app, argc, argv);
   try {
     return run(options, sub);
