@@ -59,6 +59,10 @@ BENCHES = [
           "flushes the whole burst, after which writes run at memory speed. LFS benefits only from "
           "relatively long idle intervals; the VLD compactor along a continuum of short ones.",
           "fig10.png"),
+    Bench("aru", "Atomic record updates: a client's own journal against an ARU (issue 15)",
+          "Paper 000 (ARUs in LLD; an empty begin/end pair costs 78 us there) and paper 004 "
+          "(TxFlash's WriteAtomic against a journal): with the atomicity in the disk, the double "
+          "write and one of the two flushes go away. Not in paper 001.", "aru.png"),
     Bench("fill", "Filling a new disk once (this project: repacks, docs/compaction.md)",
           "Not in the paper (its section 4.2 is the background).", "fill.png"),
     Bench("largefile", "Large file at the block level (paper section 5.2)",
