@@ -63,6 +63,8 @@ NBDKIT_DLL_PUBLIC int vld_debug_log = 0;
 NBDKIT_DLL_PUBLIC int vld_debug_compactor = 0;
 // -D vld.recovery=1: what opening the image found and did; 2: each group accepted.
 NBDKIT_DLL_PUBLIC int vld_debug_recovery = 0;
+// -D vld.aru=1: each atomic recovery unit opened, committed or aborted.
+NBDKIT_DLL_PUBLIC int vld_debug_aru = 0;
 }
 
 namespace {
@@ -338,9 +340,16 @@ int vld_list_exports(int readonly, int, struct nbdkit_exports* exports) {
 
 const char* vld_default_export(int, int) { return ""; }
 
-// One client connection: on an aru export, its open ARU (null otherwise).
+// One client connection: on an aru export, its open ARU (null otherwise)
+// and the export name it was opened with (for -D vld.aru=1).
 struct Connection {
   std::unique_ptr<AruSession> aru;
+  std::string export_name;
+  ~Connection() {
+    if (aru && vld_debug_aru && aru->shadow_bytes() > 0)
+      nbdkit_debug("aru: export %s: closed without a flush: %llu bytes of shadow blocks dropped",
+                   export_name.c_str(), static_cast<unsigned long long>(aru->shadow_bytes()));
+  }
 };
 
 AruSession* aru_of(void* handle) { return static_cast<Connection*>(handle)->aru.get(); }
@@ -385,7 +394,8 @@ void* vld_open(int readonly) {
     delete c;
     return nullptr;
   }
-  if (aru) nbdkit_debug("vld: %s: an atomic recovery unit per flush", std::string(name).c_str());
+  c->export_name = name;
+  if (aru && vld_debug_aru) nbdkit_debug("aru: export %s: opened", c->export_name.c_str());
   return c;
 }
 // Closing with an ARU open aborts it: its writes never reached the disk.
@@ -444,7 +454,12 @@ int vld_pwrite(void* handle, const void* buf, uint32_t count, uint64_t offset, u
 int vld_flush(void* handle, uint32_t) {
   return guarded([&] {
     AruSession* aru = aru_of(handle);
+    const uint64_t bytes = aru && vld_debug_aru ? aru->shadow_bytes() : 0;
     auto t = aru ? aru->commit(g_pacer->arrival()) : g_controller->flush(g_pacer->arrival());
+    if (aru && vld_debug_aru)
+      nbdkit_debug("aru: export %s: committed %llu bytes of shadow blocks in %.0f us (simulated)",
+                   static_cast<Connection*>(handle)->export_name.c_str(),
+                   static_cast<unsigned long long>(bytes), to_us(t.end - t.start));
     g_pacer->wait_until(t.end);
   });
 }
