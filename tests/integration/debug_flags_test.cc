@@ -170,3 +170,33 @@ TEST(DebugFlags, CompactorNamesItsVictimsAndTheTracksItEmptied) {
 
 }  // namespace
 }  // namespace vld::test
+
+namespace vld::test {
+namespace {
+
+// -D vld.aru=1: each ARU connection opened, each commit, each ARU dropped.
+TEST(DebugFlags, AruSaysWhatEachAruConnectionDid) {
+  TempDir dir;
+  NbdkitServer server(dir, {"file=" + dir.file("disk.img"), "size=16M", "latency=none"},
+                      {"-v", "-D", "vld.aru=1"});
+  {
+    NbdHandle h(nbd_create());
+    check_nbd(nbd_set_export_name(h.get(), "aru:journal"), "nbd_set_export_name");
+    check_nbd(nbd_connect_unix(h.get(), server.socket().c_str()), "nbd_connect_unix");
+    write_bytes(h.get(), 0, pattern_bytes(0, 2 * kBlock, 1));
+    check_nbd(nbd_flush(h.get(), 0), "nbd_flush");
+    write_bytes(h.get(), 0, pattern_bytes(0, kBlock, 2));
+    nbd_shutdown(h.get(), 0);
+  }
+  EXPECT_EQ(server.stop(), 0);
+  const std::string err = server.stderr_text();
+  EXPECT_TRUE(has(err, "debug: aru: export aru:journal: opened")) << err;
+  EXPECT_TRUE(matches(err, R"(debug: aru: export aru:journal: committed 8192 bytes of shadow )"
+                           R"(blocks in \d+ us \(simulated\))"))
+      << err;
+  EXPECT_TRUE(has(err, "debug: aru: export aru:journal: closed without a flush: 4096 bytes"))
+      << err;
+}
+
+}  // namespace
+}  // namespace vld::test
