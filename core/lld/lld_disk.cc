@@ -97,7 +97,9 @@ void LldDisk::Impl::submit(std::vector<LogEntry> entries, bool fua, LldClock& c)
     // left partly in segments. So its segment writes are not grouped: a
     // drain or an idle step may cut it anywhere, and clean or checkpoint
     // between the pieces.
-    if (entries.size() > nvram_free_records()) {
+    if (nvram_reset_due_) {
+      drain(c);  // a failed append's records become stale (nvram_append)
+    } else if (entries.size() > nvram_free_records()) {
       // The buffer is full: drain it wholly (paper 001 section 5.3), and the
       // write waits for that.
       const SimTime before = c.now;

@@ -193,6 +193,7 @@ class LldDisk::Impl {
   PendingLog pending_;     // NVRAM buffer, or the open segment's memory copy
   NvramHeader nvram_header_;
   uint64_t nvram_next_seq_ = 1;
+  bool nvram_reset_due_ = false;  // an append failed: drain and reset before the next
 
   LldStats stats_;
   LldRecoveryReport recovery_;

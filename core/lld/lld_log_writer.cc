@@ -151,7 +151,10 @@ void LldDisk::Impl::write_checkpoint(bool clean, LldClock& c) {
   sync(c);  // every segment write the tables reflect is durable first
   Checkpoint cp;
   cp.clean = clean;
-  cp.generation = ++checkpoint_generation_;
+  // The generation counts only once its slot is written: after a failed
+  // write the next checkpoint must go to the same (torn) slot again, never
+  // over the other one, which holds the only whole checkpoint.
+  cp.generation = checkpoint_generation_ + 1;
   cp.checkpoint_seq = next_seq_ - 1;
   cp.next_seq = next_seq_;
   cp.segment = *usage_.open_segment();
@@ -163,6 +166,7 @@ void LldDisk::Impl::write_checkpoint(bool clean, LldClock& c) {
   assert(bytes.size() == slot.sectors * kSectorBytes);
   const SimTime before = c.now;
   store_->write(sb_.platter_offset + slot.first_psn * kSectorBytes, std::as_bytes(std::span(bytes)));
+  checkpoint_generation_ = cp.generation;
   const SectorRun run{slot.first_psn, static_cast<uint32_t>(slot.sectors)};
   c.add(drive_.access(std::span(&run, 1), c.now));
   sync(c);
