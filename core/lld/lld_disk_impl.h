@@ -116,6 +116,27 @@ class LldDisk::Impl {
   // One segment write of entries at the log head, applied to the map.
   void emit_write(const std::vector<const LogEntry*>& entries, bool close, bool continues,
                   LldClock& c);
+  // A segment write planned but not yet written: where it goes, its
+  // summary and its bytes ([summary][blocks]). emit_write is plan_write,
+  // write_out, apply_write; an ARU's commit writes out all of its writes
+  // before it applies any (lld_aru.cc).
+  struct PlannedWrite {
+    SegmentSummary summary;
+    std::vector<const LogEntry*> entries;  // in summary order; owned by the caller
+    std::vector<unsigned char> bytes;
+    uint64_t psn = 0;  // of its first sector
+    uint32_t sectors() const { return static_cast<uint32_t>(bytes.size() / kSectorBytes); }
+  };
+  // next_segment: where the log goes if the write closes its segment.
+  PlannedWrite plan_write(std::vector<const LogEntry*> entries, uint32_t segment,
+                          uint32_t head_sector, uint64_t seq, bool close, bool continues,
+                          uint32_t next_segment) const;
+  // The bytes into the image and the transfer through the drive model;
+  // changes no state.
+  void write_out(const PlannedWrite& w, LldClock& c);
+  // A written write into the map, the usage table and the log head.
+  // REQUIRES: w starts at the log head with seq next_seq_.
+  void apply_write(const PlannedWrite& w, LldClock& c);
   void apply_entry(const LogEntry& e, uint32_t segment, uint64_t psn, uint64_t seq);
   void kill_copy(uint32_t block);
   // Closes the open segment if the room left holds no block.
