@@ -304,8 +304,8 @@ Completion LldDisk::trim(uint64_t offset, uint64_t len, bool fua, SimTime start)
 Completion LldDisk::zero(uint64_t offset, uint64_t len, ZeroFlags flags, SimTime start) {
   return impl_->zero(offset, len, flags, start);
 }
-Completion LldDisk::commit_group(std::span<const GroupBlock>, SimTime) {
-  throw Error("mode=lld has no atomic recovery units yet", ENOTSUP);
+Completion LldDisk::commit_group(std::span<const GroupBlock> blocks, SimTime start) {
+  return impl_->commit_group(blocks, start);
 }
 
 void LldDisk::extents(uint64_t offset, uint64_t len, const ExtentFn& fn) {

@@ -5,6 +5,7 @@
 //   lld_cleaner.cc     the segment cleaner, idle-time work
 //   lld_nvram.cc       the NVRAM region: append, drain, reset
 //   lld_open.cc        format, open and recovery, report, consistency
+//   lld_aru.cc         atomic recovery units: commit_group
 //
 // Thread-safety: not thread-safe (see Disk); DiskController serialises.
 #ifndef VLD_CORE_LLD_LLD_DISK_IMPL_H_
@@ -70,6 +71,7 @@ class LldDisk::Impl {
   Completion trim(uint64_t offset, uint64_t len, bool fua, SimTime start);
   Completion zero(uint64_t offset, uint64_t len, ZeroFlags flags, SimTime start);
   void extents(uint64_t offset, uint64_t len, const ExtentFn& fn);
+  Completion commit_group(std::span<const GroupBlock> blocks, SimTime start);
   std::optional<Completion> idle_step(SimTime start);
   uint64_t live_blocks() const { return usage_.total_live_blocks(); }
   void close();
@@ -160,6 +162,25 @@ class LldDisk::Impl {
   // Entries a request of n entries may carry before the cleaner must run.
   size_t group_capacity_entries() const;
   uint32_t segments_for_entries(size_t entries) const;
+
+  // ---- atomic recovery units (lld_aru.cc)
+  // The group as one request's entries: a data entry per block, a trim
+  // entry per run of consecutive zero blocks; only the last ends the request.
+  std::vector<LogEntry> group_entries(std::span<const GroupBlock> blocks);
+  // Cleans if the free segments are short; true if a chain of `entries`
+  // (the memory copy's included) then fits without a split.
+  bool make_room(size_t entries, LldClock& c);
+  // What a chain may add beside the memory copy's entries.
+  size_t room_beside_pending() const;
+  // The memory copy and the group as one chain of segment writes: all
+  // written, synced, and only then applied (and the memory copy emptied).
+  // REQUIRES: make_room(pending + group) was true; no buffered NVRAM entry.
+  void commit_chain(const std::vector<LogEntry>& group, LldClock& c);
+  // The segment writes of chain from the log head, opening free segments
+  // lowest first; only the last write ends the chain (no `continues`).
+  std::vector<PlannedWrite> plan_chain(const std::vector<const LogEntry*>& chain) const;
+  // After a failed write of a chain of `writes` writes: their seqs voided.
+  void void_chain(size_t writes, LldClock& c);
 
   // ---- NVRAM (lld_nvram.cc)
   void nvram_append(const std::vector<LogEntry>& entries, LldClock& c);
