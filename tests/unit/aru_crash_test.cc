@@ -166,7 +166,10 @@ void run_aru(const char* name, const RigConfig& config, uint64_t seed, size_t st
   ASSERT_EQ(rig.check_live(), "");
   if (lld) {
     add(rig.lld_disk().report().stats);
-    std::cout << "[ crash    ] " << name << ": " << lld_total.segments_cleaned
+    const LldReport r = rig.lld_disk().report();
+    std::cout << "[ crash    ] " << name << ": " << rig.blocks() << " blocks, " << r.segment_count
+              << " segments of " << r.blocks_per_segment << " blocks, "
+              << r.nvram_capacity_records << " NVRAM records; " << lld_total.segments_cleaned
               << " segments cleaned, " << lld_total.checkpoints << " checkpoints, "
               << lld_total.nvram_drains << " NVRAM drains, " << lld_total.nvram_bypasses
               << " requests past the NVRAM, " << lld_total.split_requests << " split requests"
@@ -227,7 +230,7 @@ RigConfig lld_aru_config(bool nvram) {
   RigConfig c;
   c.mode = DiskMode::kLld;
   c.export_bytes = 512 * 1024;  // 128 blocks
-  c.spare_percent = 150;  // 320 blocks of segments: 64 beside 128 live, twice
+  c.spare_percent = 150;  // 46 segments of 7 blocks: 64 beside 128 live, twice over
   c.cylinders = 24;
   c.segment_bytes = 32 * 1024;
   c.nvram_bytes = nvram ? 64 * 1024 : 0;
