@@ -153,7 +153,8 @@ std::vector<LldDisk::Impl::PlannedWrite> LldDisk::Impl::plan_chain(
       data = d;
     }
     assert(k > 0);  // must_close_after keeps room for a block
-    const auto sectors = static_cast<uint32_t>(write_sectors(static_cast<uint32_t>(k), data, shape_));
+    const auto sectors =
+        static_cast<uint32_t>(write_sectors(static_cast<uint32_t>(k), data, shape_));
     const bool partial_full = uint64_t{head + sectors} * 100 >=
                               uint64_t{options_.partial_percent} * shape_.segment_sectors;
     const bool close = i + k < chain.size() || room - sectors < 1 + shape_.block_sectors ||

@@ -32,8 +32,8 @@ void LldDisk::Impl::nvram_append(const std::vector<LogEntry>& entries, LldClock&
   const std::vector<unsigned char> bytes =
       encode_nvram_request(nvram_header_, nvram_next_seq_, blocks, shape_, key_);
   try {
-    store_->write(nvram_region_offset() + nvram_record_offset(nvram_header_, nvram_next_seq_, shape_),
-                  std::as_bytes(std::span(bytes)));
+    const uint64_t at = nvram_record_offset(nvram_header_, nvram_next_seq_, shape_);
+    store_->write(nvram_region_offset() + at, std::as_bytes(std::span(bytes)));
   } catch (const Error&) {
     // Part of the request may be in the region at seqs the next request
     // would reuse; records of the two with the same length could then

@@ -230,7 +230,7 @@ RigConfig lld_aru_config(bool nvram) {
   RigConfig c;
   c.mode = DiskMode::kLld;
   c.export_bytes = 512 * 1024;  // 128 blocks
-  c.spare_percent = 150;  // 46 segments of 7 blocks: 64 beside 128 live, twice over
+  c.spare_percent = 150;  // 44 (NVRAM) or 46 segments of 7 blocks: room for 64 twice
   c.cylinders = 24;
   c.segment_bytes = 32 * 1024;
   c.nvram_bytes = nvram ? 64 * 1024 : 0;

@@ -247,7 +247,10 @@ TEST(LldAru, ManyGroupsThroughTheCleanerAndReopens) {
       for (uint64_t b : blocks)
         if (rng() % 10 == 0) zeros.push_back(b);
       rig.commit(rig.group(blocks, zeros));
-      if (i % 3 == 0) rig.write(rng() % 800, 1 + rng() % 3);
+      if (i % 3 == 0) {
+        const uint64_t at = rng() % 800;
+        rig.write(at, 1 + rng() % 3);
+      }
       if (i % 97 == 0) {
         rig.flush();  // (nvram=0: the plain write above is in memory only)
         rig.stop_and_reopen();
@@ -390,8 +393,8 @@ TEST(LldAru, AFailedWriteAppliesNothing) {
           f.sticky = sticky;
           f.torn_bytes = nth % 2 ? 0 : 2048;
           f.err = nth % 3 ? EIO : ENOSPC;
-          SCOPED_TRACE(testing::Message() << "nvram " << c.nvram_bytes << ", " << n
-                                          << " blocks, write #" << nth << (sticky ? " sticky" : ""));
+          SCOPED_TRACE(testing::Message() << "nvram " << c.nvram_bytes << ", " << n << " blocks, "
+                                          << "write #" << nth << (sticky ? " sticky" : ""));
           cases += run_fault(c, n, f);
         }
       }
@@ -409,8 +412,8 @@ TEST(LldAru, AFailedSyncStopsTheDiskAndAppliesNothing) {
           f.op = FaultyStore::Op::kSync;
           f.nth = nth;
           f.drop_on_failed_sync = drop;
-          SCOPED_TRACE(testing::Message() << "nvram " << c.nvram_bytes << ", " << n
-                                          << " blocks, sync #" << nth << (drop ? ", dropping" : ""));
+          SCOPED_TRACE(testing::Message() << "nvram " << c.nvram_bytes << ", " << n << " blocks, "
+                                          << "sync #" << nth << (drop ? ", dropping" : ""));
           run_fault(c, n, f);
         }
       }
