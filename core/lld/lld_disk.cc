@@ -97,7 +97,9 @@ void LldDisk::Impl::submit(std::vector<LogEntry> entries, bool fua, LldClock& c)
     // left partly in segments. So its segment writes are not grouped: a
     // drain or an idle step may cut it anywhere, and clean or checkpoint
     // between the pieces.
-    if (entries.size() > nvram_free_records()) {
+    if (nvram_reset_due_) {
+      drain(c);  // a failed append's records become stale (nvram_append)
+    } else if (entries.size() > nvram_free_records()) {
       // The buffer is full: drain it wholly (paper 001 section 5.3), and the
       // write waits for that.
       const SimTime before = c.now;
@@ -302,8 +304,8 @@ Completion LldDisk::trim(uint64_t offset, uint64_t len, bool fua, SimTime start)
 Completion LldDisk::zero(uint64_t offset, uint64_t len, ZeroFlags flags, SimTime start) {
   return impl_->zero(offset, len, flags, start);
 }
-Completion LldDisk::commit_group(std::span<const GroupBlock>, SimTime) {
-  throw Error("mode=lld has no atomic recovery units yet", ENOTSUP);
+Completion LldDisk::commit_group(std::span<const GroupBlock> blocks, SimTime start) {
+  return impl_->commit_group(blocks, start);
 }
 
 void LldDisk::extents(uint64_t offset, uint64_t len, const ExtentFn& fn) {

@@ -5,6 +5,7 @@
 //   lld_cleaner.cc     the segment cleaner, idle-time work
 //   lld_nvram.cc       the NVRAM region: append, drain, reset
 //   lld_open.cc        format, open and recovery, report, consistency
+//   lld_aru.cc         atomic recovery units: commit_group
 //
 // Thread-safety: not thread-safe (see Disk); DiskController serialises.
 #ifndef VLD_CORE_LLD_LLD_DISK_IMPL_H_
@@ -70,6 +71,7 @@ class LldDisk::Impl {
   Completion trim(uint64_t offset, uint64_t len, bool fua, SimTime start);
   Completion zero(uint64_t offset, uint64_t len, ZeroFlags flags, SimTime start);
   void extents(uint64_t offset, uint64_t len, const ExtentFn& fn);
+  Completion commit_group(std::span<const GroupBlock> blocks, SimTime start);
   std::optional<Completion> idle_step(SimTime start);
   uint64_t live_blocks() const { return usage_.total_live_blocks(); }
   void close();
@@ -116,6 +118,27 @@ class LldDisk::Impl {
   // One segment write of entries at the log head, applied to the map.
   void emit_write(const std::vector<const LogEntry*>& entries, bool close, bool continues,
                   LldClock& c);
+  // A segment write planned but not yet written: where it goes, its
+  // summary and its bytes ([summary][blocks]). emit_write is plan_write,
+  // write_out, apply_write; an ARU's commit writes out all of its writes
+  // before it applies any (lld_aru.cc).
+  struct PlannedWrite {
+    SegmentSummary summary;
+    std::vector<const LogEntry*> entries;  // in summary order; owned by the caller
+    std::vector<unsigned char> bytes;
+    uint64_t psn = 0;  // of its first sector
+    uint32_t sectors() const { return static_cast<uint32_t>(bytes.size() / kSectorBytes); }
+  };
+  // next_segment: where the log goes if the write closes its segment.
+  PlannedWrite plan_write(std::vector<const LogEntry*> entries, uint32_t segment,
+                          uint32_t head_sector, uint64_t seq, bool close, bool continues,
+                          uint32_t next_segment) const;
+  // The bytes into the image and the transfer through the drive model;
+  // changes no state.
+  void write_out(const PlannedWrite& w, LldClock& c);
+  // A written write into the map, the usage table and the log head.
+  // REQUIRES: w starts at the log head with seq next_seq_.
+  void apply_write(const PlannedWrite& w, LldClock& c);
   void apply_entry(const LogEntry& e, uint32_t segment, uint64_t psn, uint64_t seq);
   void kill_copy(uint32_t block);
   // Closes the open segment if the room left holds no block.
@@ -139,6 +162,25 @@ class LldDisk::Impl {
   // Entries a request of n entries may carry before the cleaner must run.
   size_t group_capacity_entries() const;
   uint32_t segments_for_entries(size_t entries) const;
+
+  // ---- atomic recovery units (lld_aru.cc)
+  // The group as one request's entries: a data entry per block, a trim
+  // entry per run of consecutive zero blocks; only the last ends the request.
+  std::vector<LogEntry> group_entries(std::span<const GroupBlock> blocks);
+  // Cleans if the free segments are short; true if a chain of `entries`
+  // (the memory copy's included) then fits without a split.
+  bool make_room(size_t entries, LldClock& c);
+  // What a chain may add beside the memory copy's entries.
+  size_t room_beside_pending() const;
+  // The memory copy and the group as one chain of segment writes: all
+  // written, synced, and only then applied (and the memory copy emptied).
+  // REQUIRES: make_room(pending + group) was true; no buffered NVRAM entry.
+  void commit_chain(const std::vector<LogEntry>& group, LldClock& c);
+  // The segment writes of chain from the log head, opening free segments
+  // lowest first; only the last write ends the chain (no `continues`).
+  std::vector<PlannedWrite> plan_chain(const std::vector<const LogEntry*>& chain) const;
+  // After a failed write of a chain of `writes` writes: their seqs voided.
+  void void_chain(size_t writes, LldClock& c);
 
   // ---- NVRAM (lld_nvram.cc)
   void nvram_append(const std::vector<LogEntry>& entries, LldClock& c);
@@ -193,6 +235,7 @@ class LldDisk::Impl {
   PendingLog pending_;     // NVRAM buffer, or the open segment's memory copy
   NvramHeader nvram_header_;
   uint64_t nvram_next_seq_ = 1;
+  bool nvram_reset_due_ = false;  // an append failed: drain and reset before the next
 
   LldStats stats_;
   LldRecoveryReport recovery_;

@@ -93,45 +93,66 @@ void LldDisk::Impl::apply_entry(const LogEntry& e, uint32_t segment, uint64_t ps
 void LldDisk::Impl::emit_write(const std::vector<const LogEntry*>& entries, bool close,
                                bool continues, LldClock& c) {
   const uint32_t segment = *usage_.open_segment();
-  SegmentSummary s;
-  s.segment = segment;
-  s.seq = next_seq_;
-  s.first_sector = head_sector_;
-  s.closes_segment = close;
-  s.continues = continues;
-  s.next_segment = segment;
+  uint32_t next = segment;
   if (close) {
-    auto next = usage_.lowest_free();
-    if (!next)
+    auto free = usage_.lowest_free();
+    if (!free)
       throw Error("mode=lld has no clean segment left to write into (the cleaner could not keep "
                   "up); this is a bug: please report it with the image's vld-inspect output",
                   ENOSPC);
-    s.next_segment = *next;
+    next = *free;
   }
+  const PlannedWrite w =
+      plan_write(entries, segment, head_sector_, next_seq_, close, continues, next);
+  write_out(w, c);  // before anything changes: a failed write leaves the disk as it was
+  apply_write(w, c);
+}
+
+LldDisk::Impl::PlannedWrite LldDisk::Impl::plan_write(std::vector<const LogEntry*> entries,
+                                                      uint32_t segment, uint32_t head_sector,
+                                                      uint64_t seq, bool close, bool continues,
+                                                      uint32_t next_segment) const {
+  PlannedWrite w;
+  SegmentSummary& s = w.summary;
+  s.segment = segment;
+  s.seq = seq;
+  s.first_sector = head_sector;
+  s.closes_segment = close;
+  s.continues = continues;
+  s.next_segment = close ? next_segment : segment;
   for (const LogEntry* e : entries)
     s.blocks.push_back(SummaryEntry{e->logical_block, e->checksum, e->version, e->trim_blocks});
-  std::vector<unsigned char> bytes = encode_segment_summary(s, shape_, key_);
-  const uint32_t summary = static_cast<uint32_t>(bytes.size() / kSectorBytes);
-  for (const LogEntry* e : entries) bytes.insert(bytes.end(), e->data.begin(), e->data.end());
-  const uint64_t psn = layout_.segment_first_psn(segment) + head_sector_;
-  // Written before anything changes: a failed write leaves the disk as it was.
-  store_->write(sb_.platter_offset + psn * kSectorBytes, std::as_bytes(std::span(bytes)));
-  const SectorRun run{psn, static_cast<uint32_t>(bytes.size() / kSectorBytes)};
-  c.add(drive_.access(std::span(&run, 1), c.now));
+  w.bytes = encode_segment_summary(s, shape_, key_);
+  for (const LogEntry* e : entries) w.bytes.insert(w.bytes.end(), e->data.begin(), e->data.end());
+  w.entries = std::move(entries);
+  w.psn = layout_.segment_first_psn(segment) + head_sector;
+  return w;
+}
 
-  uint64_t data_psn = psn + summary;
-  for (const LogEntry* e : entries) {
-    apply_entry(*e, segment, data_psn, s.seq);
+void LldDisk::Impl::write_out(const PlannedWrite& w, LldClock& c) {
+  store_->write(sb_.platter_offset + w.psn * kSectorBytes, std::as_bytes(std::span(w.bytes)));
+  const SectorRun run{w.psn, w.sectors()};
+  c.add(drive_.access(std::span(&run, 1), c.now));
+}
+
+void LldDisk::Impl::apply_write(const PlannedWrite& w, LldClock& c) {
+  const SegmentSummary& s = w.summary;
+  assert(s.segment == *usage_.open_segment() && s.first_sector == head_sector_ &&
+         s.seq == next_seq_);
+  const uint32_t summary = summary_sectors(static_cast<uint32_t>(s.blocks.size()));
+  uint64_t data_psn = w.psn + summary;
+  for (const LogEntry* e : w.entries) {
+    apply_entry(*e, s.segment, data_psn, s.seq);
     if (!e->is_trim()) data_psn += shape_.block_sectors;
   }
   c.blocks_written += s.data_blocks();
   ++stats_.segment_writes;
   stats_.summary_sectors_written += summary;
   ++next_seq_;
-  in_group_ = continues;
-  head_sector_ += run.count;
-  if (close) {
-    usage_.close(segment);
+  in_group_ = s.continues;
+  head_sector_ += w.sectors();
+  if (s.closes_segment) {
+    usage_.close(s.segment);
     usage_.open(s.next_segment);
     segment_blocks_[s.next_segment].clear();
     head_sector_ = 0;
@@ -151,7 +172,10 @@ void LldDisk::Impl::write_checkpoint(bool clean, LldClock& c) {
   sync(c);  // every segment write the tables reflect is durable first
   Checkpoint cp;
   cp.clean = clean;
-  cp.generation = ++checkpoint_generation_;
+  // The generation counts only once its slot is written: after a failed
+  // write the next checkpoint must go to the same (torn) slot again, never
+  // over the other one, which holds the only whole checkpoint.
+  cp.generation = checkpoint_generation_ + 1;
   cp.checkpoint_seq = next_seq_ - 1;
   cp.next_seq = next_seq_;
   cp.segment = *usage_.open_segment();
@@ -163,6 +187,7 @@ void LldDisk::Impl::write_checkpoint(bool clean, LldClock& c) {
   assert(bytes.size() == slot.sectors * kSectorBytes);
   const SimTime before = c.now;
   store_->write(sb_.platter_offset + slot.first_psn * kSectorBytes, std::as_bytes(std::span(bytes)));
+  checkpoint_generation_ = cp.generation;
   const SectorRun run{slot.first_psn, static_cast<uint32_t>(slot.sectors)};
   c.add(drive_.access(std::span(&run, 1), c.now));
   sync(c);

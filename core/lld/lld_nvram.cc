@@ -5,6 +5,7 @@
 #include <cassert>
 
 #include "core/lld/lld_disk_impl.h"
+#include "core/util/error.h"
 
 namespace vld {
 
@@ -30,8 +31,17 @@ void LldDisk::Impl::nvram_append(const std::vector<LogEntry>& entries, LldClock&
     blocks.push_back(NvramBlock{e.logical_block, e.version, e.data, e.trim_blocks});
   const std::vector<unsigned char> bytes =
       encode_nvram_request(nvram_header_, nvram_next_seq_, blocks, shape_, key_);
-  store_->write(nvram_region_offset() + nvram_record_offset(nvram_header_, nvram_next_seq_, shape_),
-                std::as_bytes(std::span(bytes)));
+  try {
+    const uint64_t at = nvram_record_offset(nvram_header_, nvram_next_seq_, shape_);
+    store_->write(nvram_region_offset() + at, std::as_bytes(std::span(bytes)));
+  } catch (const Error&) {
+    // Part of the request may be in the region at seqs the next request
+    // would reuse; records of the two with the same length could then
+    // replay as one request mixed of both. The next append drains and
+    // resets first (as after a replay), making these records stale.
+    nvram_reset_due_ = true;
+    throw;
+  }
   sync(c);  // acknowledged only once it is on stable storage
   nvram_next_seq_ += entries.size();
   stats_.nvram_records_written += entries.size();
@@ -61,6 +71,7 @@ void LldDisk::Impl::nvram_reset(LldClock& c) {
   store_->write(nvram_region_offset() + nvram_header_offset(next), std::as_bytes(std::span(bytes)));
   sync(c);  // appends of the new epoch must never land under the old header
   nvram_header_ = next;
+  nvram_reset_due_ = false;
 }
 
 }  // namespace vld

@@ -150,8 +150,34 @@ void run_aru(const char* name, const RigConfig& config, uint64_t seed, size_t st
   Rig rig(config, seed);
   std::mt19937_64 rng(seed);
   AruTally t;
+  // mode=lld splits a request the clean segments cannot take whole
+  // (LldStats::split_requests, counted per open); a commit it never splits.
+  LldStats lld_total;  // over the reopens
+  auto add = [&lld_total](const LldStats& s) {
+    lld_total.split_requests += s.split_requests;
+    lld_total.segments_cleaned += s.segments_cleaned;
+    lld_total.checkpoints += s.checkpoints;
+    lld_total.nvram_bypasses += s.nvram_bypasses;
+    lld_total.nvram_drains += s.nvram_drains;
+  };
+  const bool lld = config.mode == DiskMode::kLld;
+  if (lld) rig.before_close([&](Disk& d) { add(dynamic_cast<LldDisk&>(d).report().stats); });
   aru_workload(rig, rng, steps, /*connections=*/3, t);
   ASSERT_EQ(rig.check_live(), "");
+  if (lld) {
+    add(rig.lld_disk().report().stats);
+    const LldReport r = rig.lld_disk().report();
+    std::cout << "[ crash    ] " << name << ": " << rig.blocks() << " blocks, " << r.segment_count
+              << " segments of " << r.blocks_per_segment << " blocks, "
+              << r.nvram_capacity_records << " NVRAM records; " << lld_total.segments_cleaned
+              << " segments cleaned, " << lld_total.checkpoints << " checkpoints, "
+              << lld_total.nvram_drains << " NVRAM drains, " << lld_total.nvram_bypasses
+              << " requests past the NVRAM, " << lld_total.split_requests << " split requests"
+              << std::endl;
+    ASSERT_EQ(lld_total.split_requests, 0u)
+        << "precondition: the disk must have room for every request whole";
+    ASSERT_GT(lld_total.segments_cleaned, 0u) << "precondition: the cleaner must run";
+  }
   ASSERT_GE(t.commits, steps / 10) << "the workload must commit ARUs";
   ASSERT_GE(t.largest, 32u) << "the workload must commit large ARUs";
   ASSERT_GT(t.aborts, 0u) << "the workload must abort ARUs";
@@ -194,6 +220,29 @@ RigConfig vld_aru_config() {
 }
 
 TEST(CrashHarness, AruVld) { run_aru("ARUs, mode=vld", vld_aru_config(), 91, 260, 900, 2500); }
+
+// mode=lld (core/lld/lld_aru.cc): a commit up to the NVRAM's 15 records is
+// one NVRAM request, a larger one (and every one with nvram=0) a continues
+// chain of segment writes of 7 blocks. The disk has room for the largest
+// group beside every live block (no request is split), and few enough
+// segments that the cleaner runs.
+RigConfig lld_aru_config(bool nvram) {
+  RigConfig c;
+  c.mode = DiskMode::kLld;
+  c.export_bytes = 512 * 1024;  // 128 blocks
+  c.spare_percent = 150;  // 44 (NVRAM) or 46 segments of 7 blocks: room for 64 twice
+  c.cylinders = 24;
+  c.segment_bytes = 32 * 1024;
+  c.nvram_bytes = nvram ? 64 * 1024 : 0;
+  return c;
+}
+
+TEST(CrashHarness, AruLld) {
+  run_aru("ARUs, mode=lld nvram=64K", lld_aru_config(true), 93, 260, 900, 2500);
+}
+TEST(CrashHarness, AruLldNoNvram) {
+  run_aru("ARUs, mode=lld nvram=0", lld_aru_config(false), 94, 260, 900, 2500);
+}
 
 }  // namespace
 }  // namespace vld::crash
