@@ -71,18 +71,19 @@ Completion InplaceDisk::write(uint64_t offset, std::span<const std::byte> data, 
   const uint64_t bs = sb_.block_bytes;
   set_live(offset / bs, (offset + data.size() + bs - 1) / bs, true);
   store_->write(sb_.platter_offset + offset, data);
-  if (fua) store_->sync();
+  const bool voided = fua && sync_after_void();
   SectorRun run = covering_run(offset, data.size());
-  Access a = drive_.access(std::span(&run, 1), start);
+  Access a = with_void(drive_.access(std::span(&run, 1), start), voided);
   return Completion{a.end, a.breakdown, blocks_covering(offset, data.size()), 0, fua ? 1u : 0u};
 }
 
 // An ARU's commit: the redo journal's record, a sync (the commit point),
-// the home writes, a sync, the record voided (redo_journal.h, invariants
-// (1)-(3)). Charged as the drive would do it: the record as one
-// sequential access to the journal area, each sync a command, the home
-// blocks as one command visiting them in block order, and the void a
-// one-sector access back at the journal.
+// the home writes, a sync (redo_journal.h, invariants (1)-(3)); the record
+// is voided later, by the next sync of another request (sync_after_void)
+// or overwritten by the next commit's record, whichever comes first: back
+// to back commits pay no void at all. Charged as the drive would do it:
+// the record as one sequential access to the journal area, each sync a
+// command, the home blocks as one command visiting them in block order.
 Completion InplaceDisk::commit_group(std::span<const GroupBlock> blocks, SimTime start) {
   store_->check();
   assert(!blocks.empty());
@@ -105,7 +106,7 @@ Completion InplaceDisk::commit_group(std::span<const GroupBlock> blocks, SimTime
   try {
     write_home(blocks, clock);
     sync(clock);
-    void_record(seq, clock);
+    void_pending_ = seq;
   } catch (const Error& e) {
     for (const GroupBlock& g : blocks)
       stranded_[g.block] = g.data ? std::vector<std::byte>(g.data, g.data + sb_.block_bytes)
@@ -122,13 +123,15 @@ Completion InplaceDisk::commit_group(std::span<const GroupBlock> blocks, SimTime
 // stopped if even that fails). If the sync fails, the store stops the
 // disk; the record may or may not be durable, so after a restart the group
 // reads all new or all old, like any request a failed flush covered.
+// Either way the record (or its void) replaces the previous record's
+// header, so that one needs no void of its own any more.
 void InplaceDisk::write_record(const std::vector<std::byte>& record, uint64_t seq, Clock& clock) {
+  void_pending_.reset();
   try {
     store_->write(sb_.platter_offset + journal_.offset(), record);
   } catch (const Error& e) {
     try {
-      const auto v = journal_.void_sector(seq);
-      store_->write(sb_.platter_offset + journal_.offset(), v);
+      write_void(seq);
     } catch (const Error& e2) {
       store_->stop(std::string("a redo journal record that failed (") + e.what() +
                    ") could not be voided (" + e2.what() + ")");
@@ -166,13 +169,34 @@ void InplaceDisk::write_home(std::span<const GroupBlock> blocks, Clock& clock) {
   clock.add(runs.empty() ? drive_.command_only(clock.now) : drive_.access(runs, clock.now));
 }
 
-// Voids the record over its header: the next sync, whoever makes it, makes
-// the void durable before any write after this one (invariant (3)).
-void InplaceDisk::void_record(uint64_t seq, Clock& clock) {
+void InplaceDisk::write_void(uint64_t seq) {
   const auto v = journal_.void_sector(seq);
   store_->write(sb_.platter_offset + journal_.offset(), v);
+}
+
+// Every sync but commit_group's own: the record the last commit left
+// valid is voided first (invariant (3)), so nothing written after that
+// commit becomes durable while a replay could still undo it. If the void
+// fails, the request fails before its sync, and the next one tries again.
+bool InplaceDisk::sync_after_void() {
+  const bool voiding = void_pending_.has_value();
+  if (voiding) {
+    write_void(*void_pending_);
+    void_pending_.reset();
+  }
+  store_->sync();
+  return voiding;
+}
+
+// The void's one-sector write at the journal, after `a`, inside the same
+// command (no overhead of its own).
+Access InplaceDisk::with_void(Access a, bool voided) {
+  if (!voided) return a;
   SectorRun run = covering_run(journal_.offset(), kSectorBytes);
-  clock.add(drive_.access(std::span(&run, 1), clock.now));
+  Access v = drive_.access(std::span(&run, 1), a.end, /*charge_overhead=*/false);
+  a.end = v.end;
+  a.breakdown += v.breakdown;
+  return a;
 }
 
 void InplaceDisk::sync(Clock& clock) {
@@ -199,7 +223,7 @@ void InplaceDisk::recover() {
   Clock clock{kSimEpoch};  // opening costs no simulated time
   write_home(group, clock);
   store_->sync();
-  void_record(r->seq, clock);
+  write_void(r->seq);
 }
 
 void InplaceDisk::patch_stranded(uint64_t offset, std::span<std::byte> out) const {
@@ -223,7 +247,7 @@ std::string InplaceDisk::check_consistency() const {
     return fmt::format("the live map has {} blocks set but counts {}", bits, live_blocks_);
   if (store_->stopped()) return "";
   uint64_t last_seq = 0;
-  if (auto r = journal_.read(*store_, &last_seq))
+  if (auto r = journal_.read(*store_, &last_seq); r && r->seq != void_pending_)
     return fmt::format("the redo journal still holds committed record {} of {} blocks", r->seq,
                        r->blocks.size());
   if (last_seq >= next_seq_)
@@ -233,8 +257,8 @@ std::string InplaceDisk::check_consistency() const {
 
 Completion InplaceDisk::flush(SimTime start) {
   store_->check();
-  store_->sync();
-  Access a = drive_.command_only(start);
+  const bool voided = sync_after_void();
+  Access a = with_void(drive_.command_only(start), voided);
   return Completion{a.end, a.breakdown, 0, 0, 1};
 }
 
@@ -247,8 +271,8 @@ Completion InplaceDisk::trim(uint64_t offset, uint64_t len, bool fua, SimTime st
     store_->discard(sb_.platter_offset + first * bs, (end - first) * bs);
     set_live(first, end, false);
   }
-  if (fua) store_->sync();
-  Access a = drive_.command_only(start);
+  const bool voided = fua && sync_after_void();
+  Access a = with_void(drive_.command_only(start), voided);
   return Completion{a.end, a.breakdown, 0, 0, fua ? 1u : 0u};
 }
 
@@ -275,9 +299,9 @@ Completion InplaceDisk::zero(uint64_t offset, uint64_t len, ZeroFlags flags, Sim
     // The client wants allocated zeros: an ordinary write of zeros.
     set_live(offset / bs, (offset + len + bs - 1) / bs, true);
     write_zeros(offset, len);
-    if (flags.fua) store_->sync();
+    const bool voided = flags.fua && sync_after_void();
     SectorRun run = covering_run(offset, len);
-    Access a = drive_.access(std::span(&run, 1), start);
+    Access a = with_void(drive_.access(std::span(&run, 1), start), voided);
     return Completion{a.end, a.breakdown, blocks_covering(offset, len), 0, flags.fua ? 1u : 0u};
   }
 
@@ -299,8 +323,9 @@ Completion InplaceDisk::zero(uint64_t offset, uint64_t len, ZeroFlags flags, Sim
   } else {
     zero_edge(offset, offset + len);  // inside one block
   }
-  if (flags.fua) store_->sync();
-  Access a = edges.empty() ? drive_.command_only(start) : drive_.access(edges, start);
+  const bool voided = flags.fua && sync_after_void();
+  Access a = with_void(edges.empty() ? drive_.command_only(start) : drive_.access(edges, start),
+                       voided);
   return Completion{a.end, a.breakdown, written, 0, flags.fua ? 1u : 0u};
 }
 
@@ -308,6 +333,6 @@ void InplaceDisk::extents(uint64_t offset, uint64_t len, const ExtentFn& fn) {
   emit_block_extents(offset, len, sb_.block_bytes, [this](uint64_t b) { return is_live(b); }, fn);
 }
 
-void InplaceDisk::close() { store_->sync(); }
+void InplaceDisk::close() { sync_after_void(); }
 
 }  // namespace vld

@@ -15,7 +15,8 @@
 //
 // Atomic recovery units (commit_group) go through a redo journal on the
 // platters past the export (redo_journal.h): the record, a sync (the commit
-// point), the home writes, a sync, and the record voided. Opening an image
+// point), the home writes, a sync; the record is voided by the next sync
+// of any other request, or replaced by the next record. Opening an image
 // replays a committed record a crash left (on an OverlayStore, in memory
 // only). An image no ARU was ever committed on has an all-zero journal
 // area and opens, reads and writes exactly as before.
@@ -26,6 +27,7 @@
 
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -83,8 +85,12 @@ class InplaceDisk final : public Disk {
   // commit_group's steps (inplace_disk.cc says why in this order).
   void write_record(const std::vector<std::byte>& record, uint64_t seq, Clock& clock);
   void write_home(std::span<const GroupBlock> blocks, Clock& clock);
-  void void_record(uint64_t seq, Clock& clock);
   void sync(Clock& clock);
+  void write_void(uint64_t seq);
+  // The store's sync for every request but commit_group (the .cc says why);
+  // true if it wrote the void first, which with_void then charges.
+  bool sync_after_void();
+  Access with_void(Access a, bool voided);
   // Opening: replays a committed record a crash left in the journal.
   void recover();
   // Reads see the group kept in stranded_ (see there).
@@ -97,6 +103,9 @@ class InplaceDisk final : public Disk {
   uint64_t live_blocks_ = 0;
   RedoJournal journal_;
   uint64_t next_seq_ = 1;  // the next record's seq
+  // The seq of a record whose group is home and synced, still valid on the
+  // platters: voided before the next sync (invariant (3)).
+  std::optional<uint64_t> void_pending_;
   // A group whose home writes failed after its commit point: the disk has
   // stopped, the journal holds it durably (the next open replays it), and
   // until then reads see it from here. Block -> contents (empty: zeros).

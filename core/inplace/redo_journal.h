@@ -29,13 +29,15 @@
 //       durable (or during replay of that record), so a crash there is
 //       repaired by replaying it, as often as it takes (replay is
 //       idempotent: it writes the same bytes);
-//   (3) the record is voided (its header rewritten kVoid) after the home
-//       writes are synced and before the commit returns, so the void is
-//       issued before any later write and becomes durable at the very sync
-//       that makes any later write durable: a stale record is never
-//       replayed over a newer durable write. Until then, replaying it can
-//       only overwrite writes no flush covered yet, which a crash may lose
-//       anyway (crash contract clause 2).
+//   (3) once the home writes are synced, the record is voided (its header
+//       rewritten kVoid) right before the next sync of any other request
+//       (flush, FUA, close), or its header replaced by the next commit's
+//       record, whichever comes first; so no write after the commit
+//       becomes durable before the record stops being valid, and a stale
+//       record is never replayed over a newer durable write. Until then,
+//       replaying it can only overwrite writes no flush covered yet, which
+//       a crash may lose anyway (crash contract clause 2). (Voiding lazily
+//       spares back-to-back commits a seek back to the journal each.)
 //
 // Thread-safety: pure functions of the superblock and the bytes passed in;
 // the owning InplaceDisk serialises all use (see Disk).
