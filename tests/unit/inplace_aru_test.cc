@@ -403,5 +403,28 @@ TEST(InplaceAru, AFailedSyncAtTheCommitPointFailsTheCommit) {
   EXPECT_EQ(read_all(*open_on(m, sb)), before) << "the dropped record is not replayed";
 }
 
+// The void the next flush writes first fails: the flush fails before its
+// sync, the record stays valid, and the next flush voids it before any
+// later write is durable.
+TEST(InplaceAru, AFailedVoidFailsTheFlushAndIsRetried) {
+  const Superblock sb = inplace_sb();
+  MemoryBackingStore m(empty_image(sb));
+  FaultyStore f(m);
+  auto d = open_on(f, sb);
+  fill(*d, 16, 23);
+  Group g({2, 3}, 24);
+  d->commit_group(g.group, kSimEpoch);
+  f.arm({.op = FaultyStore::Op::kWrite, .nth = 0, .only_len = 512});
+  const uint64_t syncs = m.syncs();
+  EXPECT_THROW(d->flush(kSimEpoch), Error);
+  EXPECT_EQ(m.syncs(), syncs) << "no sync after a failed void";
+  f.disarm();
+  const Bytes w = pattern(kBlock, 25);
+  d->write(2 * kBlock, w, false, kSimEpoch);
+  d->flush(kSimEpoch);
+  EXPECT_EQ(d->check_consistency(), "");
+  EXPECT_EQ(block_of(read_all(*open_on(m, sb)), 2), w) << "a stale replay undid a flushed write";
+}
+
 }  // namespace
 }  // namespace vld
