@@ -99,22 +99,87 @@ Completion InplaceDisk::commit_group(std::span<const GroupBlock> blocks, SimTime
   Clock clock{start};
   const uint64_t seq = next_seq_++;
   write_record(journal_.encode(blocks, seq), seq, clock);
-  // Past the commit point the group is durable: nothing may fail the
-  // commit now. A failure stops the disk (no later write may become
-  // durable while the record is still valid, invariant (3)); the next
-  // open replays the record, and until then reads see the group here.
+  // Past the commit point. A failed home write is undone if it can be
+  // (roll_back): the commit then fails having applied nothing, and the
+  // disk serves on. Otherwise, and if the last sync fails, the group is
+  // durable in the record: the disk stops (no later write may become
+  // durable while the record is valid, invariant (3)), the next open
+  // replays it, and until then reads see it from stranded_.
+  const Undo undo = undo_of(blocks);
   try {
     write_home(blocks, clock);
+  } catch (const Error& e) {
+    const RollBack r = roll_back(blocks, undo, seq);
+    if (r != RollBack::kCommitted) throw;  // kUndecided: the store stopped the disk
+    strand(blocks, e);
+    return clock.done();
+  }
+  try {
     sync(clock);
     void_pending_ = seq;
   } catch (const Error& e) {
-    for (const GroupBlock& g : blocks)
-      stranded_[g.block] = g.data ? std::vector<std::byte>(g.data, g.data + sb_.block_bytes)
-                                  : std::vector<std::byte>();
-    store_->stop(std::string("an atomic recovery unit committed in the redo journal could not be "
-                             "written home (") + e.what() + ")");
+    strand(blocks, e);
   }
   return clock.done();
+}
+
+// The blocks' contents before the commit: what roll_back puts back. (The
+// simulator's own bookkeeping against backing-store faults, not a drive
+// operation: it costs no simulated time.)
+InplaceDisk::Undo InplaceDisk::undo_of(std::span<const GroupBlock> blocks) const {
+  const uint64_t bs = sb_.block_bytes;
+  Undo u{std::vector<std::byte>(blocks.size() * bs), {}};
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    u.live.push_back(is_live(blocks[i].block));
+    if (u.live.back())
+      store_->read(sb_.platter_offset + blocks[i].block * bs, std::span(u.bytes).subspan(i * bs, bs));
+  }
+  return u;
+}
+
+// After a failed home write: the old contents back, a sync (home is old
+// again, durably), the record voided, a sync (it will never be replayed).
+// A crash before the second sync replays the record: all new, which a
+// failed request may read back after a crash. kCommitted if it failed
+// before the void was written: the record is durable and valid, so the
+// group is committed; kUndecided if at or after it: either may survive.
+InplaceDisk::RollBack InplaceDisk::roll_back(std::span<const GroupBlock> blocks, const Undo& undo,
+                                             uint64_t seq) {
+  const uint64_t bs = sb_.block_bytes;
+  try {
+    for (size_t i = 0; i < blocks.size(); ++i) {
+      const uint64_t b = blocks[i].block;
+      if (undo.live[i]) {
+        set_live(b, b + 1, true);
+        store_->write(sb_.platter_offset + b * bs, std::span(undo.bytes).subspan(i * bs, bs));
+      } else {
+        store_->discard(sb_.platter_offset + b * bs, bs);
+        set_live(b, b + 1, false);
+      }
+    }
+    store_->sync();
+  } catch (const Error&) {
+    return RollBack::kCommitted;
+  }
+  try {
+    write_void(seq);
+    store_->sync();
+  } catch (const Error& e) {
+    store_->stop(std::string("a failed atomic recovery unit's redo record could not be voided (") +
+                 e.what() + ")");
+    return RollBack::kUndecided;
+  }
+  return RollBack::kUndone;
+}
+
+// The group is committed but not all home: stop the disk, keep the group
+// for reads until the next open replays it.
+void InplaceDisk::strand(std::span<const GroupBlock> blocks, const Error& e) {
+  for (const GroupBlock& g : blocks)
+    stranded_[g.block] = g.data ? std::vector<std::byte>(g.data, g.data + sb_.block_bytes)
+                                : std::vector<std::byte>();
+  store_->stop(std::string("an atomic recovery unit committed in the redo journal could not be "
+                           "written home (") + e.what() + ")");
 }
 
 // The commit point: the record written, then synced. If the write fails,

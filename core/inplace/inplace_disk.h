@@ -34,6 +34,7 @@
 #include "core/store/backing_store.h"
 #include "core/disk.h"
 #include "core/inplace/redo_journal.h"
+#include "core/util/error.h"
 
 namespace vld {
 
@@ -85,6 +86,14 @@ class InplaceDisk final : public Disk {
   // commit_group's steps (inplace_disk.cc says why in this order).
   void write_record(const std::vector<std::byte>& record, uint64_t seq, Clock& clock);
   void write_home(std::span<const GroupBlock> blocks, Clock& clock);
+  struct Undo {
+    std::vector<std::byte> bytes;  // per block, its old contents (if live)
+    std::vector<bool> live;
+  };
+  Undo undo_of(std::span<const GroupBlock> blocks) const;
+  enum class RollBack { kUndone, kCommitted, kUndecided };
+  RollBack roll_back(std::span<const GroupBlock> blocks, const Undo& undo, uint64_t seq);
+  void strand(std::span<const GroupBlock> blocks, const Error& e);
   void sync(Clock& clock);
   void write_void(uint64_t seq);
   // The store's sync for every request but commit_group (the .cc says why);

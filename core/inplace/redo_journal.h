@@ -28,7 +28,9 @@
 //   (2) home blocks are written only while the record describing them is
 //       durable (or during replay of that record), so a crash there is
 //       repaired by replaying it, as often as it takes (replay is
-//       idempotent: it writes the same bytes);
+//       idempotent: it writes the same bytes). The same holds while a
+//       failed home write is rolled back (InplaceDisk::roll_back): the old
+//       contents go back and are synced before the record is voided;
 //   (3) once the home writes are synced, the record is voided (its header
 //       rewritten kVoid) right before the next sync of any other request
 //       (flush, FUA, close), or its header replaced by the next commit's

@@ -368,7 +368,10 @@ TEST(InplaceAru, AFailedRecordWriteFailsTheCommitAndVoidsIt) {
   EXPECT_EQ(read_all(*open_on(m, sb)), before);
 }
 
-TEST(InplaceAru, AFailedHomeWriteAfterTheCommitPointStopsTheDiskButKeepsTheCommit) {
+// Past the commit point a failed home write is undone: the old contents
+// back, synced, the record voided, synced; the commit fails having applied
+// nothing and the disk serves on.
+TEST(InplaceAru, AFailedHomeWriteIsRolledBackAndTheDiskServesOn) {
   const Superblock sb = inplace_sb();
   MemoryBackingStore m(empty_image(sb));
   FaultyStore f(m);
@@ -377,6 +380,32 @@ TEST(InplaceAru, AFailedHomeWriteAfterTheCommitPointStopsTheDiskButKeepsTheCommi
   Group g({1, 9, 30}, 20);
   // The third home write fails part way.
   f.arm({.op = FaultyStore::Op::kWrite, .nth = 2, .torn_bytes = 1024, .only_len = kBlock});
+  try {
+    d->commit_group(g.group, kSimEpoch);
+    ADD_FAILURE() << "the commit succeeded";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.err(), EIO);
+  }
+  f.disarm();
+  EXPECT_EQ(read_all(*d), before) << "a failed commit applied some";
+  EXPECT_EQ(d->check_consistency(), "");
+  EXPECT_EQ(read_all(*open_on(m, sb)), before) << "a failed commit's record was replayed";
+  d->commit_group(g.group, kSimEpoch);  // the disk serves on
+  EXPECT_EQ(read_all(*d), g.applied_to(before));
+}
+
+// If the old contents cannot be put back either, the group is committed
+// (its record is durable): the disk stops, reads see the group, and the
+// next open replays it.
+TEST(InplaceAru, AHomeWriteThatCannotBeUndoneKeepsTheCommitAndStopsTheDisk) {
+  const Superblock sb = inplace_sb();
+  MemoryBackingStore m(empty_image(sb));
+  FaultyStore f(m);
+  auto d = open_on(f, sb);
+  const Bytes before = fill(*d, 16, 19);
+  Group g({1, 9, 30}, 20);
+  f.arm({.op = FaultyStore::Op::kWrite, .nth = 2, .sticky = true, .torn_bytes = 1024,
+         .only_len = kBlock});
   Completion c = d->commit_group(g.group, kSimEpoch);
   EXPECT_EQ(c.syncs, 1u);
   EXPECT_EQ(read_all(*d), g.applied_to(before)) << "reads see the committed group";
