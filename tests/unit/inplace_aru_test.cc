@@ -25,6 +25,7 @@ namespace vld {
 namespace {
 
 using Bytes = std::vector<std::byte>;
+using G512 = RecordingStore::Granularity;
 constexpr uint64_t kExport = 1 << 20;  // 256 blocks of 4 KiB
 constexpr uint64_t kBlock = 4096;
 
@@ -392,6 +393,43 @@ TEST(InplaceAru, AFailedHomeWriteIsRolledBackAndTheDiskServesOn) {
   EXPECT_EQ(read_all(*open_on(m, sb)), before) << "a failed commit's record was replayed";
   d->commit_group(g.group, kSimEpoch);  // the disk serves on
   EXPECT_EQ(read_all(*d), g.applied_to(before));
+}
+
+// A crash anywhere in a rolled-back commit, torn at 512: the group reads
+// all old or all new (a failed request, crash contract), and all old once
+// the rollback's last sync is done.
+TEST(InplaceAru, ACrashDuringARollBackLeavesAllOrNothing) {
+  const Superblock sb = inplace_sb();
+  MemoryBackingStore m(empty_image(sb));
+  Bytes before;
+  {
+    auto d = open_on(m, sb);
+    before = fill(*d, 16, 26);
+    d->close();
+  }
+  RecordingStore rec(m);
+  FaultyStore f(rec);
+  auto d = open_on(f, sb);
+  Group g({1, 2, 9}, 27);
+  const Bytes after = g.applied_to(before);
+  const size_t begin = rec.events();
+  f.arm({.op = FaultyStore::Op::kWrite, .nth = 2, .torn_bytes = 1536, .only_len = kBlock});
+  EXPECT_THROW(d->commit_group(g.group, kSimEpoch), Error);
+  const G512 g512 = RecordingStore::Granularity::k512;
+  std::mt19937_64 rng(28);
+  for (size_t p = begin; p <= rec.events(); ++p) {
+    const size_t k = rec.pending_unit_count(p, g512);
+    for (int trial = 0; trial < 24; ++trial) {
+      std::vector<bool> s(k);
+      for (size_t i = 0; i < k; ++i) s[i] = trial == 0 ? false : trial == 1 ? true : (rng() & 1);
+      RecordingStore crash(rec.materialize(p, s, g512));
+      const Bytes got = read_all(*open_on(crash, sb));
+      if (p == rec.events())
+        EXPECT_EQ(got, before) << "rolled back and voided, durably";
+      else
+        EXPECT_TRUE(got == before || got == after) << "crash after event " << p << ", trial " << trial;
+    }
+  }
 }
 
 // If the old contents cannot be put back either, the group is committed
