@@ -15,10 +15,16 @@
 //     acknowledged before it;
 //   - recovery cut by a crash, and cut again, still agrees (clause 4), and
 //     the recovered state is consistent (clause 5).
+//
+// mode=inplace updates ordinary writes in place, atomic only per block and
+// only at 4 KiB (crash_oracle.h, RigConfig::block_units): its tests run
+// either whole-block ordinary writes with 4 KiB crash states, or no
+// ordinary writes with torn 512-byte states (AruMix).
 #include <gtest/gtest.h>
 
 #include <chrono>
 #include <iostream>
+#include <optional>
 #include <random>
 
 #include "core/aru/aru_shadow.h"
@@ -88,7 +94,17 @@ class Connection {
   AruShadow shadow_;
 };
 
-void aru_workload(Rig& rig, std::mt19937_64& rng, size_t steps, size_t connections, AruTally& t) {
+// What the workload does besides ARUs, and which crash states are checked.
+// The defaults are those of mode=vld and mode=lld.
+struct AruMix {
+  bool ordinary_writes = true;    // writes on the default export
+  bool whole_block_writes = false;  // ...and then only whole, aligned blocks
+  // Every crash state at this granularity; nullopt: every third torn.
+  std::optional<G> granularity;
+};
+
+void aru_workload(Rig& rig, std::mt19937_64& rng, size_t steps, size_t connections, AruTally& t,
+                  const AruMix& mix = {}) {
   std::vector<std::unique_ptr<Connection>> conns;
   for (size_t i = 0; i < connections; ++i) conns.push_back(std::make_unique<Connection>(rig));
   const uint64_t blocks = rig.blocks();
@@ -100,6 +116,7 @@ void aru_workload(Rig& rig, std::mt19937_64& rng, size_t steps, size_t connectio
     const uint64_t first = pick(region);
     uint64_t len = std::min<uint64_t>(1 + (pick(4) == 0 ? pick(16) : pick(3)), blocks - first) * kBlock;
     uint64_t offset = first * kBlock;
+    const uint64_t block_len = len;
     if (pick(4) == 0) {  // sector-aligned, not block-aligned: merged with committed data
       const uint64_t head = 512 * pick(8);
       offset += head;
@@ -116,7 +133,11 @@ void aru_workload(Rig& rig, std::mt19937_64& rng, size_t steps, size_t connectio
     } else if (op < 72) {
       c.abort(t);
     } else if (op < 82) {
-      rig.write(offset, len, pick(4) == 0);  // the default export, between commits
+      const bool fua = pick(4) == 0;  // the default export, between commits
+      if (mix.ordinary_writes && mix.whole_block_writes)
+        rig.write(first * kBlock, block_len, fua);
+      else if (mix.ordinary_writes)
+        rig.write(offset, len, fua);
     } else if (op < 86) {
       rig.flush();
     } else if (op < 90) {
@@ -145,7 +166,7 @@ void aru_workload(Rig& rig, std::mt19937_64& rng, size_t steps, size_t connectio
 // Runs the ARU workload on `config` and crashes it at `points` sampled
 // points (exhaustive where few units are pending).
 void run_aru(const char* name, const RigConfig& config, uint64_t seed, size_t steps,
-             size_t points, uint64_t min_states) {
+             size_t points, uint64_t min_states, const AruMix& mix = {}) {
   auto t0 = std::chrono::steady_clock::now();
   Rig rig(config, seed);
   std::mt19937_64 rng(seed);
@@ -162,7 +183,7 @@ void run_aru(const char* name, const RigConfig& config, uint64_t seed, size_t st
   };
   const bool lld = config.mode == DiskMode::kLld;
   if (lld) rig.before_close([&](Disk& d) { add(dynamic_cast<LldDisk&>(d).report().stats); });
-  aru_workload(rig, rng, steps, /*connections=*/3, t);
+  aru_workload(rig, rng, steps, /*connections=*/3, t, mix);
   ASSERT_EQ(rig.check_live(), "");
   if (lld) {
     add(rig.lld_disk().report().stats);
@@ -186,7 +207,7 @@ void run_aru(const char* name, const RigConfig& config, uint64_t seed, size_t st
   const size_t span = rec.events() - rig.format_end() + 1;
   for (size_t i = 0; i < points; ++i) {
     const size_t p = rig.format_end() + rng() % span;
-    const G g = (i % 3 == 2) ? G::k512 : G::k4K;
+    const G g = mix.granularity ? *mix.granularity : (i % 3 == 2) ? G::k512 : G::k4K;
     const size_t k = rec.pending_unit_count(p, g);
     if (k <= 6) {
       for (uint64_t m = 0; m < (uint64_t{1} << k); ++m) jobs.push_back(Job{p, g, Job::Kind::kMask, m});
@@ -242,6 +263,31 @@ TEST(CrashHarness, AruLld) {
 }
 TEST(CrashHarness, AruLldNoNvram) {
   run_aru("ARUs, mode=lld nvram=0", lld_aru_config(false), 94, 260, 900, 2500);
+}
+
+// The redo journal past the export holds 96 blocks here: every ARU of the
+// workload (at most 64 blocks) fits.
+RigConfig inplace_aru_config() {
+  RigConfig c;
+  c.mode = DiskMode::kInplace;
+  c.export_bytes = 1 << 20;  // 256 blocks
+  return c;
+}
+
+// ARUs among whole-block ordinary writes (FUA or not) and flushes: every
+// ARU all or nothing, no stale journal record replayed over a newer
+// durable write; 4 KiB crash states, where in-place blocks are atomic.
+TEST(CrashHarness, AruInplace) {
+  run_aru("ARUs, mode=inplace, whole-block writes, 4K states", inplace_aru_config(), 93, 300, 900,
+          4000, AruMix{.ordinary_writes = true, .whole_block_writes = true, .granularity = G::k4K});
+}
+
+// ARUs, aborts, flushes and reopens only, every crash state torn at 512
+// bytes: the journal record, the home writes and the void may each be cut
+// anywhere, and each ARU is still all or nothing.
+TEST(CrashHarness, AruInplaceTorn512) {
+  run_aru("ARUs, mode=inplace, torn 512-byte states", inplace_aru_config(), 95, 400, 1500, 3000,
+          AruMix{.ordinary_writes = false, .granularity = G::k512});
 }
 
 }  // namespace

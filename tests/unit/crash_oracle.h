@@ -1,5 +1,6 @@
-// The crash harness of mode=vld and mode=lld: a workload driver that runs a
-// Disk (VldDisk, or LldDisk with or without NVRAM; RigConfig::mode) on a
+// The crash harness of mode=vld, mode=lld and (for ARUs) mode=inplace: a
+// workload driver that runs a Disk (VldDisk, LldDisk with or without NVRAM,
+// or InplaceDisk; RigConfig::mode) on a
 // RecordingStore and keeps a model of what every request wrote, an oracle
 // that decides whether a recovered image is one the crash contract allows,
 // and the per-crash-state check of all five clauses of the contract.
@@ -31,6 +32,12 @@
 // merged block (the disk's read-modify-write), for a zero request zeros (or
 // the merged block), for a trim zeros. That is "all old or all new" per
 // request, at block granularity, with old meaning any older allowed state.
+//
+// mode=inplace updates in place, so an ordinary write or zero is atomic per
+// block only where the crash states are whole 4 KiB units and the writes
+// whole blocks (RigConfig::block_units): there each block of it is its own
+// unit, and its tests check ordinary writes at 4 KiB only and write whole
+// blocks; an ARU commit stays one unit over all its blocks, torn or not.
 //
 // Trims are advisory ("a request that trimmed reads back zeros or old"): each
 // block a trim covers is its own one-block unit, never required to be
@@ -157,6 +164,12 @@ struct RigConfig {
   uint64_t nvram_bytes = 64 * 1024;
   LldOptions lld;
 
+  // Each block of an ordinary write or zero is its own unit of the oracle:
+  // mode=inplace writes in place, so a crash can keep some of a request's
+  // blocks and not others. (Atomic per block only for whole-block writes
+  // and 4 KiB crash states; within a block, a torn sector or a partial
+  // write mixes old and new, which the oracle does not model.)
+  bool block_units() const { return mode == DiskMode::kInplace; }
   // Every completed write, trim and zero is durable at its reply: mode=lld
   // with NVRAM (lld_disk.h). Otherwise flush, FUA and a clean close are the
   // durability points.
@@ -279,6 +292,8 @@ class Rig {
     if (sb_.mode == DiskMode::kLld) {
       LldDisk::format(*rec_, sb_);
       rec_->sync();  // as format_store does: a crash state never has half a format
+    } else if (sb_.mode == DiskMode::kInplace) {
+      rec_->sync();  // nothing on the platters: its journal area is all zeros
     } else {
       VldDisk::format(*rec_, sb_);  // syncs
     }
@@ -306,7 +321,7 @@ class Rig {
     Bytes data = request_data(seed_, id, offset, len);
     run(r, [&] { return disk_->write(offset, data, fua, now_); });
     std::memcpy(live_.data() + offset, data.data(), len);
-    add_atomic_unit(r, id, first_block(offset), last_block(offset, len));
+    add_request_units(r, id, first_block(offset), last_block(offset, len));
     reqs_.push_back(std::move(r));
   }
   void trim(uint64_t offset, uint64_t len, bool fua) {
@@ -326,7 +341,7 @@ class Rig {
     const size_t id = reqs_.size();
     run(r, [&] { return disk_->zero(offset, len, ZeroFlags{may_trim, fua, false}, now_); });
     std::memset(live_.data() + offset, 0, len);
-    add_atomic_unit(r, id, first_block(offset), last_block(offset, len));
+    add_request_units(r, id, first_block(offset), last_block(offset, len));
     reqs_.push_back(std::move(r));
   }
   // An ARU's commit (Disk::commit_group): `group` (sorted, distinct; data
@@ -465,10 +480,17 @@ class Rig {
     now_ = c.end;
   }
 
-  void add_atomic_unit(Request& r, size_t id, uint64_t first, uint64_t last) {
+  // A write's or zero's units: one over all its blocks, or one per block
+  // (RigConfig::block_units).
+  void add_request_units(Request& r, size_t id, uint64_t first, uint64_t last) {
     std::vector<uint64_t> blocks;
-    for (uint64_t b = first; b <= last; ++b) blocks.push_back(b);
-    add_group_unit(r, id, blocks);
+    for (uint64_t b = first; b <= last; ++b) {
+      if (cfg_.block_units())
+        add_group_unit(r, id, {b});
+      else
+        blocks.push_back(b);
+    }
+    if (!blocks.empty()) add_group_unit(r, id, blocks);
   }
   void add_group_unit(Request& r, size_t id, const std::vector<uint64_t>& blocks) {
     Unit u{id, true, {}};
