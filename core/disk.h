@@ -111,6 +111,12 @@ class Disk {
   // REQUIRES: blocks non-empty, sorted by block, no block twice, each
   // inside the export.
   virtual Completion commit_group(std::span<const GroupBlock> blocks, SimTime start) = 0;
+  // The most blocks commit_group can ever take at once, and what bounds it
+  // ("" if nothing but free space does): mode=inplace's redo journal.
+  // AruSession refuses to grow an ARU past it, so the refusal comes at the
+  // write (the ARU stays open) and not at the commit.
+  virtual uint64_t max_group_blocks() const { return UINT64_MAX; }
+  virtual std::string max_group_why() const { return ""; }
 
   // Idle time: one step of background work (the vld compactor) starting at
   // `start`, or nullopt if there is none. Each step is short (one block

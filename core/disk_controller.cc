@@ -174,6 +174,16 @@ void DiskController::count_aru_abort(uint64_t shadow_blocks) {
   stats_.aru.blocks_aborted += shadow_blocks;
 }
 
+uint64_t DiskController::max_group_blocks() const {
+  std::lock_guard lock(mu_);
+  return disk_->max_group_blocks();
+}
+
+std::string DiskController::max_group_why() const {
+  std::lock_guard lock(mu_);
+  return disk_->max_group_why();
+}
+
 bool DiskController::step_locked(SimTime start) {
   std::optional<Completion> c;
   try {

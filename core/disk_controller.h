@@ -76,6 +76,9 @@ class DiskController {
   RequestTiming commit_group(std::span<const GroupBlock> blocks, std::optional<SimTime> arrival);
   RequestTiming shadow(uint64_t bytes, std::optional<SimTime> arrival);
   void count_aru_abort(uint64_t shadow_blocks);
+  // Disk::max_group_blocks and max_group_why.
+  uint64_t max_group_blocks() const;
+  std::string max_group_why() const;
 
   // Idle time until `until` (simulated): runs idle steps that start before
   // it; the last may end after it. Returns the number of steps run; stops

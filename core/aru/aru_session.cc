@@ -4,9 +4,24 @@
 
 namespace vld {
 
+namespace {
+
+// The shadow's bound: aru_max=, or the disk's own if that is smaller.
+AruShadow make_shadow(DiskController& disk, uint64_t aru_max_bytes) {
+  const Superblock& sb = disk.superblock();
+  const uint64_t group_blocks = disk.max_group_blocks();
+  const uint64_t disk_max = group_blocks > UINT64_MAX / sb.block_bytes
+                                ? UINT64_MAX
+                                : group_blocks * sb.block_bytes;
+  if (disk_max < aru_max_bytes)
+    return AruShadow(sb.block_bytes, sb.export_bytes, disk_max, disk.max_group_why());
+  return AruShadow(sb.block_bytes, sb.export_bytes, aru_max_bytes);
+}
+
+}  // namespace
+
 AruSession::AruSession(DiskController& disk, uint64_t max_bytes)
-    : disk_(disk),
-      shadow_(disk.superblock().block_bytes, disk.superblock().export_bytes, max_bytes) {}
+    : disk_(disk), shadow_(make_shadow(disk, max_bytes)) {}
 
 AruSession::~AruSession() { abort(); }
 

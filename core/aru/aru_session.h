@@ -39,6 +39,8 @@ inline constexpr uint64_t kDefaultAruMaxBytes = 32 * 1024 * 1024;
 
 class AruSession {
  public:
+  // An ARU holds at most max_bytes (aru_max=), or what the disk can commit
+  // at once if that is less (DiskController::max_group_blocks).
   AruSession(DiskController& disk, uint64_t max_bytes);
   // Aborts the open ARU.
   ~AruSession();

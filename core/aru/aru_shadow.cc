@@ -4,13 +4,18 @@
 #include <cassert>
 #include <cstring>
 #include <string>
+#include <utility>
 
 #include "core/util/error.h"
 
 namespace vld {
 
-AruShadow::AruShadow(uint32_t block_bytes, uint64_t export_bytes, uint64_t max_bytes)
-    : block_bytes_(block_bytes), export_bytes_(export_bytes), max_bytes_(max_bytes) {
+AruShadow::AruShadow(uint32_t block_bytes, uint64_t export_bytes, uint64_t max_bytes,
+                     std::string max_why)
+    : block_bytes_(block_bytes),
+      export_bytes_(export_bytes),
+      max_bytes_(max_bytes),
+      max_why_(std::move(max_why)) {
   assert(block_bytes > 0 && export_bytes % block_bytes == 0);
 }
 
@@ -26,11 +31,16 @@ void AruShadow::check_room(uint64_t first, uint64_t last) const {
   uint64_t added = 0;
   for (uint64_t b = first; b <= last; ++b) added += blocks_.count(b) ? 0 : 1;
   const uint64_t after = bytes() + added * block_bytes_;
-  if (after > max_bytes_)
+  if (after <= max_bytes_) return;
+  if (!max_why_.empty())
     throw Error("this atomic recovery unit would hold " + std::to_string(after) +
-                    " bytes, more than aru_max=" + std::to_string(max_bytes_) +
-                    ": commit it (flush) first, or serve with a larger aru_max=",
+                    " bytes, more than " + max_why_ + " can commit at once (" +
+                    std::to_string(max_bytes_) + " bytes): commit it (flush) first",
                 ENOSPC);
+  throw Error("this atomic recovery unit would hold " + std::to_string(after) +
+                  " bytes, more than aru_max=" + std::to_string(max_bytes_) +
+                  ": commit it (flush) first, or serve with a larger aru_max=",
+              ENOSPC);
 }
 
 void AruShadow::write(uint64_t offset, std::span<const std::byte> data,

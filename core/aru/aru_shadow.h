@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <string>
 #include <span>
 #include <vector>
 
@@ -42,7 +43,9 @@ class AruShadow {
   // Reads block `block`'s committed contents into out (block_bytes bytes).
   using ReadBase = std::function<void(uint64_t block, std::span<std::byte> out)>;
 
-  AruShadow(uint32_t block_bytes, uint64_t export_bytes, uint64_t max_bytes);
+  // max_why names the bound in ENOSPC's message ("" : aru_max=).
+  AruShadow(uint32_t block_bytes, uint64_t export_bytes, uint64_t max_bytes,
+            std::string max_why = "");
 
   // Each throws Error (EINVAL: outside the export; ENOSPC: past max_bytes)
   // before changing anything.
@@ -76,6 +79,7 @@ class AruShadow {
   uint32_t block_bytes_;
   uint64_t export_bytes_;
   uint64_t max_bytes_;
+  std::string max_why_;
   std::map<uint64_t, Block> blocks_;
 };
 

@@ -84,6 +84,17 @@ Completion InplaceDisk::write(uint64_t offset, std::span<const std::byte> data, 
 // to back commits pay no void at all. Charged as the drive would do it:
 // the record as one sequential access to the journal area, each sync a
 // command, the home blocks as one command visiting them in block order.
+uint64_t InplaceDisk::max_group_blocks() const {
+  uint64_t n = journal_.capacity() / sb_.block_bytes;
+  while (n > 0 && journal_.record_bytes(n, n) > journal_.capacity()) --n;
+  return n;
+}
+
+std::string InplaceDisk::max_group_why() const {
+  return "the redo journal of this mode=inplace image (" + std::to_string(journal_.capacity()) +
+         " bytes, the platters past the export)";
+}
+
 Completion InplaceDisk::commit_group(std::span<const GroupBlock> blocks, SimTime start) {
   store_->check();
   assert(!blocks.empty());

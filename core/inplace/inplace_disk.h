@@ -54,6 +54,8 @@ class InplaceDisk final : public Disk {
   Completion zero(uint64_t offset, uint64_t len, ZeroFlags flags, SimTime start) override;
   void extents(uint64_t offset, uint64_t len, const ExtentFn& fn) override;
   Completion commit_group(std::span<const GroupBlock> blocks, SimTime start) override;
+  uint64_t max_group_blocks() const override;  // what the redo journal holds
+  std::string max_group_why() const override;
   uint64_t live_blocks() const override { return live_blocks_; }
   void close() override;
   // The live map's count agrees with its bits, and the redo journal holds

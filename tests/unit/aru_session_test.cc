@@ -164,6 +164,30 @@ TEST_P(AruSessionTest, BlocksPastTheEndAreRefused) {
   EXPECT_EQ(aru.shadow_bytes(), 0u);
 }
 
+// mode=inplace commits through a redo journal of fixed size: an ARU may not
+// grow past what it holds (the write fails, the ARU stays whole), however
+// large aru_max= is.
+TEST_P(AruSessionTest, AnAruStopsGrowingWhereTheDiskCannotCommitIt) {
+  const uint64_t max_blocks = ctl_->max_group_blocks();
+  if (GetParam() != DiskMode::kInplace) {  // free space alone bounds its commits
+    EXPECT_EQ(max_blocks, UINT64_MAX) << "only mode=inplace bounds a commit";
+    return;
+  }
+  ASSERT_GT(max_blocks, 64u);
+  AruSession aru(*ctl_, kDefaultAruMaxBytes);
+  const Bytes all = data_of(9, max_blocks * kBlock);
+  aru.write(0, all, std::nullopt);
+  try {
+    aru.write(max_blocks * kBlock, data_of(10, kBlock), std::nullopt);
+    ADD_FAILURE() << "an ARU grew past what the redo journal holds";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.err(), ENOSPC);
+    EXPECT_NE(std::string(e.what()).find("redo journal"), std::string::npos) << e.what();
+  }
+  aru.commit(std::nullopt);
+  EXPECT_EQ(read(0, max_blocks * kBlock), all);
+}
+
 std::string ModeName(const ::testing::TestParamInfo<DiskMode>& info) {
   return mode_name(info.param);
 }
