@@ -106,10 +106,6 @@ RequestTiming DiskController::serve(Kind kind, bool fua, uint64_t bytes,
       s.aru.blocks_committed += bytes / disk_->block_bytes();
       s.aru.commit_latency.add(service_ns);
       break;
-    case Kind::kShadow:
-      ++s.aru.shadow_requests;
-      s.aru.shadow_bytes += bytes;
-      break;
   }
   return t;
 }
@@ -161,11 +157,12 @@ RequestTiming DiskController::commit_group(std::span<const GroupBlock> blocks,
 }
 
 RequestTiming DiskController::shadow(uint64_t bytes, std::optional<SimTime> arrival) {
-  return serve(Kind::kShadow, false, bytes, arrival,
-               [&](SimTime s) {
-                 Access a = disk_->drive().command_only(s);
-                 return Completion{a.end, a.breakdown};
-               });
+  std::lock_guard lock(mu_);
+  if (closed_) throw Error("the disk is shut down", ESHUTDOWN);
+  ++stats_.aru.shadow_requests;
+  stats_.aru.shadow_bytes += bytes;
+  const SimTime at = arrival ? *arrival : busy_until_;
+  return RequestTiming{at, at, {}, SimDuration{0}};
 }
 
 void DiskController::count_aru_abort(uint64_t shadow_blocks) {

@@ -69,10 +69,13 @@ class DiskController {
   RequestTiming zero(uint64_t offset, uint64_t len, ZeroFlags flags,
                      std::optional<SimTime> arrival);
   // Atomic recovery units (core/aru/aru_session.h). commit_group is
-  // Disk::commit_group (EndARU + Flush); `shadow` charges a request that an
-  // ARU keeps in its shadow state (a write, zero or trim that reaches no
-  // media until the commit): one command's controller overhead. abort
-  // counts an ARU dropped without a commit (it wrote nothing).
+  // Disk::commit_group (EndARU + Flush); `shadow` counts a request that an
+  // ARU keeps in its shadow state (a write, zero or trim that reaches
+  // neither the drive nor the media until the commit, like a write into a
+  // host's buffer cache): it takes no simulated time and does not occupy
+  // the drive; it "completes" when it arrives (or, without arrival times,
+  // when the drive is next free). abort counts an ARU dropped without a
+  // commit (it wrote nothing).
   RequestTiming commit_group(std::span<const GroupBlock> blocks, std::optional<SimTime> arrival);
   RequestTiming shadow(uint64_t bytes, std::optional<SimTime> arrival);
   void count_aru_abort(uint64_t shadow_blocks);
@@ -107,7 +110,7 @@ class DiskController {
   void close();
 
  private:
-  enum class Kind { kRead, kWrite, kFlush, kTrim, kZero, kCommit, kShadow };
+  enum class Kind { kRead, kWrite, kFlush, kTrim, kZero, kCommit };
   template <typename Op>
   RequestTiming serve(Kind kind, bool fua, uint64_t bytes, std::optional<SimTime> arrival, Op op);
   void check_range(uint64_t offset, uint64_t len) const;

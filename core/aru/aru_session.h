@@ -2,8 +2,9 @@
 // paper 004's WriteAtomic; issue 15), over the shared DiskController.
 //
 // A session always has one ARU open. Its writes, zeroes and trims go into
-// the ARU's shadow state (AruShadow) and cost one command's controller
-// overhead each: they reach no media until the commit. commit() is EndARU +
+// the ARU's shadow state (AruShadow), in host memory, and take no simulated
+// time: they reach neither the drive nor the media until the commit (a
+// partial block first reads the committed block, through the drive). commit() is EndARU +
 // Flush: Disk::commit_group writes every block of the ARU as one atomic,
 // durable unit in the disk mode's own way (vld: one map-sector group; lld:
 // one record or segment-summary commit; inplace: a redo journal), and a new

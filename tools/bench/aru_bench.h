@@ -31,7 +31,7 @@ struct AruBenchSpec {
   uint64_t export_bytes = 256ull << 20;
   std::vector<std::string> modes = {"vld", "lld", "inplace"};  // lld: with its default NVRAM
   std::vector<uint32_t> record_blocks = {1, 4, 16, 64};
-  uint64_t records = 200;  // per point
+  uint64_t records = 1000;  // per point
   uint64_t seed = 1;
 };
 
