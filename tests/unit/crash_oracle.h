@@ -91,6 +91,7 @@
 #include "core/lld/lld_disk.h"
 #include "core/vld/vld_disk.h"
 #include "geometry/presets.h"
+#include "tests/unit/aru_test_util.h"
 
 namespace vld::crash {
 
@@ -354,15 +355,9 @@ class Rig {
                               group.size() * kBlock, /*fua=*/true);
     const size_t id = reqs_.size();
     run(r, [&] { return disk_->commit_group(group, now_); });
+    test::apply_group(group, live_.data(), kBlock);
     std::vector<uint64_t> blocks;
-    for (const GroupBlock& g : group) {
-      std::byte* dst = live_.data() + g.block * kBlock;
-      if (g.data)
-        std::memcpy(dst, g.data, kBlock);
-      else
-        std::memset(dst, 0, kBlock);
-      blocks.push_back(g.block);
-    }
+    for (const GroupBlock& g : group) blocks.push_back(g.block);
     add_group_unit(r, id, blocks);
     reqs_.push_back(std::move(r));
   }

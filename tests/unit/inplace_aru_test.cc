@@ -20,6 +20,7 @@
 #include "core/store/overlay_store.h"
 #include "core/util/error.h"
 #include "tests/unit/test_superblock.h"
+#include "tests/unit/aru_test_util.h"
 
 namespace vld {
 namespace {
@@ -67,13 +68,7 @@ struct Group {
   }
   // What the export reads once `before` had this group committed.
   Bytes applied_to(Bytes before) const {
-    for (const GroupBlock& g : group) {
-      std::byte* dst = before.data() + g.block * kBlock;
-      if (g.data)
-        std::memcpy(dst, g.data, kBlock);
-      else
-        std::memset(dst, 0, kBlock);
-    }
+    test::apply_group(group, before.data(), kBlock);
     return before;
   }
   std::vector<Bytes> data;
@@ -352,12 +347,21 @@ TEST(InplaceAru, CostsTheJournalTheHomeWritesAndTwoSyncs) {
 
 // ---- backing-store faults ------------------------------------------------
 
+// An inplace disk on a FaultyStore over an image in memory, its first 16
+// blocks filled with `seed`'s pattern (before).
+struct FaultyInplace {
+  explicit FaultyInplace(uint64_t seed)
+      : sb(inplace_sb()), m(empty_image(sb)), f(m), d(open_on(f, sb)), before(fill(*d, 16, seed)) {}
+  const Superblock sb;
+  MemoryBackingStore m;
+  FaultyStore f;
+  std::unique_ptr<InplaceDisk> d;
+  const Bytes before;
+};
+
 TEST(InplaceAru, AFailedRecordWriteFailsTheCommitAndVoidsIt) {
-  const Superblock sb = inplace_sb();
-  MemoryBackingStore m(empty_image(sb));
-  FaultyStore f(m);
-  auto d = open_on(f, sb);
-  const Bytes before = fill(*d, 16, 17);
+  FaultyInplace t(17);
+  auto& [sb, m, f, d, before] = t;
   Group g({1, 2, 3}, 18);
   const uint64_t record = RedoJournal(sb).record_bytes(3, 3);
   // The whole record lands, and yet the write reports failure.
@@ -373,11 +377,8 @@ TEST(InplaceAru, AFailedRecordWriteFailsTheCommitAndVoidsIt) {
 // back, synced, the record voided, synced; the commit fails having applied
 // nothing and the disk serves on.
 TEST(InplaceAru, AFailedHomeWriteIsRolledBackAndTheDiskServesOn) {
-  const Superblock sb = inplace_sb();
-  MemoryBackingStore m(empty_image(sb));
-  FaultyStore f(m);
-  auto d = open_on(f, sb);
-  const Bytes before = fill(*d, 16, 19);
+  FaultyInplace t(19);
+  auto& [sb, m, f, d, before] = t;
   Group g({1, 9, 30}, 20);
   // The third home write fails part way.
   f.arm({.op = FaultyStore::Op::kWrite, .nth = 2, .torn_bytes = 1024, .only_len = kBlock});
@@ -436,11 +437,8 @@ TEST(InplaceAru, ACrashDuringARollBackLeavesAllOrNothing) {
 // (its record is durable): the disk stops, reads see the group, and the
 // next open replays it.
 TEST(InplaceAru, AHomeWriteThatCannotBeUndoneKeepsTheCommitAndStopsTheDisk) {
-  const Superblock sb = inplace_sb();
-  MemoryBackingStore m(empty_image(sb));
-  FaultyStore f(m);
-  auto d = open_on(f, sb);
-  const Bytes before = fill(*d, 16, 19);
+  FaultyInplace t(19);
+  auto& [sb, m, f, d, before] = t;
   Group g({1, 9, 30}, 20);
   f.arm({.op = FaultyStore::Op::kWrite, .nth = 2, .sticky = true, .torn_bytes = 1024,
          .only_len = kBlock});
@@ -456,11 +454,8 @@ TEST(InplaceAru, AHomeWriteThatCannotBeUndoneKeepsTheCommitAndStopsTheDisk) {
 }
 
 TEST(InplaceAru, AFailedSyncAtTheCommitPointFailsTheCommit) {
-  const Superblock sb = inplace_sb();
-  MemoryBackingStore m(empty_image(sb));
-  FaultyStore f(m);
-  auto d = open_on(f, sb);
-  const Bytes before = fill(*d, 16, 21);
+  FaultyInplace t(21);
+  auto& [sb, m, f, d, before] = t;
   Group g({4, 5}, 22);
   f.arm({.op = FaultyStore::Op::kSync, .nth = 0, .drop_on_failed_sync = true});
   EXPECT_THROW(d->commit_group(g.group, kSimEpoch), Error);
@@ -474,11 +469,8 @@ TEST(InplaceAru, AFailedSyncAtTheCommitPointFailsTheCommit) {
 // sync, the record stays valid, and the next flush voids it before any
 // later write is durable.
 TEST(InplaceAru, AFailedVoidFailsTheFlushAndIsRetried) {
-  const Superblock sb = inplace_sb();
-  MemoryBackingStore m(empty_image(sb));
-  FaultyStore f(m);
-  auto d = open_on(f, sb);
-  fill(*d, 16, 23);
+  FaultyInplace t(23);
+  auto& [sb, m, f, d, before] = t;
   Group g({2, 3}, 24);
   d->commit_group(g.group, kSimEpoch);
   f.arm({.op = FaultyStore::Op::kWrite, .nth = 0, .only_len = 512});

@@ -19,6 +19,8 @@
 #include "core/store/fault_store.h"
 #include "core/util/error.h"
 #include "geometry/presets.h"
+#include "tests/unit/aru_test_util.h"
+#include "tests/unit/lld_test_util.h"
 
 namespace vld {
 namespace {
@@ -42,14 +44,8 @@ AruConfig no_nvram(AruConfig c = {}) {
 }
 
 Superblock superblock_of(const AruConfig& c) {
-  FormatOptions o;
-  o.mode = DiskMode::kLld;
-  o.export_bytes = c.export_bytes;
-  o.block_bytes = kBlock;
-  o.spare_percent = c.spare_percent;
-  o.segment_bytes = c.segment_bytes;
-  o.nvram_bytes = c.nvram_bytes;
-  o.geometry = *find_preset("st19101");
+  FormatOptions o =
+      test::lld_format_options(c.export_bytes, c.spare_percent, c.segment_bytes, c.nvram_bytes);
   if (!c.tight) return plan_image(o);
   o.geometry.sectors_per_track = 64;
   o.geometry.tracks_per_cylinder = 4;
@@ -110,13 +106,7 @@ class AruRig {
   Completion commit(const Group& g) {
     Completion done = disk_->commit_group(g.blocks, now_);
     now_ = done.end;
-    for (const GroupBlock& b : g.blocks) {
-      std::byte* dst = model_.data() + b.block * kBlock;
-      if (b.data)
-        std::memcpy(dst, b.data, kBlock);
-      else
-        std::memset(dst, 0, kBlock);
-    }
+    test::apply_group(g.blocks, model_.data(), kBlock);
     return done;
   }
 

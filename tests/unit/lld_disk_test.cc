@@ -15,6 +15,7 @@
 #include "core/store/backing_store.h"
 #include "core/util/error.h"
 #include "geometry/presets.h"
+#include "tests/unit/lld_test_util.h"
 
 namespace vld {
 namespace {
@@ -30,15 +31,8 @@ struct LldConfig {
 };
 
 Superblock lld_superblock(const LldConfig& c) {
-  FormatOptions o;
-  o.mode = DiskMode::kLld;
-  o.export_bytes = c.export_bytes;
-  o.block_bytes = kBlock;
-  o.spare_percent = c.spare_percent;
-  o.segment_bytes = c.segment_bytes;
-  o.nvram_bytes = c.nvram_bytes;
-  o.geometry = *find_preset("st19101");
-  return plan_image(o);
+  return plan_image(
+      test::lld_format_options(c.export_bytes, c.spare_percent, c.segment_bytes, c.nvram_bytes));
 }
 
 // A disk over a store the test keeps, and a model of what it must read.

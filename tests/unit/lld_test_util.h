@@ -1,5 +1,6 @@
-// Helpers the mode=lld format tests share: a deterministic MAC key per
-// seed (so two seeds are two images' secrets) and hex for golden bytes.
+// Helpers the mode=lld tests share: a deterministic MAC key per seed (so
+// two seeds are two images' secrets), hex for golden bytes, and the format
+// options of an lld image on the st19101 preset.
 #ifndef VLD_TESTS_UNIT_LLD_TEST_UTIL_H_
 #define VLD_TESTS_UNIT_LLD_TEST_UTIL_H_
 
@@ -7,7 +8,9 @@
 #include <cstdio>
 #include <string>
 
+#include "core/image.h"
 #include "core/util/mac.h"
+#include "geometry/presets.h"
 
 namespace vld::test {
 
@@ -25,6 +28,21 @@ inline std::string hex(const unsigned char* p, size_t n) {
     s += buf;
   }
   return s;
+}
+
+// mode=lld on the st19101 preset with 4 KiB blocks and these format-time
+// parameters.
+inline FormatOptions lld_format_options(uint64_t export_bytes, uint32_t spare_percent,
+                                        uint64_t segment_bytes, uint64_t nvram_bytes) {
+  FormatOptions o;
+  o.mode = DiskMode::kLld;
+  o.export_bytes = export_bytes;
+  o.block_bytes = 4096;
+  o.spare_percent = spare_percent;
+  o.segment_bytes = segment_bytes;
+  o.nvram_bytes = nvram_bytes;
+  o.geometry = *find_preset("st19101");
+  return o;
 }
 
 }  // namespace vld::test
