@@ -16,12 +16,14 @@
 #define VLD_CORE_DISK_H_
 
 #include <algorithm>
+#include <cassert>
 #include <cstddef>
 #include <cstdint>
 #include <functional>
 #include <optional>
 #include <span>
 #include <string>
+#include <vector>
 
 #include "core/image_format.h"
 #include "core/mode_report.h"
@@ -46,9 +48,11 @@ struct ZeroFlags {
 
 // One block of an atomic group (an ARU's commit, core/aru/aru_session.h):
 // its new contents, or nullptr for zeros (the block may become a hole).
+// shadow_token: where Disk::place_shadow already wrote `data` (0: nowhere).
 struct GroupBlock {
   uint64_t block;         // export block, in block_bytes units
   const std::byte* data;  // block_bytes bytes, or nullptr
+  uint64_t shadow_token = 0;
 };
 
 enum class ExtentType { kData, kHole };  // a hole reads as zeros
@@ -116,6 +120,25 @@ class Disk {
   // AruSession refuses to grow an ARU past it, so the refusal comes at the
   // write (the ARU stays open) and not at the commit.
   virtual uint64_t max_group_blocks() const { return UINT64_MAX; }
+  // Modes that place an ARU's blocks as they are written (mode=vld: "the
+  // allocation is global", paper 000), before any commit: place_shadow
+  // writes `blocks` (each with data) to free sectors now, mapped by
+  // nothing, and gives a token per block, which commit_group then takes as
+  // the block's data, written; drop_shadow gives a token's sectors back
+  // (the ARU aborted, or changed the block again). An uncommitted token is
+  // nothing to recovery: a crash frees its sectors. Other modes keep the
+  // ARU in memory until the commit (places_shadow() false).
+  virtual bool places_shadow() const { return false; }
+  // REQUIRES: places_shadow(); every block has data.
+  virtual Completion place_shadow(std::span<const GroupBlock> /*blocks*/, SimTime start,
+                                  std::vector<uint64_t>* /*tokens*/) {
+    assert(false && "place_shadow on a mode that does not place shadow blocks");
+    return Completion{start, {}};
+  }
+  // REQUIRES: token from place_shadow, not committed or dropped.
+  virtual void drop_shadow(uint64_t /*token*/) {
+    assert(false && "drop_shadow on a mode that does not place shadow blocks");
+  }
   virtual std::string max_group_why() const { return ""; }
 
   // Idle time: one step of background work (the vld compactor) starting at

@@ -106,6 +106,9 @@ RequestTiming DiskController::serve(Kind kind, bool fua, uint64_t bytes,
       s.aru.blocks_committed += bytes / disk_->block_bytes();
       s.aru.commit_latency.add(service_ns);
       break;
+    case Kind::kPlace:
+      s.aru.blocks_placed += bytes / disk_->block_bytes();
+      break;
   }
   return t;
 }
@@ -169,6 +172,24 @@ void DiskController::count_aru_abort(uint64_t shadow_blocks) {
   std::lock_guard lock(mu_);
   ++stats_.aru.aborts;
   stats_.aru.blocks_aborted += shadow_blocks;
+}
+
+bool DiskController::places_shadow() const {
+  std::lock_guard lock(mu_);
+  return disk_->places_shadow();
+}
+
+RequestTiming DiskController::place_shadow(std::span<const GroupBlock> blocks,
+                                           std::optional<SimTime> arrival,
+                                           std::vector<uint64_t>* tokens) {
+  return serve(Kind::kPlace, false, blocks.size() * disk_->block_bytes(), arrival,
+               [&](SimTime s) { return disk_->place_shadow(blocks, s, tokens); });
+}
+
+void DiskController::drop_shadow(uint64_t token) {
+  std::lock_guard lock(mu_);
+  if (closed_) return;  // the disk is gone, and the sectors with it
+  disk_->drop_shadow(token);
 }
 
 uint64_t DiskController::max_group_blocks() const {

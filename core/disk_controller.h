@@ -79,6 +79,12 @@ class DiskController {
   RequestTiming commit_group(std::span<const GroupBlock> blocks, std::optional<SimTime> arrival);
   RequestTiming shadow(uint64_t bytes, std::optional<SimTime> arrival);
   void count_aru_abort(uint64_t shadow_blocks);
+  // Disk::places_shadow, place_shadow (a drive command: counted as the
+  // ARU's, not as a client write) and drop_shadow.
+  bool places_shadow() const;
+  RequestTiming place_shadow(std::span<const GroupBlock> blocks, std::optional<SimTime> arrival,
+                             std::vector<uint64_t>* tokens);
+  void drop_shadow(uint64_t token);
   // Disk::max_group_blocks and max_group_why.
   uint64_t max_group_blocks() const;
   std::string max_group_why() const;
@@ -110,7 +116,7 @@ class DiskController {
   void close();
 
  private:
-  enum class Kind { kRead, kWrite, kFlush, kTrim, kZero, kCommit };
+  enum class Kind { kRead, kWrite, kFlush, kTrim, kZero, kCommit, kPlace };
   template <typename Op>
   RequestTiming serve(Kind kind, bool fua, uint64_t bytes, std::optional<SimTime> arrival, Op op);
   void check_range(uint64_t offset, uint64_t len) const;

@@ -37,6 +37,7 @@ struct AruCounts {
   uint64_t blocks_aborted = 0;
   uint64_t shadow_requests = 0;   // writes, zeroes and trims kept in shadow state
   uint64_t shadow_bytes = 0;
+  uint64_t blocks_placed = 0;     // shadow blocks written before their commit (vld)
   LatencyHistogram commit_latency;
 };
 

@@ -62,6 +62,7 @@ nlohmann::json stats_to_json(const DiskController& c, LatencyMode latency) {
               {"blocks_aborted", s.aru.blocks_aborted},
               {"shadow_requests", s.aru.shadow_requests},
               {"shadow_bytes", s.aru.shadow_bytes},
+              {"blocks_placed", s.aru.blocks_placed},
               {"commit_latency_us", latency_json(s.aru.commit_latency)}};
   j["write_latency_us"] = latency_json(s.write_latency);
   j["read_latency_us"] = latency_json(s.read_latency);

@@ -21,9 +21,24 @@ AruShadow make_shadow(DiskController& disk, uint64_t aru_max_bytes) {
 }  // namespace
 
 AruSession::AruSession(DiskController& disk, uint64_t max_bytes)
-    : disk_(disk), shadow_(make_shadow(disk, max_bytes)) {}
+    : disk_(disk), placer_(disk), shadow_(make_shadow(disk, max_bytes)) {
+  if (disk.places_shadow()) shadow_.set_placer(&placer_);
+}
 
 AruSession::~AruSession() { abort(); }
+
+std::vector<uint64_t> AruSession::DiskPlacer::place(std::span<const GroupBlock> blocks) {
+  std::vector<uint64_t> tokens;
+  placed_ = disk_.place_shadow(blocks, arrival_, &tokens);
+  return tokens;
+}
+
+void AruSession::DiskPlacer::drop(uint64_t token) { disk_.drop_shadow(token); }
+
+RequestTiming AruSession::DiskPlacer::finish(uint64_t bytes) {
+  RequestTiming counted = disk_.shadow(bytes, arrival_);
+  return placed_ ? *placed_ : counted;
+}
 
 AruShadow::ReadBase AruSession::read_base(std::optional<SimTime> arrival) {
   return [this, arrival](uint64_t block, std::span<std::byte> out) {
@@ -42,27 +57,30 @@ RequestTiming AruSession::read(uint64_t offset, std::span<std::byte> out,
 RequestTiming AruSession::write(uint64_t offset, std::span<const std::byte> data,
                                 std::optional<SimTime> arrival) {
   std::lock_guard lock(mu_);
+  placer_.begin(arrival);
   shadow_.write(offset, data, read_base(arrival));
-  return disk_.shadow(data.size(), arrival);
+  return placer_.finish(data.size());
 }
 
 RequestTiming AruSession::zero(uint64_t offset, uint64_t len, std::optional<SimTime> arrival) {
   std::lock_guard lock(mu_);
+  placer_.begin(arrival);
   shadow_.zero(offset, len, read_base(arrival));
-  return disk_.shadow(len, arrival);
+  return placer_.finish(len);
 }
 
 RequestTiming AruSession::trim(uint64_t offset, uint64_t len, std::optional<SimTime> arrival) {
   std::lock_guard lock(mu_);
+  placer_.begin(arrival);
   shadow_.trim(offset, len);
-  return disk_.shadow(len, arrival);
+  return placer_.finish(len);
 }
 
 RequestTiming AruSession::commit(std::optional<SimTime> arrival) {
   std::lock_guard lock(mu_);
   const std::vector<GroupBlock> group = shadow_.group();
   RequestTiming t = disk_.commit_group(group, arrival);  // throws: the ARU stays open
-  shadow_.clear();
+  shadow_.committed();
   return t;
 }
 

@@ -2,11 +2,16 @@
 // paper 004's WriteAtomic; issue 15), over the shared DiskController.
 //
 // A session always has one ARU open. Its writes, zeroes and trims go into
-// the ARU's shadow state (AruShadow), in host memory, and take no simulated
-// time: they reach neither the drive nor the media until the commit (a
-// partial block first reads the committed block, through the drive). commit() is EndARU +
+// the ARU's shadow state (AruShadow), in host memory. On a disk that places
+// an ARU's blocks as they are written (Disk::places_shadow: mode=vld), each
+// change is also a drive command that writes the changed blocks by eager
+// writing, mapped by nothing until the commit; elsewhere the changes take
+// no simulated time and reach neither the drive nor the media until the
+// commit (a partial block first reads the committed block, through the
+// drive, in every mode). commit() is EndARU +
 // Flush: Disk::commit_group writes every block of the ARU as one atomic,
-// durable unit in the disk mode's own way (vld: one map-sector group; lld:
+// durable unit in the disk mode's own way (vld: one map-sector group over
+// the blocks placed already; lld:
 // one record or segment-summary commit; inplace: a redo journal), and a new
 // ARU begins. abort() (the connection closing without a flush) drops the
 // shadow: nothing of it was written, so nothing needs freeing and no crash
@@ -28,6 +33,7 @@
 #include <mutex>
 #include <optional>
 #include <span>
+#include <vector>
 
 #include "core/aru/aru_shadow.h"
 #include "core/disk_controller.h"
@@ -64,8 +70,30 @@ class AruSession {
   // Reads committed block b for a partial-block change. REQUIRES: mu_ held.
   AruShadow::ReadBase read_base(std::optional<SimTime> arrival);
 
+  // The shadow's Placer on a placing disk: one drive command per change.
+  class DiskPlacer final : public AruShadow::Placer {
+   public:
+    explicit DiskPlacer(DiskController& disk) : disk_(disk) {}
+    // A change arriving at `arrival` begins.
+    void begin(std::optional<SimTime> arrival) {
+      arrival_ = arrival;
+      placed_.reset();
+    }
+    std::vector<uint64_t> place(std::span<const GroupBlock> blocks) override;
+    void drop(uint64_t token) override;
+    // The change of `bytes` is done: counted, and timed by its placement
+    // (if it placed anything).
+    RequestTiming finish(uint64_t bytes);
+
+   private:
+    DiskController& disk_;
+    std::optional<SimTime> arrival_;
+    std::optional<RequestTiming> placed_;
+  };
+
   DiskController& disk_;
-  mutable std::mutex mu_;  // guards shadow_
+  mutable std::mutex mu_;  // guards placer_ and shadow_
+  DiskPlacer placer_;
   AruShadow shadow_;
 };
 

@@ -56,36 +56,62 @@ void AruShadow::change(uint64_t offset, uint64_t len, const std::byte* data,
                        const ReadBase& read_base) {
   check_range(offset, len);
   if (len == 0) return;
+  check_room(offset / block_bytes_, (offset + len - 1) / block_bytes_);
+  install(changed_blocks(offset, len, data, read_base));
+}
+
+std::map<uint64_t, AruShadow::Block> AruShadow::changed_blocks(uint64_t offset, uint64_t len,
+                                                               const std::byte* data,
+                                                               const ReadBase& read_base) const {
   const uint64_t bs = block_bytes_;
-  const uint64_t first = offset / bs, last = (offset + len - 1) / bs;
-  check_room(first, last);
-  // The committed contents of the partial blocks at either edge, read before
-  // anything changes, so that a failed read leaves the shadow as it was.
-  std::map<uint64_t, Block> bases;
-  for (uint64_t b : {first, last}) {
-    const bool partial = offset > b * bs || offset + len < (b + 1) * bs;
-    if (partial && !blocks_.count(b) && !bases.count(b)) {
-      Block& base = bases[b];
-      base.resize(bs);
-      read_base(b, base);
-    }
-  }
-  for (uint64_t b = first; b <= last; ++b) {
+  std::map<uint64_t, Block> next;
+  for (uint64_t b = offset / bs; b <= (offset + len - 1) / bs; ++b) {
     const uint64_t lo = std::max(offset, b * bs), hi = std::min(offset + len, (b + 1) * bs);
-    Block& block = blocks_[b];
-    if (hi - lo == bs && !data) {
-      block.clear();  // a whole block zeroed: a hole
-      continue;
+    Block& block = next[b];
+    if (hi - lo == bs && !data) continue;  // a whole block zeroed: a hole
+    const auto held = blocks_.find(b);
+    if (hi - lo < bs && held == blocks_.end()) {  // partial, not the ARU's yet: committed data
+      block.bytes.resize(bs);
+      read_base(b, block.bytes);
+    } else if (hi - lo < bs && !held->second.bytes.empty()) {
+      block.bytes = held->second.bytes;
+    } else {
+      block.bytes.assign(bs, std::byte{0});  // written whole, or a hole written in part
     }
-    if (auto it = bases.find(b); it != bases.end())
-      block = std::move(it->second);
-    else if (block.size() != bs)
-      block.assign(bs, std::byte{0});  // new and written whole, or a hole written in part
     if (data)
-      std::memcpy(block.data() + (lo - b * bs), data + (lo - offset), hi - lo);
+      std::memcpy(block.bytes.data() + (lo - b * bs), data + (lo - offset), hi - lo);
     else
-      std::memset(block.data() + (lo - b * bs), 0, hi - lo);
+      std::memset(block.bytes.data() + (lo - b * bs), 0, hi - lo);
   }
+  return next;
+}
+
+void AruShadow::install(std::map<uint64_t, Block> next) {
+  if (placer_) {
+    std::vector<GroupBlock> to_place;
+    for (const auto& [b, block] : next)
+      if (!block.bytes.empty()) to_place.push_back(GroupBlock{b, block.bytes.data()});
+    if (!to_place.empty()) {
+      const std::vector<uint64_t> tokens = placer_->place(to_place);  // throws: nothing changed
+      assert(tokens.size() == to_place.size());
+      for (size_t i = 0; i < to_place.size(); ++i) next[to_place[i].block].token = tokens[i];
+    }
+  }
+  for (auto& [b, block] : next) {
+    Block& old = blocks_[b];
+    drop(old);
+    old = std::move(block);
+  }
+}
+
+void AruShadow::drop(Block& b) {
+  if (b.token) placer_->drop(b.token);
+  b.token = 0;
+}
+
+void AruShadow::clear() {
+  for (auto& [b, block] : blocks_) drop(block);
+  blocks_.clear();
 }
 
 void AruShadow::trim(uint64_t offset, uint64_t len) {
@@ -94,7 +120,9 @@ void AruShadow::trim(uint64_t offset, uint64_t len) {
   whole_blocks(offset, len, block_bytes_, &first, &end);
   if (first == end) return;
   check_room(first, end - 1);
-  for (uint64_t b = first; b < end; ++b) blocks_[b].clear();
+  std::map<uint64_t, Block> holes;
+  for (uint64_t b = first; b < end; ++b) holes[b];
+  install(std::move(holes));
 }
 
 void AruShadow::overlay(uint64_t offset, std::span<std::byte> out) const {
@@ -106,17 +134,18 @@ void AruShadow::overlay(uint64_t offset, std::span<std::byte> out) const {
     const uint64_t b = it->first;
     const uint64_t lo = std::max(offset, b * bs), hi = std::min(end, (b + 1) * bs);
     std::byte* dst = out.data() + (lo - offset);
-    if (it->second.empty())
+    if (it->second.bytes.empty())
       std::memset(dst, 0, hi - lo);
     else
-      std::memcpy(dst, it->second.data() + (lo - b * bs), hi - lo);
+      std::memcpy(dst, it->second.bytes.data() + (lo - b * bs), hi - lo);
   }
 }
 
 std::vector<GroupBlock> AruShadow::group() const {
   std::vector<GroupBlock> g;
   g.reserve(blocks_.size());
-  for (const auto& [b, block] : blocks_) g.push_back(GroupBlock{b, block.empty() ? nullptr : block.data()});
+  for (const auto& [b, block] : blocks_)
+    g.push_back(GroupBlock{b, block.bytes.empty() ? nullptr : block.bytes.data(), block.token});
   return g;
 }
 

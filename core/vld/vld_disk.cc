@@ -29,7 +29,8 @@ VldDisk::VldDisk(std::unique_ptr<BackingStore> store, const Superblock& sb, VldO
       log_(static_cast<uint32_t>(layout_.pieces)),
       map_(layout_.blocks),
       compactor_(options.compactor, layout_.spt, layout_.block_sectors),
-      track_written_(layout_.tracks) {
+      track_written_(layout_.tracks),
+      shadow_on_track_(layout_.tracks, 0) {
   if (options_.window_cylinders == 0) options_.window_cylinders = kDefaultWindowCylinders;
   options_.window_cylinders = std::min(options_.window_cylinders, layout_.cylinders);
   drive_.set_track_buffer(track_buffer);
@@ -428,10 +429,45 @@ bool VldDisk::apply(std::vector<Update>& updates, std::span<const uint32_t> rewr
   return true;
 }
 
+std::optional<std::vector<Extent>> VldDisk::allocate(std::vector<uint32_t>& sizes,
+                                                     size_t data_pieces,
+                                                     const std::function<void()>& replan,
+                                                     ServiceClock& clock, PlaceMode mode,
+                                                     std::vector<size_t>* order) {
+  std::optional<std::vector<Extent>> ext =
+      alloc_.place(sizes, drive_.head(), clock.now, window_, order, mode);
+  if (!ext && mode != PlaceMode::kEager) return std::nullopt;
+  // (Freed map sectors alone rarely make a run that holds a block.)
+  const bool fits_somewhere = could_fit_anywhere(sizes);
+  if (!ext && (fits_somewhere || !pending_data_.empty() || data_pieces == 0)) {
+    // The window is full: move it to the head (freeing what waited for a
+    // record) and try again.
+    write_record(false, clock, window_at(drive_.head().cylinder), "window full");
+    ext = alloc_.place(sizes, drive_.head(), clock.now, window_, order);
+  }
+  if (!ext && could_fit_anywhere(sizes)) {  // anywhere at all
+    write_record(false, clock, CylinderWindow{drive_.head().cylinder, layout_.cylinders},
+                 "window full: the whole disk");
+    ext = alloc_.place(sizes, drive_.head(), clock.now, window_, order);
+  }
+  // Free space left only in runs too short for a block: make some longer.
+  // Each repack leaves a run that holds a block; bounded all the same.
+  for (uint32_t repacks = 0; !ext && data_pieces > 0 && repacks < layout_.tracks && repack(clock);
+       ++repacks) {
+    replan();
+    ext = alloc_.place(sizes, drive_.head(), clock.now, window_, order);
+  }
+  if (!ext)
+    throw Error(fmt::format("no free space left on the simulated platters for a {}-block "
+                            "write ({} of {} physical blocks hold live data)",
+                            data_pieces, live_blocks_, sb_.physical_blocks()),
+                ENOSPC);
+  return ext;
+}
+
 std::optional<VldDisk::Placement> VldDisk::place_group(std::span<const Update> updates,
                                                         std::span<const uint32_t> rewrite_pieces,
                                                         ServiceClock& clock, PlaceMode mode) {
-  const bool move = mode != PlaceMode::kEager;
   std::vector<uint32_t> pieces(rewrite_pieces.begin(), rewrite_pieces.end());
   for (const Update& u : updates) pieces.push_back(static_cast<uint32_t>(u.block / kEntriesPerPiece));
   std::sort(pieces.begin(), pieces.end());
@@ -440,7 +476,7 @@ std::optional<VldDisk::Placement> VldDisk::place_group(std::span<const Update> u
   Placement p;
   std::vector<uint32_t> sizes;
   for (const Update& u : updates)
-    if (u.data) sizes.push_back(layout_.block_sectors);
+    if (u.data && !u.placed) sizes.push_back(layout_.block_sectors);
   p.data_pieces = sizes.size();
   // The group depends on the log's state, which a repack changes.
   auto plan_group = [&] {
@@ -452,33 +488,8 @@ std::optional<VldDisk::Placement> VldDisk::place_group(std::span<const Update> u
 
   p.alloc_before = alloc_.stats();
   std::optional<std::vector<Extent>> ext =
-      alloc_.place(sizes, drive_.head(), clock.now, window_, &p.order, mode);
-  if (!ext && move) return std::nullopt;
-  // (Freed map sectors alone rarely make a run that holds a block.)
-  const bool fits_somewhere = could_fit_anywhere(sizes);
-  if (!ext && (fits_somewhere || !pending_data_.empty() || p.data_pieces == 0)) {
-    // The window is full: move it to the head (freeing what waited for a
-    // record) and try again.
-    write_record(false, clock, window_at(drive_.head().cylinder), "window full");
-    ext = alloc_.place(sizes, drive_.head(), clock.now, window_, &p.order);
-  }
-  if (!ext && could_fit_anywhere(sizes)) {  // anywhere at all
-    write_record(false, clock, CylinderWindow{drive_.head().cylinder, layout_.cylinders},
-                 "window full: the whole disk");
-    ext = alloc_.place(sizes, drive_.head(), clock.now, window_, &p.order);
-  }
-  // Free space left only in runs too short for a block: make some longer.
-  // Each repack leaves a run that holds a block; bounded all the same.
-  for (uint32_t repacks = 0; !ext && p.data_pieces > 0 && repacks < layout_.tracks && repack(clock);
-       ++repacks) {
-    plan_group();
-    ext = alloc_.place(sizes, drive_.head(), clock.now, window_, &p.order);
-  }
-  if (!ext)
-    throw Error(fmt::format("no free space left on the simulated platters for a {}-block "
-                            "write ({} of {} physical blocks hold live data)",
-                            p.data_pieces, live_blocks_, sb_.physical_blocks()),
-                ENOSPC);
+      allocate(sizes, p.data_pieces, plan_group, clock, mode, &p.order);
+  if (!ext) return std::nullopt;  // only a move gives up
   p.extents = std::move(*ext);
   return p;
 }
@@ -488,7 +499,9 @@ void VldDisk::write_data(std::span<const Update> updates, std::span<const Extent
   size_t k = 0;
   for (const Update& u : updates) {
     MapEntry e{};
-    if (u.data) {
+    if (u.placed) {
+      e = *u.placed;  // written by place_shadow
+    } else if (u.data) {
       const Extent& x = ext[k++];
       store_write(x, u.data);
       e = MapEntry{static_cast<uint32_t>(alloc_.psn(x) + 1),
@@ -724,20 +737,86 @@ Completion VldDisk::zero(uint64_t offset, uint64_t len, ZeroFlags flags, SimTime
   return finish(clock);
 }
 
-// An ARU's blocks were kept out of the disk until now (core/aru/
-// aru_session.h); here they are placed like one write request: eagerly, with
-// the map sectors of every piece they change as one group, whose closed seq
-// range is the commit (paper 004's cyclic commit, map_sector.h). Recovery
-// takes the group whole or not at all, and the sync makes it durable.
+// An ARU's blocks were placed as they were written (place_shadow), or, if
+// a placement failed, come with their data now; here they are mapped like
+// one write request: the map sectors of every piece they change as one
+// group, whose closed seq range is the commit (paper 004's cyclic commit,
+// map_sector.h). Recovery takes the group whole or not at all, checking
+// each block's data against its entry's checksum, and the sync makes it
+// durable.
 Completion VldDisk::commit_group(std::span<const GroupBlock> blocks, SimTime start) {
   store_->check();
   assert(!blocks.empty());
   ServiceClock clock = begin(start);
   std::vector<Update> updates;
   updates.reserve(blocks.size());
-  for (const GroupBlock& g : blocks) updates.push_back(Update{g.block, g.data});
-  apply(updates, {}, /*fua=*/true, clock);
+  for (const GroupBlock& g : blocks) {
+    const MapEntry* placed = nullptr;
+    if (g.shadow_token) {
+      const auto it = shadow_.find(g.shadow_token);
+      assert(it != shadow_.end() && it->second.block == g.block);
+      placed = &it->second.entry;
+    }
+    updates.push_back(Update{g.block, g.data, placed});
+  }
+  apply(updates, {}, /*fua=*/true, clock);  // throws: the placed copies stay the ARU's
+  for (const GroupBlock& g : blocks) {
+    if (!g.shadow_token) continue;
+    const auto it = shadow_.find(g.shadow_token);
+    --shadow_on_track_[extent_of(it->second.entry).track];  // mapped now
+    shadow_.erase(it);
+  }
   return finish(clock);
+}
+
+// One command: the blocks by eager writing, as a write request's data but
+// with no map sector (their entries wait for the commit's group). Nothing
+// points to them, so recovery after a crash simply finds their sectors free.
+Completion VldDisk::place_shadow(std::span<const GroupBlock> blocks, SimTime start,
+                                 std::vector<uint64_t>* tokens) {
+  store_->check();
+  ServiceClock clock = begin(start);
+  std::vector<uint32_t> sizes(blocks.size(), layout_.block_sectors);
+  std::vector<size_t> order;
+  const std::vector<Extent> ext =
+      *allocate(sizes, sizes.size(), [] {}, clock, PlaceMode::kEager, &order);
+  try {
+    for (size_t i = 0; i < blocks.size(); ++i) {
+      assert(blocks[i].data);
+      store_write(ext[i], blocks[i].data);
+    }
+  } catch (const Error&) {
+    for (const Extent& e : ext) free_.release(e.track, e.sector, e.sectors);  // nothing else changed
+    throw;
+  }
+  tokens->clear();
+  for (size_t i = 0; i < blocks.size(); ++i) {
+    const MapEntry e{static_cast<uint32_t>(alloc_.psn(ext[i]) + 1),
+                     data_checksum(blocks[i].data, sb_.block_bytes, blocks[i].block)};
+    tokens->push_back(e.psn_plus_one);
+    shadow_.emplace(e.psn_plus_one, ShadowCopy{blocks[i].block, e});
+    ++shadow_on_track_[ext[i].track];
+    track_written_[ext[i].track] = clock.now;
+  }
+  std::vector<Extent> in_time;
+  for (size_t i : order) in_time.push_back(ext[i]);
+  charge(in_time, clock);
+  stats_.data_blocks_written += blocks.size();
+  stats_.client_blocks_written += blocks.size();
+  clock.blocks_written += blocks.size();
+  compaction_settled_ = false;
+  maybe_write_record(clock);
+  return finish(clock);
+}
+
+// Freed at the next record, as a replaced block is: simplest to reason
+// about, though nothing durable ever pointed to it.
+void VldDisk::drop_shadow(uint64_t token) {
+  const auto it = shadow_.find(token);
+  assert(it != shadow_.end());
+  --shadow_on_track_[extent_of(it->second.entry).track];
+  release_data(it->second.entry);
+  shadow_.erase(it);
 }
 
 void VldDisk::extents(uint64_t offset, uint64_t len, const ExtentFn& fn) {

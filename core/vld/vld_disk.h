@@ -61,6 +61,8 @@
 #ifndef VLD_CORE_VLD_VLD_DISK_H_
 #define VLD_CORE_VLD_VLD_DISK_H_
 
+#include <functional>
+#include <map>
 #include <memory>
 #include <optional>
 #include <span>
@@ -118,6 +120,12 @@ class VldDisk final : public Disk {
   void extents(uint64_t offset, uint64_t len, const ExtentFn& fn) override;
   // One group of map sectors (cyclic commit) for the whole ARU, then a sync.
   Completion commit_group(std::span<const GroupBlock> blocks, SimTime start) override;
+  // An ARU's blocks go by eager writing as they are written (paper 000:
+  // "the allocation is global"), mapped by nothing until the commit's group.
+  bool places_shadow() const override { return true; }
+  Completion place_shadow(std::span<const GroupBlock> blocks, SimTime start,
+                          std::vector<uint64_t>* tokens) override;
+  void drop_shadow(uint64_t token) override;
   std::optional<Completion> idle_step(SimTime start) override;
   uint64_t live_blocks() const override { return live_blocks_; }
   void close() override;
@@ -142,6 +150,14 @@ class VldDisk final : public Disk {
   struct Update {
     uint64_t block;
     const std::byte* data;  // nullptr: unmap
+    // An ARU's block place_shadow wrote already (data is its contents):
+    // its map entry to be. nullptr: data is written now.
+    const MapEntry* placed = nullptr;
+  };
+  // An ARU's block placed before its commit (place_shadow), by token.
+  struct ShadowCopy {
+    uint64_t block;  // the export block it is a new version of
+    MapEntry entry;  // where it is, and its checksum
   };
   // The simulated time and cost of serving one request (one drive command:
   // pre-reads for read-modify-write, then placement and writes), carried
@@ -184,6 +200,14 @@ class VldDisk final : public Disk {
     std::vector<size_t> order;    // extents in the order the head meets them
     AllocatorStats alloc_before;
   };
+  // Places `sizes` (data pieces first) near the head, moving the window
+  // (a record) when it is full and repacking when free space is only in
+  // runs too short for a block, after which replan() may change sizes.
+  // nullopt: a move (mode != kEager) found no hole. Throws ENOSPC.
+  std::optional<std::vector<Extent>> allocate(std::vector<uint32_t>& sizes, size_t data_pieces,
+                                              const std::function<void()>& replan,
+                                              ServiceClock& clock, PlaceMode mode,
+                                              std::vector<size_t>* order);
   // Plans the group and allocates its sectors (moving the window, writing
   // records or repacking as needed). nullopt: a move found no hole.
   std::optional<Placement> place_group(std::span<const Update> updates,
@@ -287,6 +311,11 @@ class VldDisk final : public Disk {
   // Nothing left to compact (or a move found no hole): wait for a write.
   bool compaction_settled_ = false;
   std::vector<SimTime> track_written_;  // last client data placed, per track
+  // ARUs' placed, uncommitted blocks (place_shadow), by token: allocated,
+  // mapped by nothing; a track holding any is no compaction or repack
+  // victim (those move mapped blocks only, then free the track).
+  std::map<uint64_t, ShadowCopy> shadow_;
+  std::vector<uint32_t> shadow_on_track_;
   VldStats stats_;
   RecoveryReport recovery_;
 };

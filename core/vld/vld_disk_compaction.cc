@@ -31,6 +31,7 @@ bool VldDisk::choose_victim(SimTime now) {
     for (uint32_t h = 0; h < layout_.heads; ++h) {
       const uint32_t t = c * layout_.heads + h;
       if (t == 0 || free_.is_empty(t)) continue;  // the system track; empty ones
+      if (shadow_on_track_[t]) continue;  // an ARU's placed blocks stay put
       census.push_back(TrackCensus{t, layout_.spt - free_.free_sectors(t),
                                    free_.holes_for(t, layout_.block_sectors), track_written_[t],
                                    t != fill});
@@ -197,7 +198,8 @@ std::vector<std::pair<uint32_t, uint32_t>> VldDisk::repack_victims(uint32_t rese
     if (e.mapped()) ++blocks_on[e.psn() / layout_.spt];
   std::vector<std::pair<uint32_t, uint32_t>> by_free;  // (free sectors, track)
   for (uint32_t t = 1; t < layout_.tracks; ++t)
-    if (t != reserve && !free_.is_empty(t) && free_.free_sectors(t) >= layout_.block_sectors &&
+    if (t != reserve && !free_.is_empty(t) && shadow_on_track_[t] == 0 &&
+        free_.free_sectors(t) >= layout_.block_sectors &&
         (blocks_on[t] + 1) * layout_.block_sectors <= layout_.spt)
       by_free.emplace_back(free_.free_sectors(t), t);
   std::sort(by_free.begin(), by_free.end(), std::greater<>());

@@ -29,16 +29,20 @@ void VldDisk::trace_placement(std::span<const Update> updates, std::span<const P
   constexpr size_t kShown = 8;  // a 32 MiB write has 8192 blocks
   std::string data;
   size_t k = 0;
+  size_t unmapped = 0, placed = 0;
   for (const Update& u : updates) {
-    if (!u.data) continue;
+    unmapped += u.data ? 0 : 1;
+    placed += u.placed ? 1 : 0;
+    if (!u.data || u.placed) continue;
     if (k < kShown)
       data += fmt::format("{}block {} at {}", k ? ", " : "", u.block, where(ext[k]));
     ++k;
   }
   if (k > kShown) data += fmt::format(" and {} more", k - kShown);
-  if (updates.size() > data_pieces)
-    data += fmt::format("{}unmapped {} blocks", data.empty() ? "" : ", ",
-                        updates.size() - data_pieces);
+  if (placed)
+    data += fmt::format("{}{} blocks placed before (an ARU)", data.empty() ? "" : ", ", placed);
+  if (unmapped)
+    data += fmt::format("{}unmapped {} blocks", data.empty() ? "" : ", ", unmapped);
   std::string map;
   for (size_t i = 0; i < group.size(); ++i) {
     if (i == kShown) {
@@ -108,6 +112,13 @@ std::string VldDisk::check_consistency() const {
     }
     for (uint32_t psn : retired_map_) expect.allocate(psn / layout_.spt, psn % layout_.spt, 1);
     for (const Extent& e : pending_data_) expect.allocate(e.track, e.sector, e.sectors);
+    std::vector<uint32_t> shadow_on_track(layout_.tracks, 0);
+    for (const auto& [token, copy] : shadow_) {
+      const Extent e = extent_of(copy.entry);
+      expect.allocate(e.track, e.sector, e.sectors);
+      ++shadow_on_track[e.track];
+    }
+    if (shadow_on_track != shadow_on_track_) return "ARU placed blocks per track are miscounted";
   } catch (const Error& e) {
     return std::string("a physical sector is claimed twice: ") + e.what();
   }

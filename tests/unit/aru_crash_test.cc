@@ -42,9 +42,18 @@ struct AruTally {
 };
 
 // One connection's ARU on the rig: an AruShadow over the rig's committed data.
-class Connection {
+// On a disk that places an ARU's blocks as they are written (mode=vld), the
+// placements go through the rig, recorded.
+class Connection final : public AruShadow::Placer {
  public:
-  explicit Connection(Rig& rig) : rig_(rig), shadow_(kBlock, rig.sb().export_bytes, 64 * kBlock) {}
+  explicit Connection(Rig& rig) : rig_(rig), shadow_(kBlock, rig.sb().export_bytes, 64 * kBlock) {
+    if (rig.disk().places_shadow()) shadow_.set_placer(this);
+  }
+  ~Connection() override { shadow_.clear(); }
+  std::vector<uint64_t> place(std::span<const GroupBlock> blocks) override {
+    return rig_.place_shadow(blocks);
+  }
+  void drop(uint64_t token) override { rig_.drop_shadow(token); }
 
   bool write(uint64_t offset, uint64_t len, uint64_t id) {
     Bytes data = request_data(0xa2u, kShadowIdBase + id, offset, len);
@@ -65,7 +74,7 @@ class Connection {
     t.blocks_committed += shadow_.blocks();
     t.largest = std::max<uint64_t>(t.largest, shadow_.blocks());
     rig_.commit_group(shadow_.group());
-    shadow_.clear();
+    shadow_.committed();
   }
   void abort(AruTally& t) {
     if (!shadow_.empty()) ++t.aborts;

@@ -11,6 +11,7 @@
 #include "core/image.h"
 #include "core/store/fault_store.h"
 #include "core/util/error.h"
+#include "core/vld/vld_disk.h"
 #include "geometry/presets.h"
 
 namespace vld {
@@ -195,6 +196,78 @@ std::string ModeName(const ::testing::TestParamInfo<DiskMode>& info) {
 INSTANTIATE_TEST_SUITE_P(Modes, AruSessionTest,
                          ::testing::Values(DiskMode::kVld, DiskMode::kLld, DiskMode::kInplace),
                          ModeName);
+
+}  // namespace
+}  // namespace vld
+
+namespace vld {
+namespace {
+
+// mode=vld places an ARU's blocks as they are written (paper 000: the
+// allocation is global) and holds back only their map entries: the commit
+// writes map sectors alone; an abort gives the sectors back, at the next
+// record, as a replaced block's; the state agrees with itself throughout.
+class VldPlacement : public AruSessionTest {};
+
+TEST_P(VldPlacement, WritesPlaceTheBlocksTheCommitMapsThemAndAnAbortFreesThem) {
+  ASSERT_TRUE(ctl_->places_shadow());
+  const DiskStats s0 = ctl_->stats();
+  auto pending = [&] { return ctl_->mode_report().vld->pending_data_frees; };
+  const uint64_t pending0 = pending();
+  {
+    AruSession aru(*ctl_, kDefaultAruMaxBytes);
+    aru.write(0, data_of(1, 8 * kBlock), std::nullopt);
+    aru.write(2 * kBlock + 512, data_of(2, 512), std::nullopt);  // block 2 again: a new copy
+    const DiskStats s1 = ctl_->stats();
+    EXPECT_EQ(s1.aru.blocks_placed - s0.aru.blocks_placed, 9u);
+    EXPECT_EQ(s1.physical_writes - s0.physical_writes, 9u) << "placed by the writes themselves";
+    EXPECT_EQ(pending(), pending0 + 1) << "block 2's first copy waits for the next record";
+    aru.commit(std::nullopt);
+    const DiskStats s2 = ctl_->stats();
+    EXPECT_EQ(s2.physical_writes - s1.physical_writes, 0u) << "the commit writes map sectors only";
+    EXPECT_EQ(s2.aru.blocks_committed, 8u);
+    aru.write(100 * kBlock, data_of(3, 4 * kBlock), std::nullopt);
+  }  // aborted: its 4 placed blocks are given back, freed at the next record
+  EXPECT_EQ(ctl_->stats().aru.aborts, 1u);
+  EXPECT_EQ(pending(), pending0 + 5);
+  Bytes want = data_of(1, 8 * kBlock);
+  std::memcpy(want.data() + 2 * kBlock + 512, data_of(2, 512).data(), 512);
+  EXPECT_EQ(read(0, 8 * kBlock), want);
+  EXPECT_EQ(read(100 * kBlock, 4 * kBlock), Bytes(4 * kBlock));
+  // Reopened after a clean close, the disk agrees with itself (free space
+  // included) and maps the 8 committed blocks.
+  ctl_->close();
+  VldDisk reopened(std::make_unique<ProxyStore>(mem_), sb_);
+  EXPECT_EQ(reopened.live_blocks(), 8u);
+  EXPECT_EQ(reopened.check_consistency(), "");
+}
+
+// A placement that fails on the backing store fails the write and changes
+// neither the ARU nor the disk: its sectors are free again at once.
+TEST_P(VldPlacement, AFailedPlacementFailsTheWriteAndChangesNothing) {
+  AruSession aru(*ctl_, kDefaultAruMaxBytes);
+  const Bytes first = data_of(4, 2 * kBlock);
+  aru.write(0, first, std::nullopt);
+  faulty_.arm(FaultyStore::Fault{.op = FaultyStore::Op::kWrite, .nth = 1});
+  EXPECT_THROW(aru.write(kBlock, data_of(5, 3 * kBlock), std::nullopt), Error);
+  faulty_.disarm();
+  EXPECT_EQ(aru.shadow_bytes(), 2 * kBlock);
+  Bytes got(2 * kBlock);
+  aru.read(0, got, std::nullopt);
+  EXPECT_EQ(got, first) << "a failed write changed the ARU";
+  aru.commit(std::nullopt);
+  EXPECT_EQ(read(0, 4 * kBlock), [&] {
+    Bytes w = first;
+    w.resize(4 * kBlock);
+    return w;
+  }());
+  ctl_->close();
+  VldDisk reopened(std::make_unique<ProxyStore>(mem_), sb_);
+  EXPECT_EQ(reopened.check_consistency(), "");
+  EXPECT_EQ(reopened.live_blocks(), 2u);
+}
+
+INSTANTIATE_TEST_SUITE_P(Vld, VldPlacement, ::testing::Values(DiskMode::kVld), ModeName);
 
 }  // namespace
 }  // namespace vld

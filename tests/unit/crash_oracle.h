@@ -238,7 +238,9 @@ inline Bytes request_data(uint64_t seed, size_t req, uint64_t offset, size_t len
 struct Request {
   // kCommit: an ARU's commit (Disk::commit_group), a flush that also makes
   // its own blocks one atomic unit, durable when it completes.
-  enum class Op { kOpen, kWrite, kTrim, kZero, kFlush, kClose, kIdle, kCommit };
+  // kPlace: an ARU's blocks placed before its commit (Disk::place_shadow),
+  // a pseudo-request with no units, like kIdle.
+  enum class Op { kOpen, kWrite, kTrim, kZero, kFlush, kClose, kIdle, kCommit, kPlace };
   Op op = Op::kWrite;
   uint64_t offset = 0, len = 0;
   bool fua = false, may_trim = false;
@@ -257,8 +259,8 @@ struct Request {
   }
   bool barrier() const { return op == Op::kFlush || op == Op::kClose || op == Op::kCommit; }
   std::string describe(size_t index) const {
-    static const char* names[] = {"open",  "write", "trim",  "zero",
-                                  "flush", "close", "idle",  "ARU commit"};
+    static const char* names[] = {"open",  "write", "trim",       "zero",
+                                  "flush", "close", "idle",  "ARU commit", "ARU placement"};
     std::ostringstream s;
     s << "#" << index << " " << names[static_cast<int>(op)];
     if (op == Op::kCommit) s << " of " << len / kBlock << " blocks from " << offset / kBlock;
@@ -374,6 +376,18 @@ class Rig {
     }
     commit_group(group);
   }
+  // An ARU's blocks placed before its commit (Disk::place_shadow, mode=vld),
+  // recorded as a pseudo-request with no units (as idle() is): no block a
+  // client reads changes, so every crash state must still be one the
+  // requests allow, with none of the placed data in it.
+  std::vector<uint64_t> place_shadow(std::span<const GroupBlock> blocks) {
+    Request r = Request::make(Request::Op::kPlace);
+    std::vector<uint64_t> tokens;
+    run(r, [&] { return disk_->place_shadow(blocks, now_, &tokens); });
+    reqs_.push_back(std::move(r));
+    return tokens;
+  }
+  void drop_shadow(uint64_t token) { disk_->drop_shadow(token); }
   // Reads committed data from the live disk (what an ARU merges with).
   void read_committed(uint64_t offset, std::span<std::byte> out) { disk_->read(offset, out, now_); }
   void flush() {
