@@ -545,6 +545,45 @@ TEST(Inspect, ReportsAnInplaceImage) {
   InspectRun r = inspect_unchanged(dir, image, {image});
   EXPECT_EQ(r.exit_code, 0);
   EXPECT_NE(r.out.find("mode=inplace"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("redo journal"), std::string::npos) << r.out;
+  EXPECT_EQ(j["redo_journal"]["last_seq"], 0) << "an image never used with ARUs";
+  EXPECT_TRUE(j["redo_journal"]["pending_blocks"].is_null());
+}
+
+// An ARU's commit on mode=inplace leaves its redo record committed until
+// the next sync of another request voids it: killed then, the image holds
+// a record the next open replays. vld-inspect says so (no damage), and
+// after a writable open, that it is voided.
+TEST(Inspect, ReportsAnInplaceRedoRecordWaitingForReplay) {
+  TempDir dir;
+  const std::string image = dir.file("disk.img");
+  {
+    NbdkitServer server(dir, {"file=" + image, "size=16M", "mode=inplace", "latency=none"});
+    NbdHandle h(nbd_create());
+    check_nbd(nbd_set_export_name(h.get(), "aru"), "nbd_set_export_name");
+    check_nbd(nbd_connect_unix(h.get(), server.socket().c_str()), "nbd_connect_unix");
+    for (uint64_t b : {3, 40, 41})
+      write_bytes(h.get(), b * kBlk, pattern_bytes(b * kBlk, kBlk, 7));
+    check_nbd(nbd_flush(h.get(), 0), "nbd_flush (commit)");
+    server.kill9();
+  }
+  json j = inspect_json(dir, {"--check", image});
+  EXPECT_EQ(j["redo_journal"]["pending_blocks"], 3) << j.dump(2);
+  EXPECT_EQ(j["check"]["status"], "clean") << j["check"].dump(2);
+  InspectRun r = inspect_unchanged(dir, image, {image});
+  EXPECT_NE(r.out.find("commits 3 blocks (an ARU) and is not voided"), std::string::npos) << r.out;
+  {
+    NbdkitServer server(dir, {"file=" + image, "latency=none"});
+    NbdHandle h = server.connect();  // writable: the replay, then the void
+    EXPECT_EQ(first_difference(read_bytes(h.get(), 40 * kBlk, kBlk),
+                               pattern_bytes(40 * kBlk, kBlk, 7), 40 * kBlk),
+              "");
+    nbd_shutdown(h.get(), 0);
+    ASSERT_EQ(server.stop(), 0) << server.stderr_text();
+  }
+  j = inspect_json(dir, {image});
+  EXPECT_TRUE(j["redo_journal"]["pending_blocks"].is_null()) << j.dump(2);
+  EXPECT_GE(j["redo_journal"]["last_seq"].get<uint64_t>(), 1u);
 }
 
 }  // namespace

@@ -305,8 +305,15 @@ Findings check(const Inspection& in) {
     return findings;
   }
   if (!in.vld()) {
-    findings.passed.push_back("superblock: valid; mode=inplace keeps no map, log or checksums, so "
-                              "there is nothing more to check");
+    findings.passed.push_back("superblock: valid; mode=inplace keeps no map, log or checksums");
+    // A committed record not voided is no damage: a crash came between an
+    // ARU's commit point and the void, and the next open replays it.
+    findings.passed.push_back(
+        in.inplace.pending
+            ? "redo journal: record " + std::to_string(in.inplace.pending->seq) + " commits " +
+                  std::to_string(in.inplace.pending->blocks.size()) +
+                  " blocks and is not voided yet; the next writable open replays it"
+            : "redo journal: no record to replay");
     return findings;
   }
   check_records(in, findings);

@@ -168,6 +168,9 @@ void inspect_inplace(Inspection& in) {
   in.used_sectors = in.live_sectors;
   for (uint32_t t = 0; t < layout.tracks; ++t)
     if (in.live_sectors[t] == 0) ++in.empty_tracks;
+  const RedoJournal journal(sb);
+  in.inplace.journal_bytes = journal.capacity();
+  in.inplace.pending = journal.read(*in.img->store, &in.inplace.last_seq);
 }
 
 }  // namespace

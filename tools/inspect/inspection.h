@@ -12,7 +12,9 @@
 //
 // mode=inplace: logical sector n is physical sector n; what holds data is
 // what the backing file holds (trimmed and never-written blocks are holes),
-// as InplaceDisk counts it.
+// as InplaceDisk counts it; and the ARU redo journal past the export, read
+// as InplaceDisk's open reads it (a committed record is replayed there, not
+// here: vld-inspect reads only).
 //
 // Invariants after inspect(): live_sectors and used_sectors have one entry
 // per track; for vld, data_claims and map_claims are set, state.map has one
@@ -32,6 +34,7 @@
 #include <string>
 #include <vector>
 
+#include "core/inplace/redo_journal.h"
 #include "core/lld/lld_disk.h"
 #include "core/vld/map_sector.h"
 #include "core/vld/recovery.h"
@@ -79,6 +82,15 @@ struct Inspection {
   std::vector<BadMapping> bad_mappings;     // outside the platters or on the system track
   std::vector<uint64_t> double_claims;      // sectors claimed twice (first few)
   uint64_t double_claim_count = 0;
+
+  // mode=inplace only: its ARU redo journal (core/inplace/redo_journal.h).
+  struct Inplace {
+    uint64_t journal_bytes = 0;      // the area past the export
+    uint64_t last_seq = 0;           // of the header there; 0: never used
+    // A committed record not voided yet: its blocks may not all be home,
+    // and the next writable open writes them there again (replays it).
+    std::optional<RedoJournal::Record> pending;
+  } inplace;
 
   // mode=lld only (lld_inspect.h): the disk recovered in memory.
   struct Lld {

@@ -230,6 +230,27 @@ void print_vld(const Inspection& in, std::ostream& out) {
   print_recovery(in, out);
 }
 
+// mode=inplace's ARU redo journal (docs/format.md): never used, voided, or
+// a committed record the next writable open replays.
+void print_redo_journal(const Inspection& in, std::ostream& out) {
+  const auto& ip = in.inplace;
+  out << "  redo journal " << human_bytes(ip.journal_bytes) << " past the export; ";
+  if (ip.pending)
+    out << "record " << ip.pending->seq << " commits " << ip.pending->blocks.size()
+        << " blocks (an ARU) and is not voided: the next writable open writes them home again\n";
+  else if (ip.last_seq)
+    out << "empty (record " << ip.last_seq << ", the last, is voided or was never committed)\n";
+  else
+    out << "never used\n";
+}
+
+json redo_journal_json(const Inspection& in) {
+  const auto& ip = in.inplace;
+  json j = {{"bytes", ip.journal_bytes}, {"last_seq", ip.last_seq}};
+  j["pending_blocks"] = ip.pending ? json(ip.pending->blocks.size()) : json(nullptr);
+  return j;
+}
+
 }  // namespace
 
 json report_json(const Inspection& in) {
@@ -238,8 +259,10 @@ json report_json(const Inspection& in) {
     add_vld_json(in, j);
   else if (in.is_lld())
     add_lld_json(in, j);
-  else
+  else {
     j["utilization_source"] = "data ranges of the backing file";
+    j["redo_journal"] = redo_journal_json(in);
+  }
   return j;
 }
 
@@ -255,8 +278,9 @@ void print_report(const Inspection& in, std::ostream& out) {
   }
   out << "  tracks       " << in.empty_tracks << " of " << in.layout.tracks
       << " tracks hold no data\n";
-  out << "  (mode=inplace keeps no map, log or recovery state: logical sector n is "
-         "physical sector n)\n";
+  print_redo_journal(in, out);
+  out << "  (mode=inplace keeps no map or log: logical sector n is physical sector n; its "
+         "only recovery state is the ARU redo journal)\n";
 }
 
 }  // namespace vld::inspect

@@ -4,8 +4,10 @@
 // person (print_report) or as one JSON object (report_json).
 //
 // The JSON keys and the text lines are an interface (tests and scripts read
-// them): keys are only ever added. mode=inplace has no map, log or recovery
-// state, so its report stops after the tracks.
+// them): keys are only ever added. mode=inplace has no map or log, so its
+// report stops after the tracks and its one piece of recovery state, the
+// ARU redo journal ("redo_journal": bytes, last_seq, pending_blocks: the
+// blocks of a committed record the next writable open replays, or null).
 //
 // Thread-safety: functions of their arguments.
 #ifndef VLD_TOOLS_INSPECT_REPORT_H_
