@@ -4,14 +4,22 @@ import re
 from vldbench import fig8, report
 from test_figures import FIG8_ARGS
 
+RUN_ID = "20261125T000000Z"
+
+
+def as_latest(run, runs_dir):
+    """Moves the run directory RUN into RUNS_DIR (under OUT/runs) as its latest run, as
+    scripts/report leaves each benchmark's."""
+    runs_dir.mkdir(parents=True, exist_ok=True)
+    run.rename(runs_dir / RUN_ID)
+    (runs_dir / "latest").symlink_to(RUN_ID)
+
 
 def test_report_html_and_markdown(run_copy, tmp_path):
     out = tmp_path / "out"
-    (out / "runs/fig8").mkdir(parents=True)
     run = run_copy("fig8")
     fig8.main([str(run)] + FIG8_ARGS)
-    run.rename(out / "runs/fig8/20261125T000000Z")
-    (out / "runs/fig8/latest").symlink_to("20261125T000000Z")
+    as_latest(run, out / "runs/fig8")
     (out / "steps.tsv").write_text("fig8\tok\t12\tOUT=runs/fig8 scripts/bench-fig8 --quick\n"
                                    "kernel-fsync\tskipped\t0\tleft out of --quick: boots a qemu guest\n")
     sections = report.write_report(str(out))
@@ -33,17 +41,13 @@ def test_report_has_fig10_and_the_file_system_figures(run_copy, tmp_path):
     from test_synthetic import FS_COMMON
     from vldbench import fig10, fs
     out = tmp_path / "out"
-    (out / "runs/fig10").mkdir(parents=True)
     run = run_copy("fig10")
     fig10.main([str(run)] + FIG10_ARGS)
-    run.rename(out / "runs/fig10/20261125T000000Z")
-    (out / "runs/fig10/latest").symlink_to("20261125T000000Z")
+    as_latest(run, out / "runs/fig10")
     small = run_copy("fs-smallfile")
     fs.main(["report", "smallfile", str(small), "--command", "scripts/bench-fs smallfile", *FS_COMMON,
              "--compactor", "off", "--fs-list", "ext4", "--files", "100", "--file-kb", "1"])
-    (out / "runs/fs-smallfile/fs-smallfile").mkdir(parents=True)
-    small.rename(out / "runs/fs-smallfile/fs-smallfile/20261125T000000Z")
-    (out / "runs/fs-smallfile/fs-smallfile/latest").symlink_to("20261125T000000Z")
+    as_latest(small, out / "runs/fs-smallfile/fs-smallfile")
     (out / "steps.tsv").write_text("fig10\tok\t30\tOUT=runs/fig10 scripts/bench-fig10 --quick\n"
                                    "fs-smallfile\tok\t60\tOUT_BASE=runs/fs-smallfile scripts/bench-fs smallfile\n")
     report.write_report(str(out))

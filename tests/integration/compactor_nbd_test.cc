@@ -68,6 +68,20 @@ void expect_contents(nbd_handle* h, const std::vector<std::vector<uint8_t>>& wan
   }
 }
 
+// Serves img again with latency=none (no idle work): every block reads
+// `want`, and the server stops cleanly; *stats_json is its final stats.
+void reopen_with_latency_none(const TempDir& dir, const std::string& img,
+                              const std::string& stats,
+                              const std::vector<std::vector<uint8_t>>& want,
+                              nlohmann::json* stats_json) {
+  NbdkitServer server(dir, {"file=" + img, "latency=none", "statsfile=" + stats});
+  NbdHandle h = server.connect();
+  expect_contents(h.get(), want);
+  nbd_shutdown(h.get(), 0);
+  ASSERT_EQ(server.stop(), 0) << server.stderr_text();
+  *stats_json = read_json(stats);
+}
+
 TEST(CompactorOverNbd, RunsInIdleTimeWithLatencySleepAndKeepsEveryByte) {
   TempDir dir;
   const std::string img = dir.file("disk.img"), stats = dir.file("stats.json");
@@ -100,12 +114,8 @@ TEST(CompactorOverNbd, RunsInIdleTimeWithLatencySleepAndKeepsEveryByte) {
   }
   // Restart without the compactor running (latency=none): the same bytes,
   // and the image opened cleanly.
-  NbdkitServer server(dir, {"file=" + img, "latency=none", "statsfile=" + stats});
-  NbdHandle h = server.connect();
-  expect_contents(h.get(), want);
-  nbd_shutdown(h.get(), 0);
-  ASSERT_EQ(server.stop(), 0) << server.stderr_text();
-  nlohmann::json j = read_json(stats);
+  nlohmann::json j;
+  ASSERT_NO_FATAL_FAILURE(reopen_with_latency_none(dir, img, stats, want, &j));
   SCOPED_TRACE(j.dump(2));
   EXPECT_TRUE(j.at("recovery").at("clean").get<bool>());
   // With latency=none no idle time is ever granted over NBD.
@@ -172,12 +182,8 @@ TEST_P(CleanerOverNbd, RunsInIdleTimeWithLatencySleepAndKeepsEveryByte) {
   }
   // Restart with latency=none: the same bytes, the image opened cleanly, and
   // no idle work.
-  NbdkitServer server(dir, {"file=" + img, "latency=none", "statsfile=" + stats});
-  NbdHandle h = server.connect();
-  expect_contents(h.get(), want);
-  nbd_shutdown(h.get(), 0);
-  ASSERT_EQ(server.stop(), 0) << server.stderr_text();
-  nlohmann::json j = read_json(stats);
+  nlohmann::json j;
+  ASSERT_NO_FATAL_FAILURE(reopen_with_latency_none(dir, img, stats, want, &j));
   SCOPED_TRACE(j.dump(2));
   EXPECT_TRUE(j.at("lld").at("recovery").at("clean").get<bool>());
   EXPECT_EQ(j.at("lld").at("idle_cleans").get<uint64_t>(), 0u);

@@ -91,6 +91,26 @@ Layout layout_of(const std::string& file, uint64_t block) {
   return l;
 }
 
+// Block 10 of a disk written with `want` is damaged: a read of it, and one
+// across it, fails whole with EIO; its neighbours, and everything else,
+// read back.
+void expect_block_10_damaged(nbd_handle* h, const std::vector<uint8_t>& want) {
+  std::vector<uint8_t> buf(kBlock);
+  EXPECT_EQ(nbd_pread(h, buf.data(), kBlock, 10 * kBlock, 0), -1) << "damaged block served";
+  EXPECT_EQ(nbd_get_errno(), EIO) << nbd_get_error();
+  std::vector<uint8_t> span(3 * kBlock);
+  EXPECT_EQ(nbd_pread(h, span.data(), span.size(), 9 * kBlock, 0), -1);
+  EXPECT_EQ(nbd_get_errno(), EIO);
+  for (uint64_t b : {uint64_t{0}, uint64_t{9}, uint64_t{11}, uint64_t{63}}) {
+    auto got = read_bytes(h, b * kBlock, kBlock);
+    EXPECT_EQ(first_difference(got, std::vector<uint8_t>(want.begin() + b * kBlock,
+                                                         want.begin() + (b + 1) * kBlock),
+                               b * kBlock),
+              "")
+        << "block " << b;
+  }
+}
+
 TEST(CorruptionOverNbd, DamagedDataBlockIsAnIoErrorForTheClient) {
   TempDir dir;
   const std::string file = make_image(dir);
@@ -99,23 +119,7 @@ TEST(CorruptionOverNbd, DamagedDataBlockIsAnIoErrorForTheClient) {
 
   NbdkitServer server(dir, {"file=" + file, "latency=none"});
   NbdHandle h = server.connect();
-  const auto want = pattern_bytes(0, 64 * kBlock, 5);
-  std::vector<uint8_t> buf(kBlock);
-  EXPECT_EQ(nbd_pread(h.get(), buf.data(), kBlock, 10 * kBlock, 0), -1) << "damaged block served";
-  EXPECT_EQ(nbd_get_errno(), EIO) << nbd_get_error();
-  // A read across it fails whole.
-  std::vector<uint8_t> span(3 * kBlock);
-  EXPECT_EQ(nbd_pread(h.get(), span.data(), span.size(), 9 * kBlock, 0), -1);
-  EXPECT_EQ(nbd_get_errno(), EIO);
-  // Its neighbours, and everything else, read back.
-  for (uint64_t b : {uint64_t{0}, uint64_t{9}, uint64_t{11}, uint64_t{63}}) {
-    auto got = read_bytes(h.get(), b * kBlock, kBlock);
-    EXPECT_EQ(first_difference(got, std::vector<uint8_t>(want.begin() + b * kBlock,
-                                                         want.begin() + (b + 1) * kBlock),
-                               b * kBlock),
-              "")
-        << "block " << b;
-  }
+  expect_block_10_damaged(h.get(), pattern_bytes(0, 64 * kBlock, 5));
   // Rewriting the whole block repairs it.
   const auto fresh = pattern_bytes(10 * kBlock, kBlock, 77);
   write_bytes(h.get(), 10 * kBlock, fresh, LIBNBD_CMD_FLAG_FUA);
@@ -231,20 +235,7 @@ TEST_P(CorruptionOverNbdLld, DamagedBlockInASegmentIsAnIoErrorForTheClient) {
 
   NbdkitServer server(dir, {"file=" + file, "latency=none"});
   NbdHandle h = server.connect();
-  std::vector<uint8_t> buf(kBlock);
-  EXPECT_EQ(nbd_pread(h.get(), buf.data(), kBlock, 10 * kBlock, 0), -1) << "damaged block served";
-  EXPECT_EQ(nbd_get_errno(), EIO) << nbd_get_error();
-  std::vector<uint8_t> span(3 * kBlock);
-  EXPECT_EQ(nbd_pread(h.get(), span.data(), span.size(), 9 * kBlock, 0), -1);
-  EXPECT_EQ(nbd_get_errno(), EIO);
-  for (uint64_t b : {uint64_t{0}, uint64_t{9}, uint64_t{11}, uint64_t{63}}) {
-    auto got = read_bytes(h.get(), b * kBlock, kBlock);
-    EXPECT_EQ(first_difference(got, std::vector<uint8_t>(want.begin() + b * kBlock,
-                                                         want.begin() + (b + 1) * kBlock),
-                               b * kBlock),
-              "")
-        << "block " << b;
-  }
+  expect_block_10_damaged(h.get(), want);
   // Rewriting the whole block repairs it, also across a restart.
   const auto fresh = pattern_bytes(10 * kBlock, kBlock, 77);
   write_bytes(h.get(), 10 * kBlock, fresh, LIBNBD_CMD_FLAG_FUA);

@@ -216,34 +216,47 @@ std::unique_ptr<Rig> scripted_rig() {
   return rig;
 }
 
+// Jobs at every crash point of the rig after its format, at granularity g:
+// every subset of the pending units where there are at most `cap`, else
+// every prefix subset and `samples` random ones; and how many points were
+// which.
+struct EveryPoint {
+  std::vector<Job> jobs;
+  size_t exhaustive_points = 0, sampled_points = 0, max_k = 0;
+};
+
+EveryPoint every_point(const Rig& rig, G g, size_t cap, size_t samples, uint64_t seed) {
+  EveryPoint e;
+  std::mt19937_64 rng(seed);
+  for (size_t p = rig.format_end(); p <= rig.rec().events(); ++p) {
+    const size_t k = rig.rec().pending_unit_count(p, g);
+    e.max_k = std::max(e.max_k, k);
+    if (k <= cap) {
+      ++e.exhaustive_points;
+      for (uint64_t m = 0; m < (uint64_t{1} << k); ++m) e.jobs.push_back(Job{p, g, Job::Kind::kMask, m});
+    } else {
+      ++e.sampled_points;
+      for (size_t j = 0; j <= k; ++j) e.jobs.push_back(Job{p, g, Job::Kind::kPrefix, j});
+      for (size_t j = 0; j < samples; ++j) e.jobs.push_back(Job{p, g, Job::Kind::kRandom, rng()});
+    }
+  }
+  return e;
+}
+
 void run_exhaustive(G g, size_t cap, size_t samples, uint64_t min_states) {
   auto t0 = std::chrono::steady_clock::now();
   std::unique_ptr<Rig> rig = scripted_rig();
   ASSERT_EQ(rig->check_live(), "");
   const RecordingStore& rec = rig->rec();
-  std::vector<Job> jobs;
-  size_t exhaustive_points = 0, sampled_points = 0, max_k = 0;
-  std::mt19937_64 rng(42);
-  for (size_t p = rig->format_end(); p <= rec.events(); ++p) {
-    const size_t k = rec.pending_unit_count(p, g);
-    max_k = std::max(max_k, k);
-    if (k <= cap) {
-      ++exhaustive_points;
-      for (uint64_t m = 0; m < (uint64_t{1} << k); ++m) jobs.push_back(Job{p, g, Job::Kind::kMask, m});
-    } else {
-      ++sampled_points;
-      for (size_t j = 0; j <= k; ++j) jobs.push_back(Job{p, g, Job::Kind::kPrefix, j});
-      for (size_t j = 0; j < samples; ++j) jobs.push_back(Job{p, g, Job::Kind::kRandom, rng()});
-    }
-  }
+  const EveryPoint e = every_point(*rig, g, cap, samples, 42);
   std::cout << "[ crash    ] scripted workload: " << rig->requests().size() << " requests, "
             << rec.events() << " backing-store events (" << rec.syncs() << " syncs), "
             << rig->vld_disk().vld_stats().records_written << " log records; " << gran_name(g)
-            << ": " << exhaustive_points << " crash points exhaustive (all 2^k subsets of their k <= "
-            << cap << " pending units), " << sampled_points << " sampled (k > " << cap
-            << ": all k+1 prefix subsets + " << samples << " random ones); largest k " << max_k
+            << ": " << e.exhaustive_points << " crash points exhaustive (all 2^k subsets of their k <= "
+            << cap << " pending units), " << e.sampled_points << " sampled (k > " << cap
+            << ": all k+1 prefix subsets + " << samples << " random ones); largest k " << e.max_k
             << std::endl;
-  RunResult r = run_jobs(*rig, jobs, harness_threads(), /*nested_every=*/7, 1);
+  RunResult r = run_jobs(*rig, e.jobs, harness_threads(), /*nested_every=*/7, 1);
   report(g == G::k4K ? "exhaustive 4K" : "exhaustive torn 512", r, seconds_since(t0));
   EXPECT_EQ(r.failures, 0u);
   EXPECT_GE(r.verified + r.failures, min_states);
@@ -776,32 +789,18 @@ void run_lld_exhaustive(bool nvram, G g, size_t cap, size_t samples, uint64_t mi
   std::unique_ptr<Rig> rig = lld_scripted_rig(nvram, &t);
   ASSERT_EQ(rig->check_live(), "");
   const RecordingStore& rec = rig->rec();
-  std::vector<Job> jobs;
-  size_t exhaustive_points = 0, sampled_points = 0, max_k = 0;
-  std::mt19937_64 rng(43);
-  for (size_t p = rig->format_end(); p <= rec.events(); ++p) {
-    const size_t k = rec.pending_unit_count(p, g);
-    max_k = std::max(max_k, k);
-    if (k <= cap) {
-      ++exhaustive_points;
-      for (uint64_t m = 0; m < (uint64_t{1} << k); ++m) jobs.push_back(Job{p, g, Job::Kind::kMask, m});
-    } else {
-      ++sampled_points;
-      for (size_t j = 0; j <= k; ++j) jobs.push_back(Job{p, g, Job::Kind::kPrefix, j});
-      for (size_t j = 0; j < samples; ++j) jobs.push_back(Job{p, g, Job::Kind::kRandom, rng()});
-    }
-  }
+  const EveryPoint e = every_point(*rig, g, cap, samples, 43);
   std::cout << "[ crash    ] lld scripted workload (" << lld_geometry(*rig) << "): "
             << rig->requests().size() << " requests, " << rec.events() << " backing-store events ("
             << rec.syncs() << " syncs), " << t.describe() << "; " << gran_name(g) << ": "
-            << exhaustive_points << " crash points exhaustive (k <= " << cap << "), "
-            << sampled_points << " sampled (all k+1 prefixes + " << samples
-            << " random subsets); largest k " << max_k << std::endl;
+            << e.exhaustive_points << " crash points exhaustive (k <= " << cap << "), "
+            << e.sampled_points << " sampled (all k+1 prefixes + " << samples
+            << " random subsets); largest k " << e.max_k << std::endl;
   if (nvram) {
     EXPECT_GE(t.drains, 1u) << "precondition: the script must overflow the NVRAM";
   }
   EXPECT_EQ(t.splits, 0u) << kRoomForEveryRequest;
-  RunResult r = run_jobs(*rig, jobs, harness_threads(), /*nested_every=*/7, 2);
+  RunResult r = run_jobs(*rig, e.jobs, harness_threads(), /*nested_every=*/7, 2);
   const std::string what = std::string("lld ") + nvram_name(rig->config()) + " exhaustive " +
                            gran_name(g);
   report(what.c_str(), r, seconds_since(t0));
