@@ -83,6 +83,29 @@ void emit_block_extents(uint64_t offset, uint64_t len, uint64_t block_bytes, IsL
   }
 }
 
+// Copies the blocks of `blocks` (a std::map from block to a value whose
+// contents bytes_of gives: block_bytes bytes, or empty for zeros) over the
+// bytes of [offset, offset + out.size()) in out; other bytes stay as they
+// are. An ARU's shadow over committed data, and mode=inplace's stranded
+// group over the platters, are read through it.
+template <typename BlockMap, typename BytesOf>
+void overlay_blocks(const BlockMap& blocks, uint64_t block_bytes, uint64_t offset,
+                    std::span<std::byte> out, BytesOf bytes_of) {
+  const uint64_t end = offset + out.size();
+  for (auto it = blocks.lower_bound(offset / block_bytes);
+       it != blocks.end() && it->first * block_bytes < end; ++it) {
+    const uint64_t b = it->first;
+    const uint64_t lo = std::max(offset, b * block_bytes);
+    const uint64_t hi = std::min(end, (b + 1) * block_bytes);
+    std::byte* dst = out.data() + (lo - offset);
+    const std::vector<std::byte>& bytes = bytes_of(it->second);
+    if (bytes.empty())
+      std::fill(dst, dst + (hi - lo), std::byte{0});
+    else
+      std::copy_n(bytes.data() + (lo - b * block_bytes), hi - lo, dst);
+  }
+}
+
 class Disk {
  public:
   virtual ~Disk() = default;

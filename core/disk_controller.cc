@@ -147,15 +147,13 @@ RequestTiming DiskController::zero(uint64_t offset, uint64_t len, ZeroFlags flag
 
 RequestTiming DiskController::commit_group(std::span<const GroupBlock> blocks,
                                            std::optional<SimTime> arrival) {
-  const uint64_t blocks_total = disk_->export_bytes() / disk_->block_bytes();
+  const uint64_t bs = disk_->block_bytes();
   for (size_t i = 0; i < blocks.size(); ++i) {
-    if (blocks[i].block >= blocks_total)
-      throw Error("ARU block " + std::to_string(blocks[i].block) + " is beyond the end of the disk",
-                  EINVAL);
+    check_range(blocks[i].block * bs, bs);
     assert(i == 0 || blocks[i - 1].block < blocks[i].block);  // sorted, distinct
   }
   if (blocks.empty()) return flush(arrival);  // an empty ARU: EndARU is the flush alone
-  return serve(Kind::kCommit, false, blocks.size() * disk_->block_bytes(), arrival,
+  return serve(Kind::kCommit, false, blocks.size() * bs, arrival,
                [&](SimTime s) { return disk_->commit_group(blocks, s); });
 }
 

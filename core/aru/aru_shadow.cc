@@ -126,19 +126,8 @@ void AruShadow::trim(uint64_t offset, uint64_t len) {
 }
 
 void AruShadow::overlay(uint64_t offset, std::span<std::byte> out) const {
-  if (out.empty()) return;
-  const uint64_t bs = block_bytes_;
-  const uint64_t end = offset + out.size();
-  for (auto it = blocks_.lower_bound(offset / bs); it != blocks_.end() && it->first * bs < end;
-       ++it) {
-    const uint64_t b = it->first;
-    const uint64_t lo = std::max(offset, b * bs), hi = std::min(end, (b + 1) * bs);
-    std::byte* dst = out.data() + (lo - offset);
-    if (it->second.bytes.empty())
-      std::memset(dst, 0, hi - lo);
-    else
-      std::memcpy(dst, it->second.bytes.data() + (lo - b * bs), hi - lo);
-  }
+  overlay_blocks(blocks_, block_bytes_, offset, out,
+                 [](const Block& b) -> const std::vector<std::byte>& { return b.bytes; });
 }
 
 std::vector<GroupBlock> AruShadow::group() const {

@@ -84,17 +84,6 @@ Completion InplaceDisk::write(uint64_t offset, std::span<const std::byte> data, 
 // to back commits pay no void at all. Charged as the drive would do it:
 // the record as one sequential access to the journal area, each sync a
 // command, the home blocks as one command visiting them in block order.
-uint64_t InplaceDisk::max_group_blocks() const {
-  uint64_t n = journal_.capacity() / sb_.block_bytes;
-  while (n > 0 && journal_.record_bytes(n, n) > journal_.capacity()) --n;
-  return n;
-}
-
-std::string InplaceDisk::max_group_why() const {
-  return "the redo journal of this mode=inplace image (" + std::to_string(journal_.capacity()) +
-         " bytes, the platters past the export)";
-}
-
 Completion InplaceDisk::commit_group(std::span<const GroupBlock> blocks, SimTime start) {
   store_->check();
   assert(!blocks.empty());
@@ -132,6 +121,17 @@ Completion InplaceDisk::commit_group(std::span<const GroupBlock> blocks, SimTime
     strand(blocks, e);
   }
   return clock.done();
+}
+
+uint64_t InplaceDisk::max_group_blocks() const {
+  uint64_t n = journal_.capacity() / sb_.block_bytes;
+  while (n > 0 && journal_.record_bytes(n, n) > journal_.capacity()) --n;
+  return n;
+}
+
+std::string InplaceDisk::max_group_why() const {
+  return "the redo journal of this mode=inplace image (" + std::to_string(journal_.capacity()) +
+         " bytes, the platters past the export)";
 }
 
 // The blocks' contents before the commit: what roll_back puts back. (The
@@ -303,17 +303,8 @@ void InplaceDisk::recover() {
 }
 
 void InplaceDisk::patch_stranded(uint64_t offset, std::span<std::byte> out) const {
-  const uint64_t bs = sb_.block_bytes;
-  for (auto it = stranded_.lower_bound(offset / bs);
-       it != stranded_.end() && it->first * bs < offset + out.size(); ++it) {
-    const uint64_t lo = std::max(offset, it->first * bs);
-    const uint64_t hi = std::min(offset + out.size(), (it->first + 1) * bs);
-    std::byte* dst = out.data() + (lo - offset);
-    if (it->second.empty())
-      std::fill(dst, dst + (hi - lo), std::byte{0});
-    else
-      std::copy_n(it->second.data() + (lo - it->first * bs), hi - lo, dst);
-  }
+  overlay_blocks(stranded_, sb_.block_bytes, offset, out,
+                 [](const std::vector<std::byte>& b) -> const std::vector<std::byte>& { return b; });
 }
 
 std::string InplaceDisk::check_consistency() const {
