@@ -55,6 +55,7 @@
 #include "geometry/presets.h"
 #include "plugin/mode_report_json.h"
 #include "tools/bench/aru_bench.h"
+#include "tools/bench/fill.h"
 
 namespace vld {
 namespace {
@@ -160,12 +161,7 @@ std::vector<std::byte> prepared_image(const DiskSpec& spec, const Superblock& sb
   no_compaction.vld.window_move_fraction = spec.window_move;
   DiskController ctl(make_disk(std::move(store), sb, no_compaction));
   const uint64_t region = region_blocks(sb, spec.util);
-  const auto& mib = payload(1 << 20);
-  for (uint64_t b = 0; b < region; b += 256) {
-    uint64_t n = std::min<uint64_t>(256, region - b);
-    ctl.write(b * 4096, std::span(mib.data(), n * 4096), false, std::nullopt);
-  }
-  ctl.flush(std::nullopt);
+  fill_in_order(ctl, region, std::span(payload(1 << 20)));
   if (sb.mode == DiskMode::kVld) {
     std::mt19937_64 rng(spec.seed ^ 0x5eed);
     std::uniform_int_distribution<uint64_t> pick(0, region - 1);
@@ -383,12 +379,7 @@ std::vector<std::byte> prepared_lld_image(const DiskSpec& spec, const LldSpec& l
   MemoryBackingStore* raw = store.get();
   DiskController ctl(make_disk(std::move(store), sb, lld_options(ls)));
   const uint64_t region = region_blocks(sb, spec.util);
-  const auto& mib = payload(1 << 20);
-  for (uint64_t b = 0; b < region; b += 256) {
-    uint64_t n = std::min<uint64_t>(256, region - b);
-    ctl.write(b * 4096, std::span(mib.data(), n * 4096), false, std::nullopt);
-  }
-  ctl.flush(std::nullopt);
+  fill_in_order(ctl, region, std::span(payload(1 << 20)));
   const LldReport filled = *ctl.mode_report().lld;
   const uint64_t capacity = uint64_t{filled.segment_count} * filled.blocks_per_segment;
   const uint64_t writes = spec.warmup_writes ? spec.warmup_writes

@@ -13,6 +13,7 @@
 #include "core/store/backing_store.h"
 #include "core/util/error.h"
 #include "geometry/presets.h"
+#include "tools/bench/fill.h"
 
 namespace vld {
 namespace {
@@ -53,10 +54,7 @@ std::unique_ptr<DiskController> half_full_disk(const Superblock& sb) {
   auto store = std::make_unique<MemoryBackingStore>(sb.image_bytes());
   format_store(*store, sb);
   auto ctl = std::make_unique<DiskController>(make_disk(std::move(store), sb, DiskOptions{}));
-  const std::vector<std::byte> mib = record_data(0, 256);
-  for (uint64_t off = 0; off < sb.export_bytes / 2; off += mib.size())
-    ctl->write(off, mib, false, std::nullopt);
-  ctl->flush(std::nullopt);
+  fill_in_order(*ctl, sb.export_bytes / 2 / kBlock, record_data(0, 256));
   return ctl;
 }
 
