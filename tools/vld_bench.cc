@@ -489,7 +489,9 @@ int cmd_table2(const DiskSpec& spec, uint64_t writes) {
       // footnote: "measured immediately after running a compactor").
       uint64_t steps = ctl->idle_until(kSimEpoch + std::chrono::hours(24 * 365));
       j["compaction_steps"] = steps;
-      j["compactor_after"] = *ctl->mode_report().compactor;
+      const ModeReport compacted = ctl->mode_report();
+      j["compactor_after"] = *compacted.compactor;
+      j["fragmented_free_fraction_start"] = compacted.vld->fragmented_free_fraction();
     }
     const uint64_t region = region_blocks(sb, spec.util);
     std::mt19937_64 rng(spec.seed);
@@ -522,6 +524,7 @@ int cmd_table2(const DiskSpec& spec, uint64_t writes) {
       j["map_update_us"] = x.vld->map_update_us();
       j["empty_tracks_end"] = x.compactor->empty_tracks;
       j["repacks"] = x.vld->stats.repacks;
+      j["fragmented_free_fraction_end"] = x.vld->fragmented_free_fraction();
     }
     std::cout << j.dump() << std::endl;
   }

@@ -141,6 +141,10 @@ ModeReport VldDisk::mode_report() const {
   v.allocator = alloc_.stats();
   v.empty_tracks = free_.empty_tracks();
   v.reserve_track = alloc_.reserved_track();
+  v.free_sectors = free_.free_sectors();
+  v.block_sectors = layout_.block_sectors;
+  for (uint32_t t = 0; t < layout_.tracks; ++t)
+    v.block_holes += free_.holes_for(t, layout_.block_sectors);
   CompactorReport c;
   c.enabled = compactor_.options().enabled;
   c.policy = compactor_.options().policy;

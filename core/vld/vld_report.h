@@ -48,6 +48,20 @@ struct VldReport {
   AllocatorStats allocator;
   uint32_t empty_tracks = 0;         // the reserve track among them
   std::optional<uint32_t> reserve_track;
+  // Free space, and how much of it can take a data block without moving
+  // anything: blocks that fit side by side into the free runs. The rest
+  // lies in runs shorter than a block, usable only by map sectors
+  // (docs/benchmarks.md, section 9: half of it at 80% in steady state).
+  uint64_t free_sectors = 0;
+  uint64_t block_holes = 0;
+  uint32_t block_sectors = 0;
+
+  // The share of free sectors that no data block can use.
+  double fragmented_free_fraction() const {
+    if (free_sectors == 0) return 0.0;
+    const double usable = static_cast<double>(block_holes * block_sectors);
+    return 1.0 - usable / static_cast<double>(free_sectors);
+  }
 
   // Mean time the map sectors added to a request that wrote them.
   double map_update_us() const {

@@ -389,6 +389,26 @@ TEST(VldDisk, SingleBlockWriteWritesOneDataBlockAndOneMapSector) {
   EXPECT_EQ(found, 1);
 }
 
+// The report's fragmentation figures, by hand: on a fresh disk every free
+// sector lies on an empty track, 32 blocks side by side; one 4 KiB write
+// (8 data sectors and its map sector back to back on an empty track) leaves
+// that track one free run of 247 sectors: 30 blocks, and 7 sectors that only
+// map sectors can use.
+TEST(VldDisk, ReportCountsFreeSectorsNoBlockCanUse) {
+  Rig r(2 << 20);
+  const uint32_t spt = r.sb.geometry.sectors_per_track;
+  VldReport fresh = *r.disk->mode_report().vld;
+  EXPECT_EQ(fresh.free_sectors, r.disk->free_space().free_sectors());
+  EXPECT_EQ(fresh.block_holes * 8, fresh.free_sectors);
+  EXPECT_EQ(fresh.fragmented_free_fraction(), 0.0);
+  r.write(7 * kBlock, pattern(kBlock, 3));
+  VldReport after = *r.disk->mode_report().vld;
+  ASSERT_EQ(after.free_sectors, fresh.free_sectors - 9);
+  EXPECT_EQ(after.block_holes, fresh.block_holes - spt / 8 + (spt - 9) / 8);
+  EXPECT_NEAR(after.fragmented_free_fraction(), 7.0 / static_cast<double>(after.free_sectors),
+              1e-12);
+}
+
 // The simulated time of the first two writes on a fresh 2-cylinder st19101
 // disk, by hand. The head is on the system track (cylinder 0, head 0), which
 // holds only log records. Write 1 starts at 0: 100 us overhead, then a head
