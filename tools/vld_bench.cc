@@ -66,7 +66,8 @@ struct DiskSpec {
   std::string geometry = "st19101";
   double fill = 0.75;         // fill= of the vld disk
   uint32_t window = 0;        // window= (0: the default)
-  double window_move = 0.75;  // VldOptions::window_move_fraction
+  double window_move = 0.85;  // VldOptions::window_move_fraction
+  bool one_way_seeks = false; // VldOptions::one_way_seeks (the allocator before issue 16)
   uint64_t export_bytes = 256ull << 20;
   uint32_t spare_percent = 5;
   double util = 0.80;         // live data blocks / physical blocks after the fill
@@ -159,6 +160,7 @@ std::vector<std::byte> prepared_image(const DiskSpec& spec, const Superblock& sb
   no_compaction.vld.fill_fraction = spec.fill;
   no_compaction.vld.window_cylinders = spec.window;
   no_compaction.vld.window_move_fraction = spec.window_move;
+  no_compaction.vld.one_way_seeks = spec.one_way_seeks;
   DiskController ctl(make_disk(std::move(store), sb, no_compaction));
   const uint64_t region = region_blocks(sb, spec.util);
   fill_in_order(ctl, region, std::span(payload(1 << 20)));
@@ -321,6 +323,7 @@ int cmd_fig11(const DiskSpec& spec, const BurstSpec& bs) {
     o.vld.fill_fraction = spec.fill;
     o.vld.window_cylinders = spec.window;
     o.vld.window_move_fraction = spec.window_move;
+    o.vld.one_way_seeks = spec.one_way_seeks;
     o.vld.compactor.enabled = on;
     o.vld.compactor.seed = spec.seed;
     if (on) {
@@ -478,6 +481,7 @@ int cmd_table2(const DiskSpec& spec, uint64_t writes) {
     options.vld.fill_fraction = spec.fill;
     options.vld.window_cylinders = spec.window;
     options.vld.window_move_fraction = spec.window_move;
+    options.vld.one_way_seeks = spec.one_way_seeks;
     const std::vector<std::byte> image = prepared_image(spec, sb, options);
     auto ctl = open_copy(sb, image, options);
     json j;
@@ -718,6 +722,8 @@ void add_disk_options(CLI::App* command, BenchOptions& options) {
       ->capture_default_str();
   command->add_option("--window", spec.window, "vld: cylinder window (window=; 0: default)")
       ->capture_default_str();
+  command->add_flag("--one-way-seeks", spec.one_way_seeks,
+                    "vld: seek only ahead of the head (the allocator before issue 16)");
   command->add_option("--window-move", spec.window_move,
                 "vld: move the window when this fraction of its free space is left")
       ->capture_default_str();

@@ -61,28 +61,38 @@ std::optional<EagerAllocator::Choice> EagerAllocator::nearest(uint32_t len, Head
   // sector after its data usually finds a free sector a few sectors on).
   const bool head_in_window = window.contains(head.cylinder, cylinders);
   if (head_in_window) consider(head.cylinder * g.tracks_per_cylinder + head.head, 0);
-  // Cylinders ahead of the head, one way, wrapping; inside the window. A
-  // cylinder d away costs at least seek(d): stop once that is no better.
+  // Cylinders d away, ahead of the head and (unless one_way_seeks) behind
+  // it, wrapping; inside the window. A cylinder d away costs at least
+  // seek(d): stop once that is no better.
   for (uint32_t d = 0; d < cylinders; ++d) {
-    uint32_t c = (head.cylinder + d) % cylinders;
-    if (!window.contains(c, cylinders)) {
-      if (d == 0) continue;  // head outside the window: look ahead for it
-      if (best) break;
-      continue;
-    }
     if (d == 0) {
       // Other tracks here cost a head switch first; one may still tie the
       // head's track (and win on a lower head), so skip only if strictly worse.
-      if (best && g.head_switch > best->locate) continue;
+      if (!head_in_window || (best && g.head_switch > best->locate)) continue;
     } else if (best && g.seek.time(d) >= best->locate) {
       break;
     }
-    for (uint32_t h = 0; h < g.tracks_per_cylinder; ++h) {
-      if (d == 0 && h == head.head && head_in_window) continue;  // done above
-      consider(c * g.tracks_per_cylinder + h, d);
+    bool in_window = false;
+    for (uint32_t c : cylinders_at(head.cylinder, d)) {
+      if (c == kNoCylinder || !window.contains(c, cylinders)) continue;
+      in_window = true;
+      for (uint32_t h = 0; h < g.tracks_per_cylinder; ++h) {
+        if (d == 0 && h == head.head) continue;  // done above
+        consider(c * g.tracks_per_cylinder + h, d);
+      }
     }
+    if (!in_window && d > 0 && best) break;  // past the window's ends
   }
   return best;
+}
+
+std::array<uint32_t, 2> EagerAllocator::cylinders_at(uint32_t cylinder, uint32_t d) const {
+  const uint32_t cylinders = drive_.simulated_cylinders();
+  const uint32_t ahead = (cylinder + d) % cylinders;
+  const uint32_t behind = (cylinder + cylinders - d % cylinders) % cylinders;
+  // Ahead first: it wins ties. Behind only if it is another cylinder.
+  if (d == 0 || policy_.one_way_seeks || behind == ahead) return {ahead, kNoCylinder};
+  return {ahead, behind};
 }
 
 std::optional<uint32_t> EagerAllocator::nearest_empty_track(HeadPosition head, SimTime at,
@@ -93,23 +103,24 @@ std::optional<uint32_t> EagerAllocator::nearest_empty_track(HeadPosition head, S
   std::optional<uint32_t> best;
   SimDuration best_cost{};
   for (uint32_t d = 0; d < cylinders; ++d) {
-    uint32_t c = (head.cylinder + d) % cylinders;
-    if (!window.contains(c, cylinders)) {
-      if (best) break;
-      continue;
-    }
     if (best && d > 0 && g.seek.time(d) >= best_cost) break;
-    for (uint32_t h = 0; h < g.tracks_per_cylinder; ++h) {
-      uint32_t track = c * g.tracks_per_cylinder + h;
-      if (!free_.is_empty(track) || !usable(track)) continue;
-      // An empty track can be written from wherever the head lands on it.
-      ServiceBreakdown move = drive_.reposition(head, HeadPosition{c, h});
-      SimDuration cost = move.seek + move.head_switch;
-      if (!best || cost < best_cost) {
-        best = track;
-        best_cost = cost;
+    bool in_window = false;
+    for (uint32_t c : cylinders_at(head.cylinder, d)) {
+      if (c == kNoCylinder || !window.contains(c, cylinders)) continue;
+      in_window = true;
+      for (uint32_t h = 0; h < g.tracks_per_cylinder; ++h) {
+        uint32_t track = c * g.tracks_per_cylinder + h;
+        if (!free_.is_empty(track) || !usable(track)) continue;
+        // An empty track can be written from wherever the head lands on it.
+        ServiceBreakdown move = drive_.reposition(head, HeadPosition{c, h});
+        SimDuration cost = move.seek + move.head_switch;
+        if (!best || cost < best_cost) {
+          best = track;
+          best_cost = cost;
+        }
       }
     }
+    if (!in_window && best) break;  // past the window's ends
   }
   (void)at;
   return best;

@@ -3,9 +3,15 @@
 // For each piece of a command (a data block of block_sectors, a map sector
 // of one), in order, the allocator picks the free run that the head reaches
 // soonest from where the previous piece ended: the rest of the current track,
-// the other tracks of the cylinder (a head switch), or cylinders ahead (a
-// seek). Cylinder seeks go one way, ascending and wrapping, so the head is
-// never trapped behind a full region (section 4.2). A command's pieces thus
+// the other tracks of the cylinder (a head switch), or other cylinders of the
+// window (a seek), on either side of the head: a one-cylinder seek costs what
+// a head switch costs (st19101: 0.5 ms each), so the cylinder behind offers
+// as many cheap candidates as the one ahead. (Section 4.2 seeks one way,
+// ascending, so the head is never trapped behind a full region; here the
+// window does that: it moves on when spent, and recovery reads all of it,
+// whichever way the head went. AllocatorPolicy::one_way_seeks restores the
+// sweep: at 80% it costs 8% more per write, docs/benchmarks.md section 9.)
+// A command's pieces thus
 // land back to back in one rotational pass wherever free space allows: a map
 // sector right behind its data costs one sector time. Because freed data
 // leaves holes of exactly one block, the allocator also tries the whole
@@ -104,6 +110,9 @@ struct AllocatorPolicy {
   // sooner (the allocator as built). false: the paper's section 2.3 rule,
   // stay until the threshold whatever the wait (vld-bench fig2 --strict).
   bool switch_when_sooner = true;
+  // Seek only ahead of the head, ascending and wrapping (section 4.2's
+  // sweep; the allocator before issue 16). false: either way.
+  bool one_way_seeks = false;
 };
 
 struct AllocatorStats {
@@ -212,6 +221,10 @@ class EagerAllocator {
   uint32_t sector_under_head(uint32_t cylinder, uint32_t head, SimTime at) const;
   std::optional<Choice> on_track(uint32_t track, uint32_t len, HeadPosition from,
                                  SimTime at) const;
+  // The cylinders d away from `cylinder` that a search looks at, ahead
+  // first; kNoCylinder fills a slot with nothing to look at.
+  static constexpr uint32_t kNoCylinder = UINT32_MAX;
+  std::array<uint32_t, 2> cylinders_at(uint32_t cylinder, uint32_t d) const;
   std::optional<uint32_t> nearest_empty_track(HeadPosition head, SimTime at,
                                               const CylinderWindow& window) const;
   bool fill_track_usable(std::optional<uint32_t> fill, uint32_t len,

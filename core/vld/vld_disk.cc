@@ -25,7 +25,7 @@ VldDisk::VldDisk(std::unique_ptr<BackingStore> store, const Superblock& sb, VldO
       options_(options),
       drive_(sb.geometry, sb.simulated_cylinders),
       free_(layout_.tracks, layout_.spt),
-      alloc_(drive_, free_, AllocatorPolicy{options.fill_fraction}),
+      alloc_(drive_, free_, AllocatorPolicy{options.fill_fraction, true, options.one_way_seeks}),
       log_(static_cast<uint32_t>(layout_.pieces)),
       map_(layout_.blocks),
       compactor_(options.compactor, layout_.spt, layout_.block_sectors),
@@ -423,7 +423,7 @@ bool VldDisk::apply(std::vector<Update>& updates, std::span<const uint32_t> rewr
   if (fua) sync(clock);
   // A compaction move leaves records to the end of its track (end_victim).
   if (!move) {
-    compaction_settled_ = false;
+    unsettle_compaction();
     maybe_write_record(clock);
   }
   return true;
@@ -804,7 +804,7 @@ Completion VldDisk::place_shadow(std::span<const GroupBlock> blocks, SimTime sta
   stats_.data_blocks_written += blocks.size();
   stats_.client_blocks_written += blocks.size();
   clock.blocks_written += blocks.size();
-  compaction_settled_ = false;
+  unsettle_compaction();
   maybe_write_record(clock);
   return finish(clock);
 }

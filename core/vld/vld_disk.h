@@ -90,10 +90,15 @@ struct VldOptions {
   double fill_fraction = 0.75;     // fill=
   uint32_t window_cylinders = 0;   // window= (0: kDefaultWindowCylinders)
   // Move the window on when it has this fraction of its opening free space
-  // left: a fuller window makes eager writing slower (0.75 measured best on
-  // st19101 at 80% utilization: 875 us/write against 1017 at 0.5).
-  double window_move_fraction = 0.75;
+  // left: a fuller window makes eager writing slower. 0.85 measured best on
+  // st19101 at 80% (docs/benchmarks.md section 9: 916 us/write in steady
+  // state against 935 at 0.75, and Table 2 over 5,000 writes 374 us against
+  // 443, where the window must move on into compacted cylinders in time).
+  double window_move_fraction = 0.85;
   uint32_t retired_limit = 4096;   // replaced map sectors that trigger a record
+  // Seek only ahead of the head (AllocatorPolicy::one_way_seeks): the
+  // allocator before issue 16, kept for vld-bench's comparisons.
+  bool one_way_seeks = false;
   CompactorOptions compactor;      // compactor=, compactor_policy=, seed=
 };
 
@@ -231,6 +236,16 @@ class VldDisk final : public Disk {
   bool choose_victim(SimTime now);
   bool move_next(ServiceClock& clock);
   void end_victim(ServiceClock& clock, bool emptied);
+  // With nothing left to compact in the window: moves it on to the next
+  // cylinders (a log record), or back to where the sweep began once every
+  // cylinder has been compacted. false: the sweep is over.
+  bool next_compaction_window(ServiceClock& clock);
+  // A client write changed the free space: compaction starts over.
+  void unsettle_compaction() {
+    compaction_settled_ = false;
+    windows_compacted_ = 0;
+    sweep_home_.reset();
+  }
   // Running out of room for whole blocks: every write leaves the few
   // sectors the head passes during the controller overhead free behind it,
   // too few for a block, so a disk filled by back-to-back writes runs out
@@ -310,6 +325,11 @@ class VldDisk final : public Disk {
   std::optional<uint32_t> next_reserve_;
   // Nothing left to compact (or a move found no hole): wait for a write.
   bool compaction_settled_ = false;
+  // The compactor's sweep since the last client write: windows whose
+  // compaction is done, and where the window was when it began (the writes
+  // come back there). See next_compaction_window().
+  uint32_t windows_compacted_ = 0;
+  std::optional<uint32_t> sweep_home_;
   std::vector<SimTime> track_written_;  // last client data placed, per track
   // ARUs' placed, uncommitted blocks (place_shadow), by token: allocated,
   // mapped by nothing; a track holding any is no compaction or repack

@@ -117,6 +117,36 @@ TEST(EagerAllocator, NearestWaitsForTheFreeSectorOrSwitchesHeads) {
   EXPECT_EQ(m.free_sectors(), 1u);
 }
 
+// A one-cylinder seek costs the same either way, so a free sector on the
+// cylinder behind the head that passes sooner wins over one ahead; with
+// one_way_seeks (section 4.2's sweep) only the one ahead is a candidate.
+// hp97560, a window of cylinders 0-2 (of 4: the sweep stops at cylinder 3
+// rather than wrap back to 0), the head on cylinder 1: the seek lands at
+// slot L; cylinder 0 has one free sector at slot L + 2, cylinder 2 at L + 20.
+TEST(EagerAllocator, SeeksEitherWayToTheSoonestRunUnlessOneWay) {
+  const DriveGeometry g = preset("hp97560");
+  DriveModel drive(g, 4);
+  const uint32_t heads = g.tracks_per_cylinder;
+  const SimDuration seek1 = drive.reposition(HeadPosition{1, 0}, HeadPosition{0, 0}).seek;
+  ASSERT_EQ(seek1, drive.reposition(HeadPosition{1, 0}, HeadPosition{2, 0}).seek);
+  const uint32_t land = drive.next_slot(kSimEpoch + seek1);
+  for (bool one_way : {false, true}) {
+    FreeSpaceMap m(4 * heads, g.sectors_per_track);
+    for (uint32_t t = 0; t < 4 * heads; ++t)
+      if (t != 0 && t != 2 * heads) m.allocate(t, 0, g.sectors_per_track);
+    leave_free_slots(m, g, 0, 0, {land + 2});
+    leave_free_slots(m, g, 2, 0, {land + 20});
+    AllocatorPolicy policy;
+    policy.one_way_seeks = one_way;
+    EagerAllocator alloc(drive, m, policy);
+    auto c = alloc.nearest(1, HeadPosition{1, 0}, kSimEpoch, CylinderWindow{0, 3});
+    ASSERT_TRUE(c.has_value());
+    const uint32_t cylinder = one_way ? 2 : 0, slot = one_way ? land + 20 : land + 2;
+    EXPECT_EQ(c->extent.track, cylinder * heads) << "one_way " << one_way;
+    EXPECT_EQ(c->locate, seek1 + drive.rotational_wait(kSimEpoch + seek1, slot));
+  }
+}
+
 // ------------------------------------------- formulas (2)-(4), Table 1
 
 // Formula (2) with (3) and (4), summed until the terms vanish: x and y are
