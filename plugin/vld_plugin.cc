@@ -292,6 +292,10 @@ bool has_idle_work() {
 
 int vld_after_fork() {
   g_pacer = std::make_unique<Pacer>(g_options.latency);
+  // Command queueing needs arrival times: latency=none serves in lock order.
+  if (g_options.latency == LatencyMode::kSleep)
+    g_controller->set_scheduler(g_options.sched, std::chrono::milliseconds(g_options.sched_aging_ms),
+                                std::make_shared<PacerClock>(*g_pacer));
   if (g_options.latency == LatencyMode::kSleep && has_idle_work())
     g_idle_worker = std::make_unique<IdleWorker>(
         *g_controller, *g_pacer, std::chrono::milliseconds(g_options.compactor_quiet_ms));
