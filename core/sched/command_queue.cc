@@ -5,16 +5,6 @@
 
 namespace vld {
 
-std::optional<SchedPolicy> parse_sched_policy(std::string_view name) {
-  if (name == "fifo") return SchedPolicy::kFifo;
-  if (name == "sptf") return SchedPolicy::kSptf;
-  return std::nullopt;
-}
-
-const char* sched_policy_name(SchedPolicy p) {
-  return p == SchedPolicy::kSptf ? "sptf" : "fifo";
-}
-
 size_t pick_next(std::span<const QueuedCommand> queue, SimTime now, SchedPolicy policy,
                  SimDuration aging) {
   assert(!queue.empty());

@@ -50,9 +50,16 @@ namespace vld {
 
 enum class SchedPolicy { kFifo, kSptf };
 
-// "fifo" / "sptf"; nullopt for anything else.
-std::optional<SchedPolicy> parse_sched_policy(std::string_view name);
-const char* sched_policy_name(SchedPolicy p);
+// "fifo" / "sptf"; nullopt for anything else. Inline: plugin/parameters.h
+// uses it in a tool that links nothing (vld-man-parameters).
+inline std::optional<SchedPolicy> parse_sched_policy(std::string_view name) {
+  if (name == "fifo") return SchedPolicy::kFifo;
+  if (name == "sptf") return SchedPolicy::kSptf;
+  return std::nullopt;
+}
+inline const char* sched_policy_name(SchedPolicy p) {
+  return p == SchedPolicy::kSptf ? "sptf" : "fifo";
+}
 
 inline constexpr SimDuration kDefaultSchedAging = std::chrono::milliseconds(100);
 
