@@ -11,6 +11,12 @@
 //         rather than on seek distance alone (SSTF), because at these seek
 //         speeds rotation is half the cost of a random access.
 //
+// A command estimated at 0 (a flush, a trim, a vld write: Disk::
+// positioning_estimate has no opinion) is as short as a command can be: it
+// goes ahead of any that needs the head to move, and such commands keep
+// their arrival order among themselves. So under sptf a stream of vld
+// writes is served before the reads queued with it, up to the aging bound.
+//
 // SPTF can starve a command whose sectors are always far from the head, so
 // it ages: a command that has waited longer than the aging bound goes first
 // (the oldest such, in arrival order), whatever its positioning time. This
