@@ -1,6 +1,7 @@
 // DiskController: the drive's front end. Requests from every connection come
 // through here; the drive serves one at a time, in the order they take the
-// lock, and a request that arrives while the drive is busy waits:
+// lock (but see command queueing below), and a request that arrives while
+// the drive is busy waits:
 //
 //   start = max(arrival, when the previous request ended)
 //   end   = start + the Disk's service time
