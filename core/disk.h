@@ -164,6 +164,18 @@ class Disk {
   }
   virtual std::string max_group_why() const { return ""; }
 
+  // Command queueing (core/sched/command_queue.h): the positioning time
+  // (seek + head switch + rotational wait) a read, or with `write` a
+  // write, of [offset, offset+len) would pay if the drive started it at
+  // `start` from where the head is now. Nothing moves. SimDuration{0} means
+  // no opinion (the default): such commands keep their arrival order among
+  // themselves. The track buffer is not consulted: a read it would hit is
+  // estimated as if it went to the media.
+  virtual SimDuration positioning_estimate(bool /*write*/, uint64_t /*offset*/, uint64_t /*len*/,
+                                           SimTime /*start*/) const {
+    return SimDuration{0};
+  }
+
   // Idle time: one step of background work (the vld compactor) starting at
   // `start`, or nullopt if there is none. Each step is short (one block
   // move), so a request arriving meanwhile waits for at most one step.

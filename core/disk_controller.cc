@@ -13,6 +13,88 @@ namespace vld {
 DiskController::DiskController(std::unique_ptr<Disk> disk, bool read_only)
     : disk_(std::move(disk)), read_only_(read_only) {}
 
+void DiskController::set_scheduler(SchedPolicy policy, SimDuration aging,
+                                   std::shared_ptr<const Clock> clock) {
+  std::lock_guard lock(mu_);
+  assert(queue_.empty());
+  policy_ = policy;
+  aging_ = aging;
+  clock_ = std::move(clock);
+}
+
+void DiskController::clock_advanced() {
+  { std::lock_guard lock(mu_); }  // a waiter is either before its check or waiting
+  turn_cv_.notify_all();
+}
+
+SimDuration DiskController::positioning_estimate(bool write, uint64_t offset, uint64_t len,
+                                                 SimTime at) const {
+  check_range(offset, len);
+  std::lock_guard lock(mu_);
+  return disk_->positioning_estimate(write, offset, len, at);
+}
+
+SchedPolicy DiskController::sched_policy() const {
+  std::lock_guard lock(mu_);
+  return clock_ ? policy_ : SchedPolicy::kFifo;
+}
+
+size_t DiskController::queued() const {
+  std::lock_guard lock(mu_);
+  return queue_.size();
+}
+
+uint64_t DiskController::choose_locked() {
+  SimTime first = queue_.front().arrival;
+  for (const Queued& q : queue_) first = std::min(first, q.arrival);
+  const SimTime at = std::max(busy_until_, first);  // the drive is free and has a command
+  std::vector<QueuedCommand> eligible;
+  for (const Queued& q : queue_) {
+    if (q.arrival > at) continue;  // not there yet when the drive chose
+    const Target& t = q.target;
+    eligible.push_back(QueuedCommand{
+        q.id, q.arrival,
+        t.len ? disk_->positioning_estimate(t.write, t.offset, t.len, at) : SimDuration{0}});
+  }
+  const size_t i = pick_next(eligible, at, policy_, aging_);
+  const size_t fifo = pick_next(eligible, at, SchedPolicy::kFifo);
+  SchedCounts& s = stats_.sched;
+  ++s.picks;
+  s.queue_depth_sum += queue_.size();
+  if (i != fifo) ++s.reordered;
+  if (at - eligible[i].arrival > aging_) ++s.aged;
+  return eligible[i].id;
+}
+
+void DiskController::wait_turn(std::unique_lock<std::mutex>& lock, SimTime arrival,
+                               const Target& target) {
+  const uint64_t id = next_id_++;
+  queue_.push_back(Queued{id, arrival, target});
+  stats_.sched.max_queue_depth = std::max<uint64_t>(stats_.sched.max_queue_depth, queue_.size());
+  auto leave = [&] {
+    queue_.erase(std::find_if(queue_.begin(), queue_.end(),
+                              [&](const Queued& q) { return q.id == id; }));
+  };
+  for (;;) {
+    if (closed_) {
+      if (chosen_ == id) chosen_.reset();
+      leave();
+      throw Error("the disk is shut down", ESHUTDOWN);
+    }
+    if (!chosen_ && clock_->now() >= busy_until_) {
+      chosen_ = choose_locked();
+      if (*chosen_ != id) turn_cv_.notify_all();  // the chosen one may be asleep
+    }
+    if (chosen_ == id) break;
+    if (chosen_)
+      turn_cv_.wait(lock);  // until the chosen one has been served
+    else
+      clock_->wait_until(turn_cv_, lock, busy_until_);  // until the drive is free
+  }
+  chosen_.reset();
+  leave();
+}
+
 bool DiskController::read_only() const {
   std::lock_guard lock(mu_);
   return read_only_;
@@ -52,11 +134,20 @@ void DiskController::check_range(uint64_t offset, uint64_t len) const {
 
 template <typename Op>
 RequestTiming DiskController::serve(Kind kind, bool fua, uint64_t bytes,
-                                    std::optional<SimTime> arrival, Op op) {
+                                    std::optional<SimTime> arrival, Op op, Target target) {
   waiting_.fetch_add(1, std::memory_order_relaxed);
   std::unique_lock lock(mu_);
   waiting_.fetch_sub(1, std::memory_order_relaxed);
   if (closed_) throw Error("the disk is shut down", ESHUTDOWN);
+  const bool queued = arrival && clock_ && policy_ != SchedPolicy::kFifo;
+  if (queued) wait_turn(lock, *arrival, target);
+  // Whatever happens next, the queue looks again once the drive has moved on.
+  struct NotifyOnExit {
+    std::condition_variable* cv;
+    ~NotifyOnExit() {
+      if (cv) cv->notify_all();
+    }
+  } notify{queued ? &turn_cv_ : nullptr};
   SimTime start = arrival ? std::max(*arrival, busy_until_) : busy_until_;
   Completion c;
   try {
@@ -116,15 +207,18 @@ RequestTiming DiskController::serve(Kind kind, bool fua, uint64_t bytes,
 RequestTiming DiskController::read(uint64_t offset, std::span<std::byte> out,
                                    std::optional<SimTime> arrival) {
   check_range(offset, out.size());
-  return serve(Kind::kRead, false, out.size(), arrival,
-               [&](SimTime s) { return disk_->read(offset, out, s); });
+  return serve(
+      Kind::kRead, false, out.size(), arrival,
+      [&](SimTime s) { return disk_->read(offset, out, s); }, Target{false, offset, out.size()});
 }
 
 RequestTiming DiskController::write(uint64_t offset, std::span<const std::byte> data, bool fua,
                                     std::optional<SimTime> arrival) {
   check_range(offset, data.size());
-  return serve(Kind::kWrite, fua, data.size(), arrival,
-               [&](SimTime s) { return disk_->write(offset, data, fua, s); });
+  return serve(
+      Kind::kWrite, fua, data.size(), arrival,
+      [&](SimTime s) { return disk_->write(offset, data, fua, s); },
+      Target{true, offset, data.size()});
 }
 
 RequestTiming DiskController::flush(std::optional<SimTime> arrival) {
@@ -229,7 +323,8 @@ uint64_t DiskController::idle_until(SimTime until) {
 
 std::optional<SimTime> DiskController::idle_step(SimTime now) {
   std::lock_guard lock(mu_);
-  if (closed_ || read_only_ || waiting_.load(std::memory_order_relaxed) > 0) return std::nullopt;
+  if (closed_ || read_only_ || waiting_.load(std::memory_order_relaxed) > 0 || !queue_.empty())
+    return std::nullopt;
   if (!step_locked(std::max(now, busy_until_))) return std::nullopt;
   return busy_until_;
 }
@@ -271,6 +366,7 @@ void DiskController::close() {
   std::lock_guard lock(mu_);
   if (closed_) return;
   closed_ = true;
+  turn_cv_.notify_all();  // queued requests fail now
   if (!read_only_) disk_->close();  // a read-only disk writes nothing, not even at close
 }
 

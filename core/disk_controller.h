@@ -1,6 +1,7 @@
 // DiskController: the drive's front end. Requests from every connection come
 // through here; the drive serves one at a time, in the order they take the
-// lock, and a request that arrives while the drive is busy waits:
+// lock (but see command queueing below), and a request that arrives while
+// the drive is busy waits:
 //
 //   start = max(arrival, when the previous request ended)
 //   end   = start + the Disk's service time
@@ -20,22 +21,45 @@
 // steps run only when the caller grants idle time (idle_until), so a run
 // stays a deterministic function of its requests and grants.
 //
+// Command queueing (sched=sptf; core/sched/command_queue.h): with a clock
+// (set_scheduler) and arrival times, a request that arrives while the drive
+// is busy joins a queue and waits, in the clock's time, until the drive is
+// free; then the drive picks one of the commands queued at that instant
+// (T = max(busy_until, the earliest arrival queued); those with arrival <=
+// T), by SPTF from the head's position at T, and the others wait for the
+// next free instant. Requests are not served in the order they take the
+// lock: computing each service at once would drain the queue in arrival
+// order into the simulated future. Only reads and writes have a positioning
+// time (Disk::positioning_estimate); flushes, trims, zeroes and ARU
+// commands estimate 0, which serves them ahead of commands that need the
+// head to move (NBD only asks a flush to cover writes completed before it
+// was sent, and those are in the backing store already). No idle step
+// starts while a command is queued. Without arrival times (latency=none)
+// or with sched=fifo nothing queues here: requests are served in lock
+// order, as before, so latency=none stays deterministic.
+//
 // The controller also checks ranges (so a Disk never sees one out of
 // bounds) and keeps DiskStats.
 //
 // Thread-safety: thread-safe; one mutex serialises everything, like the one
-// actuator it models.
+// actuator it models. Queued requests wait on a condition variable under
+// that mutex; each change that can let one proceed (the drive freed, a
+// command chosen, close) notifies all of them, and every wait re-checks its
+// condition under the mutex, so no wakeup is lost.
 #ifndef VLD_CORE_DISK_CONTROLLER_H_
 #define VLD_CORE_DISK_CONTROLLER_H_
 
 #include <atomic>
+#include <condition_variable>
 #include <functional>
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <vector>
 
 #include "core/disk.h"
 #include "core/disk_stats.h"
+#include "core/sched/command_queue.h"
 
 namespace vld {
 
@@ -51,6 +75,29 @@ class DiskController {
   // read_only: the disk is opened on an OverlayStore (nothing reaches the
   // image) and takes no idle steps, until make_writable().
   explicit DiskController(std::unique_ptr<Disk> disk, bool read_only = false);
+
+  // The time command queueing waits in: now, and a wait until a simulated
+  // instant. The plugin's maps wall time (plugin/pacer.h); tests use a
+  // fake one whose waits last until notified (clock_advanced).
+  class Clock {
+   public:
+    virtual ~Clock() = default;
+    virtual SimTime now() const = 0;
+    // Blocks on cv, releasing lock meanwhile, until now() >= t or cv is
+    // notified; may also return early (the caller re-checks).
+    virtual void wait_until(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
+                            SimTime t) const = 0;
+  };
+  // sched=: requests with an arrival time queue and are chosen by `policy`
+  // (kFifo: nothing changes). REQUIRES: no request in progress.
+  void set_scheduler(SchedPolicy policy, SimDuration aging, std::shared_ptr<const Clock> clock);
+  // A clock whose waits do not time out has moved: queued requests look
+  // again.
+  void clock_advanced();
+  // Requests queued now, waiting for the drive to be free or to be chosen.
+  size_t queued() const;
+  // The policy in force: kFifo unless set_scheduler gave another and a clock.
+  SchedPolicy sched_policy() const;
 
   bool read_only() const;
   // The first writable connection: the read-only disk is closed (dropping
@@ -103,6 +150,10 @@ class DiskController {
   // When the last request (not idle step) ended: the start of the quiet gap.
   SimTime last_request_end() const;
 
+  // Disk::positioning_estimate of a read (write: false) or write, for a
+  // caller that queues commands itself (vld-bench qd).
+  SimDuration positioning_estimate(bool write, uint64_t offset, uint64_t len, SimTime at) const;
+
   // Extents are answered from memory: no media access, no simulated time.
   void extents(uint64_t offset, uint64_t len, const ExtentFn& fn);
 
@@ -117,8 +168,28 @@ class DiskController {
 
  private:
   enum class Kind { kRead, kWrite, kFlush, kTrim, kZero, kCommit, kPlace };
+  // What a queued command would access, for its positioning estimate; a
+  // command without one (len 0) estimates 0.
+  struct Target {
+    bool write = false;
+    uint64_t offset = 0;
+    uint64_t len = 0;
+  };
+  struct Queued {
+    uint64_t id;
+    SimTime arrival;
+    Target target;
+  };
   template <typename Op>
-  RequestTiming serve(Kind kind, bool fua, uint64_t bytes, std::optional<SimTime> arrival, Op op);
+  RequestTiming serve(Kind kind, bool fua, uint64_t bytes, std::optional<SimTime> arrival, Op op,
+                      Target target = {});
+  // Queues a request arriving at `arrival` and returns when the drive is
+  // free and has chosen it (then it is out of the queue).
+  // REQUIRES: lock holds mu_; scheduling_.
+  void wait_turn(std::unique_lock<std::mutex>& lock, SimTime arrival, const Target& target);
+  // Chooses among the commands queued at the drive's free instant.
+  // REQUIRES: mu_ held; queue_ non-empty; no command chosen.
+  uint64_t choose_locked();
   void check_range(uint64_t offset, uint64_t len) const;
   // With VLD_CHECK_EACH_REQUEST: aborts, naming it, if the disk's state
   // disagrees with itself (Disk::check_consistency). REQUIRES: mu_ held.
@@ -136,6 +207,15 @@ class DiskController {
   SimTime last_request_end_{};
   bool busy_with_idle_step_ = false;  // busy_until_ is the end of an idle step
   bool closed_ = false;
+
+  // Command queueing; set once before requests, then read under mu_.
+  SchedPolicy policy_ = SchedPolicy::kFifo;
+  SimDuration aging_ = kDefaultSchedAging;
+  std::shared_ptr<const Clock> clock_;
+  std::vector<Queued> queue_;       // in arrival at the lock order
+  std::optional<uint64_t> chosen_;  // the queued command the drive serves next
+  uint64_t next_id_ = 1;
+  std::condition_variable turn_cv_;  // with mu_: the drive freed, a choice, close
 };
 
 }  // namespace vld

@@ -41,6 +41,16 @@ struct AruCounts {
   LatencyHistogram commit_latency;
 };
 
+// Command queueing (sched=sptf, DiskController): the choices made when the
+// drive became free with commands queued.
+struct SchedCounts {
+  uint64_t picks = 0;            // commands chosen from the queue
+  uint64_t reordered = 0;        // ... that were not the earliest arrival queued
+  uint64_t aged = 0;             // ... because they had waited past the aging bound
+  uint64_t queue_depth_sum = 0;  // commands queued at each pick, summed
+  uint64_t max_queue_depth = 0;  // the most commands queued at once
+};
+
 struct DiskStats {
   RequestCounts requests;
   LatencyHistogram read_latency;
@@ -61,6 +71,7 @@ struct DiskStats {
   SimDuration idle_busy{};
   LatencyHistogram preempt_wait;
   AruCounts aru;
+  SchedCounts sched;
 };
 
 }  // namespace vld

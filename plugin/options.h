@@ -22,6 +22,7 @@
 
 #include "core/aru/aru_session.h"
 #include "core/image.h"
+#include "core/sched/command_queue.h"
 #include "geometry/seek_curve.h"
 
 namespace vld {
@@ -56,6 +57,9 @@ struct PluginOptions {
   // compactor_quiet_ms=: with latency=sleep, the compactor starts after the
   // drive has been idle this long (wall time).
   uint32_t compactor_quiet_ms = 50;
+  // sched=, sched_aging_ms=: command queueing (core/sched/command_queue.h).
+  SchedPolicy sched = SchedPolicy::kFifo;
+  uint32_t sched_aging_ms = 100;
   std::string statsfile;
   uint64_t seed = 0;
   // aru_max=: the most one ARU (export "aru") may hold (core/aru/).

@@ -15,9 +15,12 @@
 #include <sys/prctl.h>
 
 #include <chrono>
+#include <condition_variable>
+#include <mutex>
 #include <optional>
 #include <thread>
 
+#include "core/disk_controller.h"
 #include "geometry/sim_time.h"
 #include "plugin/options.h"
 
@@ -58,6 +61,24 @@ class Pacer {
  private:
   LatencyMode mode_;
   WallTime wall_epoch_;
+};
+
+// The controller's clock for command queueing (sched=sptf), latency=sleep:
+// now is the wall clock in simulated time, and a queued request sleeps
+// until the wall instant the drive becomes free.
+class PacerClock final : public DiskController::Clock {
+ public:
+  explicit PacerClock(const Pacer& pacer) : pacer_(pacer) {}
+  SimTime now() const override { return pacer_.to_sim(Pacer::WallClock::now()); }
+  void wait_until(std::condition_variable& cv, std::unique_lock<std::mutex>& lock,
+                  SimTime t) const override {
+    static thread_local const bool slack_set = ::prctl(PR_SET_TIMERSLACK, 1UL) == 0;
+    (void)slack_set;
+    cv.wait_until(lock, pacer_.to_wall(t));
+  }
+
+ private:
+  const Pacer& pacer_;  // outlives the controller's use of the clock
 };
 
 }  // namespace vld

@@ -426,6 +426,37 @@ inline constexpr ParameterDoc kParameters[] = {
      "deterministic function of its requests; the compactor does not run.",
      "B<sleep>|B<none>"},
 
+    {"sched", "fifo|sptf", ParameterGroup::kRunTime,
+     {ValueKind::kText, "expected sched=fifo or sched=sptf"},
+     [](PluginOptions& o, const ParameterValue& v) {
+       const std::optional<SchedPolicy> p = parse_sched_policy(v.text);
+       if (p) o.sched = *p;
+       return p.has_value();
+     },
+     "order of queued requests: fifo (arrival) or sptf (shortest\n"
+     "positioning time first; latency=sleep only; default fifo)",
+     "How the drive orders the requests queued while it is busy (several in flight: an "
+     "iodepth above 1, or several connections), as a drive with tagged command queueing "
+     "does. With B<fifo> (the default) they are served in the order they arrive. With "
+     "B<sptf> (shortest positioning time first), each time the drive becomes free it "
+     "serves the queued request whose seek, head switch and rotational wait from where the "
+     "head is then is least: B<mode=inplace> reads and writes, and B<mode=vld> reads "
+     "(through its map; its writes go near the head whatever the order). Flushes, trims "
+     "and zeroes need no positioning and go first. A request that has waited longer than "
+     "B<sched_aging_ms> goes before all others, oldest first. Queueing needs arrival "
+     "times: with B<latency=none> requests are served in the order they reach the drive "
+     "whatever B<sched> says. The statistics count the reordered requests (see "
+     "L</STATISTICS>).",
+     "B<fifo>|B<sptf>"},
+
+    {"sched_aging_ms", "MS", ParameterGroup::kRunTime,
+     {ValueKind::kWholeNumber, "expected milliseconds from 1 to 10000, e.g. 100", 1, 10000},
+     [](PluginOptions& o, const ParameterValue& v) { o.sched_aging_ms = v.u32(); return true; },
+     "sched=sptf: a request waiting longer goes first (default 100)",
+     "With B<sched=sptf>: a queued request that has waited longer than this, in "
+     "milliseconds of simulated time (1 to 10000, default 100, about sixteen random "
+     "accesses), is served before any other, oldest first, so that no request starves."},
+
     {"statsfile", "PATH", ParameterGroup::kRunTime,
      {ValueKind::kNonEmpty, "must name a file"},
      [](PluginOptions& o, const ParameterValue& v) { o.statsfile = v.text; return true; },

@@ -68,6 +68,15 @@ nlohmann::json stats_to_json(const DiskController& c, LatencyMode latency) {
   j["read_latency_us"] = latency_json(s.read_latency);
   j["flush_latency_us"] = latency_json(s.flush_latency);
   j["queue_wait_us"] = latency_json(s.queue_wait);
+  const SchedCounts& q = s.sched;
+  j["sched"] = {{"policy", sched_policy_name(c.sched_policy())},
+                {"picks", q.picks},
+                {"reordered", q.reordered},
+                {"aged", q.aged},
+                {"mean_queue_depth",
+                 q.picks ? static_cast<double>(q.queue_depth_sum) / static_cast<double>(q.picks)
+                         : 0.0},
+                {"max_queue_depth", q.max_queue_depth}};
   const ServiceBreakdown& b = s.write_breakdown_sum;
   j["breakdown_us"] = {{"overhead", mean_us(b.overhead)},
                        {"seek", mean_us(b.seek)},

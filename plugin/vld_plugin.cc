@@ -11,7 +11,10 @@
 // DiskController, whose mutex serialises requests exactly as the drive's
 // single actuator would; the pacing sleep happens outside that mutex, so a
 // request that arrives while another is being served or paced queues behind
-// it in simulated time rather than in nbdkit. Because every connection
+// it in simulated time rather than in nbdkit. With sched=sptf and
+// latency=sleep the controller keeps such requests in a queue until the
+// drive is free in wall time and then chooses among them (its Clock is the
+// Pacer's, PacerClock). Because every connection
 // reaches the same disk and the same backing file, a flush on any connection
 // (fdatasync of that file) covers completed writes from all of them, which
 // is what makes can_multi_conn true.
@@ -292,6 +295,10 @@ bool has_idle_work() {
 
 int vld_after_fork() {
   g_pacer = std::make_unique<Pacer>(g_options.latency);
+  // Command queueing needs arrival times: latency=none serves in lock order.
+  if (g_options.latency == LatencyMode::kSleep)
+    g_controller->set_scheduler(g_options.sched, std::chrono::milliseconds(g_options.sched_aging_ms),
+                                std::make_shared<PacerClock>(*g_pacer));
   if (g_options.latency == LatencyMode::kSleep && has_idle_work())
     g_idle_worker = std::make_unique<IdleWorker>(
         *g_controller, *g_pacer, std::chrono::milliseconds(g_options.compactor_quiet_ms));

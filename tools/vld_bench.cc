@@ -19,6 +19,9 @@
 //   aru     atomic record updates of 1-64 blocks: a client's redo journal on
 //           the default export against an ARU, per mode (issue 15;
 //           tools/bench/aru_bench.h)
+//   qd      random 4 KiB writes or reads at queue depth 1, 4, 16, the drive
+//           ordering its queue by fifo or sptf (issue 16;
+//           tools/bench/qd_bench.h)
 //   fill    every block of a new disk written once, 4 KiB at a time, back to
 //           back (as with latency=none), in order or shuffled: the write
 //           time as the disk fills, and the repacks that keep the last
@@ -56,6 +59,7 @@
 #include "plugin/mode_report_json.h"
 #include "tools/bench/aru_bench.h"
 #include "tools/bench/fill.h"
+#include "tools/bench/qd_bench.h"
 
 namespace vld {
 namespace {
@@ -693,6 +697,9 @@ struct BenchOptions {
   std::string nvram = "6100000";
   AruBenchSpec aru;
   std::string aru_size = "256M";
+  QdBenchSpec qd;
+  std::string qd_size = "256M";
+  double qd_util_pct = 50;
 };
 
 struct Subcommands {
@@ -702,6 +709,7 @@ struct Subcommands {
   CLI::App* fig2;
   CLI::App* fill;
   CLI::App* aru;
+  CLI::App* qd;
 };
 
 // The options of a disk that is filled and updated (fig11, table2).
@@ -824,6 +832,29 @@ CLI::App* add_aru(CLI::App& app, BenchOptions& options) {
   return aru;
 }
 
+CLI::App* add_qd(CLI::App& app, BenchOptions& options) {
+  auto* qd = app.add_subcommand("qd", "random 4 KiB writes or reads at queue depth N, the queue "
+                                      "ordered by fifo or sptf (issue 16)");
+  QdBenchSpec& q = options.qd;
+  qd->add_option("--geometry", q.geometry, "drive preset: hp97560, st19101, savvio10k4")
+      ->capture_default_str();
+  qd->add_option("--size", options.qd_size, "export size (K/M/G suffixes)")->capture_default_str();
+  qd->add_option("--util", options.qd_util_pct, "percent of the export filled and then accessed")
+      ->check(CLI::Range(1.0, 100.0))
+      ->capture_default_str();
+  qd->add_option("--modes", q.modes, "inplace, vld")->delimiter(',')->capture_default_str();
+  qd->add_option("--rw", q.rw, "write, read")->delimiter(',')->capture_default_str();
+  qd->add_option("--policies", q.policies, "fifo, sptf")->delimiter(',')->capture_default_str();
+  qd->add_option("--depths", q.depths, "queue depths, one point each")
+      ->delimiter(',')
+      ->capture_default_str();
+  qd->add_option("--requests", q.requests, "measured requests per point")->capture_default_str();
+  qd->add_option("--aging-ms", q.aging_ms, "sptf's aging bound (sched_aging_ms=)")
+      ->capture_default_str();
+  qd->add_option("--seed", q.seed, "workload seed")->capture_default_str();
+  return qd;
+}
+
 // "256M", "1G", "4096": bytes (K, M, G are powers of 1024).
 uint64_t parse_size(const std::string& text) {
   char* end = nullptr;
@@ -857,6 +888,11 @@ int run(BenchOptions options, const Subcommands& sub) {
     options.aru.export_bytes = parse_size(options.aru_size);
     return cmd_aru(options.aru);
   }
+  if (*sub.qd) {
+    options.qd.export_bytes = parse_size(options.qd_size);
+    options.qd.util = options.qd_util_pct / 100.0;
+    return cmd_qd(options.qd);
+  }
   if (*sub.table2) return cmd_table2(spec, options.table2_writes);
   if (*sub.fig2) return cmd_fig2(spec, options.fig2_thresholds, options.fig2_sectors, options.fig2_writes, options.fig2_strict);
   if (*sub.fill) {
@@ -876,7 +912,8 @@ int main(int argc, char** argv) {
   app.require_subcommand(1);
   BenchOptions options;
   const Subcommands sub{add_fig10(app, options), add_fig11(app, options), add_table2(app, options),
-                        add_fig2(app, options), add_fill(app, options), add_aru(app, options)};
+                        add_fig2(app, options), add_fill(app, options), add_aru(app, options),
+                        add_qd(app, options)};
   CLI11_PARSE(app, argc, argv);
   try {
     return run(options, sub);

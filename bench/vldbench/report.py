@@ -63,6 +63,10 @@ BENCHES = [
           "Paper 000 (ARUs in LLD; an empty begin/end pair costs 78 us there) and paper 004 "
           "(TxFlash's WriteAtomic against a journal): with the atomicity in the disk, the double "
           "write and one of the two flushes go away. Not in paper 001.", "aru.png"),
+    Bench("qd", "Command queueing: fifo against sptf at queue depth 1, 4, 16 (issue 16)",
+          "Not in paper 001. Seltzer, Chen & Ousterhout 1990, Jacobson & Wilkes 1991 and "
+          "Worthington, Ganger & Patt 1994: a drive that orders its queue by positioning time "
+          "serves random requests faster the deeper the queue; FIFO does not.", "qd.png"),
     Bench("fill", "Filling a new disk once (this project: repacks, docs/compaction.md)",
           "Not in the paper (its section 4.2 is the background).", "fill.png"),
     Bench("largefile", "Large file at the block level (paper section 5.2)",

@@ -59,6 +59,13 @@ Completion InplaceDisk::read(uint64_t offset, std::span<std::byte> out, SimTime 
   return Completion{a.end, a.breakdown, 0, blocks_covering(offset, out.size())};
 }
 
+SimDuration InplaceDisk::positioning_estimate(bool, uint64_t offset, uint64_t len,
+                                              SimTime start) const {
+  if (len == 0) return SimDuration{0};
+  const SectorRun run = covering_run(offset, len);
+  return drive_.estimate(std::span(&run, 1), start).breakdown.locate();
+}
+
 Completion InplaceDisk::write(uint64_t offset, std::span<const std::byte> data, bool fua,
                               SimTime start) {
   assert(offset + data.size() <= sb_.export_bytes);  // the controller checked the range

@@ -47,6 +47,9 @@ class InplaceDisk final : public Disk {
   void set_track_buffer(bool on) override { drive_.set_track_buffer(on); }
 
   Completion read(uint64_t offset, std::span<std::byte> out, SimTime start) override;
+  // Reads and writes alike: every sector has its fixed home.
+  SimDuration positioning_estimate(bool write, uint64_t offset, uint64_t len,
+                                   SimTime start) const override;
   Completion write(uint64_t offset, std::span<const std::byte> data, bool fua,
                    SimTime start) override;
   Completion flush(SimTime start) override;

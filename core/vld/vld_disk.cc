@@ -637,6 +637,19 @@ Completion VldDisk::read(uint64_t offset, std::span<std::byte> out, SimTime star
   return c;
 }
 
+SimDuration VldDisk::positioning_estimate(bool write, uint64_t offset, uint64_t len,
+                                          SimTime start) const {
+  if (write || len == 0) return SimDuration{0};
+  const uint64_t bs = sb_.block_bytes;
+  for (uint64_t b = offset / bs; b <= (offset + len - 1) / bs; ++b) {
+    if (!map_[b].mapped()) continue;
+    const Extent ext = extent_of(map_[b]);
+    const std::vector<SectorRun> runs = alloc_.runs(std::span(&ext, 1));
+    return drive_.estimate(runs, start).breakdown.locate();
+  }
+  return SimDuration{0};  // all holes: read as zeros, no media access
+}
+
 Completion VldDisk::write(uint64_t offset, std::span<const std::byte> data, bool fua,
                           SimTime start) {
   store_->check();

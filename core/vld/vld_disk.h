@@ -117,6 +117,11 @@ class VldDisk final : public Disk {
   void set_track_buffer(bool on) override { drive_.set_track_buffer(on); }
 
   Completion read(uint64_t offset, std::span<std::byte> out, SimTime start) override;
+  // Reads: to the first mapped block of the range, through the map (a
+  // 4 KiB read is one block). Writes: 0, no opinion; eager writing places
+  // them near wherever the head is, so any order costs about the same.
+  SimDuration positioning_estimate(bool write, uint64_t offset, uint64_t len,
+                                   SimTime start) const override;
   Completion write(uint64_t offset, std::span<const std::byte> data, bool fua,
                    SimTime start) override;
   Completion flush(SimTime start) override;

@@ -111,6 +111,16 @@ TEST(BadParameters, UnknownGeometry) {
   ExpectRejectedOnImage({"geometry=foo"}, "geometry", {"geometry=foo"});
 }
 
+TEST(BadParameters, UnknownSchedPolicy) {
+  ExpectRejectedOnNewFile({"size=16M", "sched=bogus"}, "sched", {"sched=bogus", "fifo", "sptf"});
+  ExpectRejectedOnImage({"sched=bogus"}, "sched", {"sched=bogus"});
+}
+
+TEST(BadParameters, SchedAgingOutOfRange) {
+  ExpectRejectedOnNewFile({"size=16M", "sched_aging_ms=0"}, "sched_aging_ms",
+                          {"sched_aging_ms=0", "1 to 10000"});
+}
+
 TEST(BadParameters, SizeMissingForANewImage) {
   ExpectRejectedOnNewFile({"latency=none"}, "size", {"size="});
 }
