@@ -37,7 +37,11 @@
 // move an ordinary map update (a group under the crash contract whose data
 // is unchanged, so a crash keeps either copy); then a log record frees the
 // old copies and the track is empty. While a track is being emptied no
-// placement uses it.
+// placement uses it. A step starts only if the idle period is expected to
+// outlast it, a victim only if the period is expected to outlast all of it;
+// a victim whose moves ran long is closed by its record (cut short), never
+// left half-emptied for the next burst; after the record the head goes back
+// to where it was (issue 16, docs/compaction.md section 2a).
 //
 // Crash contract (docs/crash-contract.md, clauses 1-8): after any crash
 // the image opens without help; every write acknowledged with FUA or before
@@ -126,7 +130,10 @@ class VldDisk final : public Disk {
   Completion place_shadow(std::span<const GroupBlock> blocks, SimTime start,
                           std::vector<uint64_t>* tokens) override;
   void drop_shadow(uint64_t token) override;
-  std::optional<Completion> idle_step(SimTime start) override;
+  // One compaction (or repack) step, if it is expected to end by
+  // `idle_ends`; a victim only if all of it is (docs/compaction.md).
+  using Disk::idle_step;
+  std::optional<Completion> idle_step(SimTime start, SimTime idle_ends) override;
   uint64_t live_blocks() const override { return live_blocks_; }
   void close() override;
   ModeReport mode_report() const override;  // vld, compactor, recovery
@@ -178,7 +185,12 @@ class VldDisk final : public Disk {
     size_t next_block = 0, next_piece = 0;
     bool read = false;              // the track is in the track buffer
     CompactorStats at_start;        // for the trace line when it ends
+    // Blocks and map sectors not looked at yet (some may need no move).
+    size_t moves_left() const;
   };
+  // How a victim ends: emptied; a move found no hole (compaction settles);
+  // or cut short because the idle period is ending (it does not settle).
+  enum class VictimEnd { kEmptied, kNoHole, kCutShort };
 
   void install(RecoveredState& st);
   void write_checkpoint(RecoveredState& st);
@@ -230,7 +242,10 @@ class VldDisk final : public Disk {
   // one thing off it, finishes it.
   bool choose_victim(SimTime now);
   bool move_next(ServiceClock& clock);
-  void end_victim(ServiceClock& clock, bool emptied);
+  void end_victim(ServiceClock& clock, VictimEnd how);
+  // Forgets a victim nothing was moved off yet (its whole track would not
+  // fit in the idle time).
+  void drop_victim();
   // Running out of room for whole blocks: every write leaves the few
   // sectors the head passes during the controller overhead free behind it,
   // too few for a block, so a disk filled by back-to-back writes runs out
