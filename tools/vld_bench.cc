@@ -227,7 +227,10 @@ BurstTotals burst_loop(DiskController& ctl, uint64_t region, uint64_t seed, cons
   const SimDuration idle = sim_us(idle_ms * 1000.0);
   BurstTotals t;
   t.before = ctl.mode_report();
-  std::optional<SimTime> arrival;
+  // Every burst's first write has an arrival time, the first burst's too:
+  // the drive predicts idle periods from arrivals (IdleGapPredictor), and
+  // one burst without would leave the first idle period unpredicted.
+  std::optional<SimTime> arrival = ctl.busy_until();
   for (uint64_t k = 0; k < bs.warm_bursts + bs.bursts; ++k) {
     const bool measured = k >= bs.warm_bursts;
     if (k == bs.warm_bursts) t.before = ctl.mode_report();
@@ -306,7 +309,19 @@ json run_bursts(const DiskSpec& spec, const Superblock& sb, const std::vector<st
         {"busy_ms", a.busy_ms() - b.busy_ms()},
         {"write_amplification", client > 0 ? data / client : 0.0},
         {"write_amplification_with_map", client > 0 ? (data + maps / 8.0) / client : 0.0},
+        {"tracks_cut_short", a.stats.tracks_cut_short - b.stats.tracks_cut_short},
+        {"steps_declined", a.stats.steps_declined - b.stats.steps_declined},
     };
+  }
+  if (after.vld && before.vld) {
+    // Records (window moves, and the compactor's: one per victim) and
+    // repacks (no free run held a block; idle ones counted apart).
+    const VldStats& a = after.vld->stats;
+    const VldStats& b = before.vld->stats;
+    j["vld"] = {{"records", a.records_written - b.records_written},
+                {"record_ms", to_ms(a.record_time - b.record_time)},
+                {"repacks", a.repacks - b.repacks},
+                {"idle_repacks", a.idle_repacks - b.idle_repacks}};
   }
   return j;
 }
