@@ -180,7 +180,7 @@ def work_table(rows, by, sizes, idles):
            for b in sizes for i in idles if (b, "fewest-live", i) in by]
     off_wa = {round(r["write_amplification_with_map"], 3) for r in rows if r["policy"] == "off"}
     settled = [r for r in rows if r["policy"] != "off" and r["busy_pct_of_idle"] is not None
-               and r["busy_pct_of_idle"] < 90]
+               and r["busy_pct_of_idle"] < 90 and r["tracks_compacted"]]
     md += ["", "WA = physical data blocks written (client + compactor moves) / client blocks; "
            "WA+map also counts map sectors (8 per block). Compactor off: WA 1.00, WA+map "
            + ", ".join(f"{x:.3f}" for x in sorted(off_wa)) + "."]
@@ -220,7 +220,7 @@ def policy_table(pby, pburst, pidles, policies, same):
 def seeds_table(summary, sizes, idles, worse):
     """Mean and p99 across the seeds, compactor on and off, and the points where on is worse."""
     any_point = next(iter(summary.values()), {"seeds": []})
-    md = [f"**Across {len(any_point['seeds'])} seeds ({', '.join(str(x) for x in any_point['seeds'])})**: "
+    md = ["", f"**Across {len(any_point['seeds'])} seeds ({', '.join(str(x) for x in any_point['seeds'])})**: "
           "mean of the seeds' mean latency / mean of their p99 (µs), compactor on (fewest-live) and off", "",
           "| idle (ms) | " + " | ".join(f"B={b} on mean | off mean | on p99 | off p99" for b in sizes) + " |",
           "|---:|" + "---:|---:|---:|---:|" * len(sizes)]
