@@ -25,6 +25,7 @@
 #include <string>
 #include <vector>
 
+#include "core/idle_gap_predictor.h"
 #include "core/image_format.h"
 #include "core/mode_report.h"
 #include "geometry/drive_model.h"
@@ -179,7 +180,13 @@ class Disk {
   // Idle time: one step of background work (the vld compactor) starting at
   // `start`, or nullopt if there is none. Each step is short (one block
   // move), so a request arriving meanwhile waits for at most one step.
-  virtual std::optional<Completion> idle_step(SimTime /*start*/) { return std::nullopt; }
+  // `idle_ends` is when the idle period is expected to end
+  // (IdleGapPredictor; kUnknownIdleEnd: no prediction): a mode may decline
+  // (nullopt) a step it does not expect to finish by then.
+  virtual std::optional<Completion> idle_step(SimTime /*start*/, SimTime /*idle_ends*/) {
+    return std::nullopt;
+  }
+  std::optional<Completion> idle_step(SimTime start) { return idle_step(start, kUnknownIdleEnd); }
 
   // Physical blocks holding live client data, and all physical blocks on the
   // simulated platters: utilization is their ratio.

@@ -148,6 +148,9 @@ RequestTiming DiskController::serve(Kind kind, bool fua, uint64_t bytes,
       if (cv) cv->notify_all();
     }
   } notify{queued ? &turn_cv_ : nullptr};
+  if (arrival && went_idle_) gaps_.observe(*arrival - last_request_end_);
+  else if (arrival) gaps_.saw_arrival();
+  went_idle_ = false;
   SimTime start = arrival ? std::max(*arrival, busy_until_) : busy_until_;
   Completion c;
   try {
@@ -297,7 +300,7 @@ std::string DiskController::max_group_why() const {
 bool DiskController::step_locked(SimTime start) {
   std::optional<Completion> c;
   try {
-    c = disk_->idle_step(start);
+    c = disk_->idle_step(start, gaps_.expected_end(last_request_end_, start));
   } catch (...) {
     ++stats_.requests.errors;
     throw;
@@ -317,6 +320,7 @@ bool DiskController::step_locked(SimTime start) {
 uint64_t DiskController::idle_until(SimTime until) {
   std::lock_guard lock(mu_);
   uint64_t steps = 0;
+  went_idle_ = true;
   while (!closed_ && !read_only_ && busy_until_ < until && step_locked(busy_until_)) ++steps;
   return steps;
 }
@@ -325,6 +329,7 @@ std::optional<SimTime> DiskController::idle_step(SimTime now) {
   std::lock_guard lock(mu_);
   if (closed_ || read_only_ || waiting_.load(std::memory_order_relaxed) > 0 || !queue_.empty())
     return std::nullopt;
+  went_idle_ = true;
   if (!step_locked(std::max(now, busy_until_))) return std::nullopt;
   return busy_until_;
 }

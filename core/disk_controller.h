@@ -19,7 +19,10 @@
 // boundaries), and the wait is reported as preempt_wait. With latency=sleep
 // the plugin runs steps after a quiet gap of real time; with latency=none
 // steps run only when the caller grants idle time (idle_until), so a run
-// stays a deterministic function of its requests and grants.
+// stays a deterministic function of its requests and grants. Either way the
+// Disk is told when the idle period is expected to end (IdleGapPredictor,
+// from the periods seen so far, never from the grant) and starts a step
+// only if it is expected to end by then.
 //
 // Command queueing (sched=sptf; core/sched/command_queue.h): with a clock
 // (set_scheduler) and arrival times, a request that arrives while the drive
@@ -60,6 +63,7 @@
 #include "core/disk.h"
 #include "core/disk_stats.h"
 #include "core/sched/command_queue.h"
+#include "core/idle_gap_predictor.h"
 
 namespace vld {
 
@@ -138,7 +142,10 @@ class DiskController {
 
   // Idle time until `until` (simulated): runs idle steps that start before
   // it; the last may end after it. Returns the number of steps run; stops
-  // early (returning fewer) when there is no work. On a closed disk: 0.
+  // early (returning fewer) when there is no work, or none the disk expects
+  // to finish before the predicted end of the idle period (which does not
+  // know `until`: a drive does not know when the next request comes). On a
+  // closed disk: 0.
   uint64_t idle_until(SimTime until);
   // One idle step at max(`now`, when the drive is free), if there is work
   // and no request is waiting for the lock (a drive does not start
@@ -205,6 +212,10 @@ class DiskController {
   std::atomic<int> waiting_{0};  // requests between arrival and the lock
   SimTime busy_until_{};
   SimTime last_request_end_{};
+  // The idle periods seen so far; a period counts if the drive went idle in
+  // it (idle_until or idle_step was called since the last request).
+  IdleGapPredictor gaps_;
+  bool went_idle_ = false;
   bool busy_with_idle_step_ = false;  // busy_until_ is the end of an idle step
   bool closed_ = false;
 

@@ -55,6 +55,8 @@ void to_json(nlohmann::json& j, const CompactorReport& r) {
       {"policy", policy_name(r.policy)},
       {"tracks_compacted", c.tracks_compacted},
       {"tracks_abandoned", c.tracks_abandoned},
+      {"tracks_cut_short", c.tracks_cut_short},
+      {"steps_declined", c.steps_declined},
       {"blocks_moved", c.blocks_moved},
       {"map_sectors_moved", c.map_sectors_moved},
       {"steps", c.steps},

@@ -1,12 +1,20 @@
 """Figure 11 of paper 001 (section 5.5): bursts of random synchronous 4 KiB updates with idle
 time after each, the compactor on and off, and the compaction policies.
-Input: RUN_DIR/raw/burst*.jsonl, policies.jsonl and meta.json.
+Input: RUN_DIR/raw/burst{B}-seed{S}.jsonl (one file per burst size and seed; an older run's
+burst{B}.jsonl is one seed), policies.jsonl and meta.json.
 Output: results.json, results.csv, table.md, fig11.png in RUN_DIR.
+
+Across seeds (issue 16: "never worse than no idle, mean and p99"): per burst size, policy and
+idle interval, the mean of the seeds' mean latencies and the mean of their p99s (every seed
+measures the same number of writes); a point is flagged where the compactor on is worse than
+off in either.
 
 usage: python3 -m vldbench.fig11 RUN_DIR --burst-sizes "B ..." --idles "MS ..." --policy-burst B
            --policy-idles "MS ..." --policies "P ..." --warm "B:BURSTS ..." --run-id ID --command CMD
 """
+import glob
 import json
+import re
 
 from .common import (floats, fmt, ints, load_run_meta, results_header, run_parser, words, write_csv,
                      write_json, write_table)
@@ -22,9 +30,10 @@ def flat(j, run):
     b = j["breakdown_us"]
     on = j["compactor_on"]
     r = {
-        "run": run, "burst": j["burst"], "idle_ms": j["idle_ms"], "policy": j["policy"],
-        "compactor_on": on, "bursts": j["bursts"], "writes": j["writes"],
-        "mean_us": j["mean_us"], **{f"{k}_us": v for k, v in b.items()},
+        "run": run, "seed": j["disk"].get("seed"), "burst": j["burst"], "idle_ms": j["idle_ms"],
+        "policy": j["policy"], "compactor_on": on, "bursts": j["bursts"], "writes": j["writes"],
+        "mean_us": j["mean_us"], "p99_us": j.get("latency_us", {}).get("p99"),
+        **{f"{k}_us": v for k, v in b.items()},
         "preempted_writes": j["preempted_writes"],
         "preempt_wait_mean_us": j["preempt_wait_mean_us"],
         "preempt_wait_max_us": j["preempt_wait_max_us"],
@@ -43,9 +52,18 @@ def flat(j, run):
     return r
 
 
+def burst_files(run_dir, b):
+    """Burst size B's raw files: one per seed, in seed order (or an older run's one file)."""
+    files = glob.glob(f"{run_dir}/raw/burst{b}-seed*.jsonl")
+    if not files:
+        return [f"{run_dir}/raw/burst{b}.jsonl"]
+    return sorted(files, key=lambda f: int(re.search(r"-seed(\d+)\.jsonl$", f).group(1)))
+
+
 def load_rows(run_dir, sizes):
-    """(main rows, policy rows, the disk) from raw/burst*.jsonl and raw/policies.jsonl."""
-    rows = [flat(json.loads(line), "main") for b in sizes for line in open(f"{run_dir}/raw/burst{b}.jsonl")]
+    """(main rows, policy rows, the disk) from the burst files and raw/policies.jsonl."""
+    rows = [flat(json.loads(line), "main") for b in sizes for f in burst_files(run_dir, b)
+            for line in open(f)]
     prow = [flat(json.loads(line), "policies") for line in open(f"{run_dir}/raw/policies.jsonl")]
     disk = rows[0]["disk"]
     for r in rows + prow:
@@ -59,6 +77,41 @@ def parse_warm(text):
 
 
 # ---------------------------------------------------------------- computing
+def first_seed(rows):
+    """The rows of the first seed (the per-point tables and the plot show one seed)."""
+    seeds = [r["seed"] for r in rows]
+    return [r for r in rows if r["seed"] == seeds[0]] if seeds else []
+
+
+def across_seeds(rows):
+    """{(burst, policy, idle): summary}: the seeds' mean of mean_us and of p99_us (None if a
+    seed has no p99), and the seeds."""
+    groups = {}
+    for r in rows:
+        groups.setdefault((r["burst"], r["policy"], r["idle_ms"]), []).append(r)
+    out = {}
+    for k, g in groups.items():
+        p99 = [r["p99_us"] for r in g]
+        out[k] = {"seeds": [r["seed"] for r in g], "mean_us": sum(r["mean_us"] for r in g) / len(g),
+                  "p99_us": None if None in p99 else sum(p99) / len(p99),
+                  "p99_max_us": None if None in p99 else max(p99)}
+    return out
+
+
+def worse_than_off(summary, policy="fewest-live"):
+    """The points where the compactor on is worse than off, across seeds: 'B=256 idle 50: mean
+    1121 > 1017' (and the same for p99)."""
+    out = []
+    for (b, pol, i), on in sorted(summary.items()):
+        off = summary.get((b, "off", i))
+        if pol != policy or off is None:
+            continue
+        for key, name in (("mean_us", "mean"), ("p99_us", "p99")):
+            if on[key] is not None and off[key] is not None and on[key] > off[key]:
+                out.append(f"B={b} idle {i:g}: {name} {on[key]:.0f} > {off[key]:.0f}")
+    return out
+
+
 def problems_of(rows, disk):
     """Points whose utilization is off the disk's."""
     return [f"burst {r['burst']} {r['policy']} idle {r['idle_ms']:g}: utilization {r['utilization']:.3f}"
@@ -127,7 +180,7 @@ def work_table(rows, by, sizes, idles):
            for b in sizes for i in idles if (b, "fewest-live", i) in by]
     off_wa = {round(r["write_amplification_with_map"], 3) for r in rows if r["policy"] == "off"}
     settled = [r for r in rows if r["policy"] != "off" and r["busy_pct_of_idle"] is not None
-               and r["busy_pct_of_idle"] < 90]
+               and r["busy_pct_of_idle"] < 90 and r["tracks_compacted"]]
     md += ["", "WA = physical data blocks written (client + compactor moves) / client blocks; "
            "WA+map also counts map sectors (8 per block). Compactor off: WA 1.00, WA+map "
            + ", ".join(f"{x:.3f}" for x in sorted(off_wa)) + "."]
@@ -161,6 +214,24 @@ def policy_table(pby, pburst, pidles, policies, same):
         md.append("Determinism check: the policy run's fewest-live points are "
                   + ("identical to" if all(same) else "NOT identical to")
                   + f" the B={pburst} points of the main run.")
+    return md
+
+
+def seeds_table(summary, sizes, idles, worse):
+    """Mean and p99 across the seeds, compactor on and off, and the points where on is worse."""
+    any_point = next(iter(summary.values()), {"seeds": []})
+    md = ["", f"**Across {len(any_point['seeds'])} seeds ({', '.join(str(x) for x in any_point['seeds'])})**: "
+          "mean of the seeds' mean latency / mean of their p99 (µs), compactor on (fewest-live) and off", "",
+          "| idle (ms) | " + " | ".join(f"B={b} on mean | off mean | on p99 | off p99" for b in sizes) + " |",
+          "|---:|" + "---:|---:|---:|---:|" * len(sizes)]
+    for i in idles:
+        cells = []
+        for b in sizes:
+            on, off = summary.get((b, "fewest-live", i)), summary.get((b, "off", i))
+            cells += [fmt(on and on["mean_us"]), fmt(off and off["mean_us"]),
+                      fmt(on and on["p99_us"]), fmt(off and off["p99_us"])]
+        md.append(f"| {i:g} | " + " | ".join(cells) + " |")
+    md += ["", "Compactor on worse than off (across seeds): " + ("; ".join(worse) if worse else "none") + ".", ""]
     return md
 
 
@@ -215,15 +286,20 @@ def main(argv=None):
     a = parse_args(argv)
     meta = load_run_meta(a, warm_bursts=a.warm)
     rows, prow, disk = load_rows(a.run_dir, a.burst_sizes)
-    by = {(r["burst"], r["policy"], r["idle_ms"]): r for r in rows}
+    one = first_seed(rows)
+    by = {(r["burst"], r["policy"], r["idle_ms"]): r for r in one}
     pby = {(r["policy"], r["idle_ms"]): r for r in prow}
     problems = problems_of(rows + prow, disk)
     same = same_as_main(by, pby, a.policy_burst, a.policy_idles)
-    write_json(f"{a.run_dir}/results.json", dict(meta, disk=disk, rows=rows, policy_rows=prow,
-                                                 problems=problems))
+    summary = across_seeds(rows)
+    worse = worse_than_off(summary)
+    write_json(f"{a.run_dir}/results.json", dict(
+        meta, disk=disk, rows=rows, policy_rows=prow, problems=problems, worse_than_off=worse,
+        across_seeds=[dict(burst=b, policy=p, idle_ms=i, **v) for (b, p, i), v in sorted(summary.items())]))
     write_csv(f"{a.run_dir}/results.csv", rows + prow)
-    md = latency_table(meta, disk, rows, by, a.warm, a.burst_sizes, a.idles)
-    md += work_table(rows, by, a.burst_sizes, a.idles)
+    md = latency_table(meta, disk, one, by, a.warm, a.burst_sizes, a.idles)
+    md += seeds_table(summary, a.burst_sizes, a.idles, worse)
+    md += work_table(one, by, a.burst_sizes, a.idles)
     md += policy_table(pby, a.policy_burst, a.policy_idles, a.policies, same)
     write_table(f"{a.run_dir}/table.md", md + [f"problem: {p}" for p in problems])
     plot(by, disk, a.burst_sizes, a.idles, f"{a.run_dir}/fig11.png")

@@ -311,7 +311,9 @@ Completion LldDisk::commit_group(std::span<const GroupBlock> blocks, SimTime sta
 void LldDisk::extents(uint64_t offset, uint64_t len, const ExtentFn& fn) {
   impl_->extents(offset, len, fn);
 }
-std::optional<Completion> LldDisk::idle_step(SimTime start) { return impl_->idle_step(start); }
+std::optional<Completion> LldDisk::idle_step(SimTime start, SimTime /*idle_ends*/) {
+  return impl_->idle_step(start);
+}
 uint64_t LldDisk::live_blocks() const { return impl_->live_blocks(); }
 void LldDisk::close() { impl_->close(); }
 LldReport LldDisk::report() const { return impl_->report(); }

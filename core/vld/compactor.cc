@@ -1,5 +1,7 @@
 #include "core/vld/compactor.h"
 
+#include <algorithm>
+#include <numeric>
 #include <vector>
 
 namespace vld {
@@ -70,6 +72,49 @@ std::optional<uint32_t> Compactor::choose(std::span<const TrackCensus> tracks, S
     }
   }
   return best->track;
+}
+
+void StepCosts::observe(SimDuration d) {
+  seen_.push_back(d);
+  if (seen_.size() > kHistory) seen_.pop_front();
+}
+
+SimDuration StepCosts::mean() const {
+  if (seen_.empty()) return prior_;
+  return std::accumulate(seen_.begin(), seen_.end(), SimDuration{0}) /
+         static_cast<int64_t>(seen_.size());
+}
+
+SimDuration StepCosts::max() const {
+  if (seen_.empty()) return prior_;
+  return *std::max_element(seen_.begin(), seen_.end());
+}
+
+CompactionCosts CompactionCosts::from_drive(SimDuration revolution, SimDuration full_seek) {
+  CompactionCosts c;
+  c.read_track = StepCosts(full_seek + revolution);
+  c.move = StepCosts(full_seek + 2 * revolution);
+  c.record = StepCosts(full_seek + revolution);
+  c.repack = StepCosts(2 * full_seek + 3 * revolution);
+  c.client_write = StepCosts(full_seek + 2 * revolution);
+  return c;
+}
+
+SimDuration CompactionCosts::move_mean() const {
+  if (move.empty() && !client_write.empty()) return client_write.mean();
+  return move.mean();
+}
+
+SimDuration CompactionCosts::move_max() const {
+  if (move.empty() && !client_write.empty()) return client_write.max();
+  return move.max();
+}
+
+SimDuration CompactionCosts::whole_track(size_t moves, bool read_done) const {
+  SimDuration t = record.max();
+  if (!read_done) t += read_track.max();
+  if (moves > 0) t += static_cast<int64_t>(moves) * move_mean() + (move_max() - move_mean());
+  return t;
 }
 
 }  // namespace vld

@@ -22,11 +22,22 @@
 // other tracks. Every move leaves one fewer track holding data, so
 // compaction always ends.
 //
+// When to work (issue 16): compaction must never make the next request
+// slower than no idle work at all. VldDisk starts a step only if the idle
+// period is expected to outlast it (IdleGapPredictor), and a victim only if
+// the period is expected to outlast the whole track: read, every move, and
+// the record that frees the old copies. A track left half-emptied when a
+// burst comes is the worst of both: kept out of placement, its moved
+// blocks holding holes twice until the record (docs/compaction.md, Figure
+// 11). CompactionCosts predicts those costs from the steps seen so far.
+//
 // Thread-safety: not thread-safe; owned by VldDisk under the controller lock.
 #ifndef VLD_CORE_VLD_COMPACTOR_H_
 #define VLD_CORE_VLD_COMPACTOR_H_
 
+#include <cstddef>
 #include <cstdint>
+#include <deque>
 #include <optional>
 #include <random>
 #include <span>
@@ -68,6 +79,54 @@ struct CompactorStats {
   uint64_t map_sectors_moved = 0; // live map sectors rewritten off a victim
   uint64_t steps = 0;
   SimDuration busy{};             // simulated time spent compacting
+  // Steps not started because the idle period was not expected to outlast
+  // them, and victims closed by a record before they were empty (the rest
+  // of a track whose moves took longer than predicted; chosen again later).
+  uint64_t steps_declined = 0;
+  uint64_t tracks_cut_short = 0;
+};
+
+// The durations of one kind of step, as seen lately. Before any is seen,
+// `prior`: an upper bound from the drive's geometry.
+class StepCosts {
+ public:
+  static constexpr size_t kHistory = 32;
+  explicit StepCosts(SimDuration prior = {}) : prior_(prior) {}
+  void observe(SimDuration d);
+  bool empty() const { return seen_.empty(); }
+  SimDuration mean() const;
+  SimDuration max() const;
+
+ private:
+  std::deque<SimDuration> seen_;  // the last kHistory, oldest first
+  SimDuration prior_;
+};
+
+// What compaction's steps cost (simulated), to decide whether one fits in
+// the expected idle time.
+struct CompactionCosts {
+  StepCosts read_track;  // one revolution and the seek to it
+  StepCosts move;        // one block or map sector hole-plugged
+  StepCosts record;      // the log record that ends a victim (system track)
+  StepCosts repack;      // a whole repack step
+  // One-block client writes (mechanical time: locate and transfer): placed
+  // as a move is, so before the first move they stand in for moves.
+  StepCosts client_write;
+  // Priors, upper bounds from the geometry: a full-stroke seek and one
+  // revolution per platter pass (a move writes a data block and a map
+  // sector; a repack reads, writes, and may write a record).
+  static CompactionCosts from_drive(SimDuration revolution, SimDuration full_seek);
+  // A move's mean and worst cost: the moves seen, else the one-block
+  // writes seen (moves plug holes near the head as writes do), else the prior.
+  SimDuration move_mean() const;
+  SimDuration move_max() const;
+  // Emptying a victim with `moves` things left on it: the sum of the moves
+  // is predicted by their mean (over ~20 moves the errors average out) plus
+  // one worst move's excess; the read (unless done) and the record by their
+  // worst.
+  SimDuration whole_track(size_t moves, bool read_done) const;
+  // The next move of a victim, and the record after it: the worst seen.
+  SimDuration next_move() const { return move_max() + record.max(); }
 };
 
 class Compactor {
@@ -81,6 +140,8 @@ class Compactor {
 
   CompactorStats& stats() { return stats_; }
   const CompactorStats& stats() const { return stats_; }
+  CompactionCosts& costs() { return costs_; }
+  const CompactionCosts& costs() const { return costs_; }
 
  private:
   bool qualifies(const TrackCensus& t, uint64_t holes_elsewhere) const;
@@ -91,6 +152,7 @@ class Compactor {
   uint32_t block_sectors_;
   std::mt19937_64 rng_;
   CompactorStats stats_;
+  CompactionCosts costs_;
 };
 
 }  // namespace vld

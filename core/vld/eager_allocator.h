@@ -10,7 +10,7 @@
 // ascending, so the head is never trapped behind a full region; here the
 // window does that: it moves on when spent, and recovery reads all of it,
 // whichever way the head went. AllocatorPolicy::one_way_seeks restores the
-// sweep: at 80% it costs 8% more per write, docs/benchmarks.md section 9.)
+// sweep: at 80% it costs 8% more per write, docs/benchmarks.md section 11.)
 // A command's pieces thus
 // land back to back in one rotational pass wherever free space allows: a map
 // sector right behind its data costs one sector time. Because freed data

@@ -34,6 +34,8 @@ VldDisk::VldDisk(std::unique_ptr<BackingStore> store, const Superblock& sb, VldO
   if (options_.window_cylinders == 0) options_.window_cylinders = kDefaultWindowCylinders;
   options_.window_cylinders = std::min(options_.window_cylinders, layout_.cylinders);
   drive_.set_track_buffer(track_buffer);
+  compactor_.costs() = CompactionCosts::from_drive(
+      sb.geometry.revolution(), sb.geometry.seek.time(sb.geometry.cylinders - 1));
   RecoveredState st = recover(*store_, sb_, track_buffer);
   install(st);
   recovery_ = st.report;
@@ -671,6 +673,11 @@ Completion VldDisk::write(uint64_t offset, std::span<const std::byte> data, bool
     updates.push_back(Update{b, m.data()});
   }
   apply(updates, {}, fua, clock);
+  // A one-block write is placed as a compaction move is (a data block and
+  // its map sector, eagerly): until the compactor has moved anything, its
+  // cost is the moves' best guess (CompactionCosts::move_mean).
+  if (updates.size() == 1 && merged.empty())
+    compactor_.costs().client_write.observe(clock.breakdown.locate() + clock.breakdown.transfer);
   return finish(clock);
 }
 

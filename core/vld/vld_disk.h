@@ -37,7 +37,11 @@
 // move an ordinary map update (a group under the crash contract whose data
 // is unchanged, so a crash keeps either copy); then a log record frees the
 // old copies and the track is empty. While a track is being emptied no
-// placement uses it.
+// placement uses it. A step starts only if the idle period is expected to
+// outlast it, a victim only if the period is expected to outlast all of it;
+// a victim whose moves ran long is closed by its record (cut short), never
+// left half-emptied for the next burst; after the record the head goes back
+// to where it was (issue 16, docs/compaction.md section 2a).
 //
 // Crash contract (docs/crash-contract.md, clauses 1-8): after any crash
 // the image opens without help; every write acknowledged with FUA or before
@@ -91,7 +95,7 @@ struct VldOptions {
   uint32_t window_cylinders = 0;   // window= (0: kDefaultWindowCylinders)
   // Move the window on when it has this fraction of its opening free space
   // left: a fuller window makes eager writing slower. 0.85 measured best on
-  // st19101 at 80% (docs/benchmarks.md section 9: 916 us/write in steady
+  // st19101 at 80% (docs/benchmarks.md section 11: 916 us/write in steady
   // state against 935 at 0.75, and Table 2 over 5,000 writes 374 us against
   // 443, where the window must move on into compacted cylinders in time).
   double window_move_fraction = 0.85;
@@ -136,7 +140,10 @@ class VldDisk final : public Disk {
   Completion place_shadow(std::span<const GroupBlock> blocks, SimTime start,
                           std::vector<uint64_t>* tokens) override;
   void drop_shadow(uint64_t token) override;
-  std::optional<Completion> idle_step(SimTime start) override;
+  // One compaction (or repack) step, if it is expected to end by
+  // `idle_ends`; a victim only if all of it is (docs/compaction.md).
+  using Disk::idle_step;
+  std::optional<Completion> idle_step(SimTime start, SimTime idle_ends) override;
   uint64_t live_blocks() const override { return live_blocks_; }
   void close() override;
   ModeReport mode_report() const override;  // vld, compactor, recovery
@@ -188,7 +195,12 @@ class VldDisk final : public Disk {
     size_t next_block = 0, next_piece = 0;
     bool read = false;              // the track is in the track buffer
     CompactorStats at_start;        // for the trace line when it ends
+    // Blocks and map sectors not looked at yet (some may need no move).
+    size_t moves_left() const;
   };
+  // How a victim ends: emptied; a move found no hole (compaction settles);
+  // or cut short because the idle period is ending (it does not settle).
+  enum class VictimEnd { kEmptied, kNoHole, kCutShort };
 
   void install(RecoveredState& st);
   void write_checkpoint(RecoveredState& st);
@@ -240,11 +252,16 @@ class VldDisk final : public Disk {
   // one thing off it, finishes it.
   bool choose_victim(SimTime now);
   bool move_next(ServiceClock& clock);
-  void end_victim(ServiceClock& clock, bool emptied);
+  void end_victim(ServiceClock& clock, VictimEnd how);
+  // Forgets a victim nothing was moved off yet (its whole track would not
+  // fit in the idle time).
+  void drop_victim();
   // With nothing left to compact in the window: moves it on to the next
   // cylinders (a log record), or back to where the sweep began once every
-  // cylinder has been compacted. false: the sweep is over.
-  bool next_compaction_window(ServiceClock& clock);
+  // cylinder has been compacted. REQUIRES: sweep_pending().
+  void next_compaction_window(ServiceClock& clock);
+  bool sweep_pending() const;
+  uint32_t windows_on_disk() const;  // windows of window= cylinders that cover the disk
   // A client write changed the free space: compaction starts over.
   void unsettle_compaction() {
     compaction_settled_ = false;

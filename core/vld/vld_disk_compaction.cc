@@ -7,6 +7,7 @@
 #include "core/vld/vld_disk.h"
 
 #include <algorithm>
+#include <cassert>
 #include <string>
 
 #include "core/util/error.h"
@@ -72,17 +73,21 @@ bool VldDisk::move_next(ServiceClock& clock) {
     if (!v.read) {
       // The paper's compactor "reads the current track": one revolution
       // puts all of it in the track buffer, so each move reads for free.
+      const SimTime before = clock.now;
       read_track(v.track, clock);
+      compactor_.costs().read_track.observe(clock.now - before);
       v.read = true;
     }
+    const SimTime before = clock.now;
     std::vector<std::byte> data(sb_.block_bytes);
     read_block(b, data.data(), clock);
     std::vector<Update> u{Update{b, data.data()}};
     if (!apply(u, {}, /*fua=*/false, clock, PlaceMode::kHolePlug)) {
       VLD_TRACE(kCompactor, 1, "no hole in the window takes block {} of track {}", b, v.track);
-      end_victim(clock, /*emptied=*/false);
+      end_victim(clock, VictimEnd::kNoHole);
       return true;
     }
+    compactor_.costs().move.observe(clock.now - before);
     ++compactor_.stats().blocks_moved;
     return true;
   }
@@ -90,35 +95,64 @@ bool VldDisk::move_next(ServiceClock& clock) {
     const uint32_t p = v.pieces[v.next_piece++];
     const LogNode& n = log_.node(p);
     if (!n.seq || !on_victim(n.psn)) continue;  // rewritten by a move or a write
+    const SimTime before = clock.now;
     std::vector<Update> none;
     if (!apply(none, std::span(&p, 1), /*fua=*/false, clock, PlaceMode::kHolePlug)) {
       VLD_TRACE(kCompactor, 1, "no hole in the window takes map piece {} of track {}", p,
                 v.track);
-      end_victim(clock, /*emptied=*/false);
+      end_victim(clock, VictimEnd::kNoHole);
       return true;
     }
+    compactor_.costs().move.observe(clock.now - before);
     ++compactor_.stats().map_sectors_moved;
     return true;
   }
   return false;
 }
 
-void VldDisk::end_victim(ServiceClock& clock, bool emptied) {
+size_t VldDisk::Victim::moves_left() const {
+  return (blocks.size() - next_block) + (pieces.size() - next_piece);
+}
+
+void VldDisk::drop_victim() {
+  // Nothing was moved off it: no record needed.
+  assert(victim_ && victim_->next_block == 0 && victim_->next_piece == 0);
+  alloc_.set_excluded_track(std::nullopt);
+  victim_.reset();
+}
+
+void VldDisk::end_victim(ServiceClock& clock, VictimEnd how) {
+  const bool emptied = how == VictimEnd::kEmptied;
   // The record makes the moves durable and frees the old copies (and
-  // whatever else waited on the track): the track is empty.
+  // whatever else waited on the track): the track is empty, or (cut short)
+  // holds only what was not moved yet, and placement may use it again.
+  const SimTime before = clock.now;
+  const HeadPosition was = drive_.head();
   write_record(false, clock, std::nullopt, "compaction");
+  // The record leaves the head on the system track, a long seek from the
+  // window where the next burst's writes go: go back while still idle
+  // (Figure 11: otherwise every burst's first write pays that seek, 2.3 ms
+  // on st19101, and the burst's p99 rises above no idle at all).
+  const ServiceBreakdown back = drive_.reposition(drive_.head(), was);
+  drive_.set_head(was);
+  clock.now += back.total();
+  clock.breakdown += back;
+  compactor_.costs().record.observe(clock.now - before);
   if (trace::enabled(trace::Channel::kCompactor)) {
     const CompactorStats& now = compactor_.stats();
     trace::emit(trace::Channel::kCompactor,
                 "track {} {}: moved {} data blocks and {} map sectors in {} steps; {} empty "
                 "tracks",
-                victim_->track, emptied ? "emptied" : "given up",
+                victim_->track,
+                emptied ? "emptied" : how == VictimEnd::kCutShort ? "cut short" : "given up",
                 now.blocks_moved - victim_->at_start.blocks_moved,
                 now.map_sectors_moved - victim_->at_start.map_sectors_moved,
                 now.steps - victim_->at_start.steps + 1, free_.empty_tracks());
   }
   if (emptied) {
     ++compactor_.stats().tracks_compacted;
+  } else if (how == VictimEnd::kCutShort) {
+    ++compactor_.stats().tracks_cut_short;  // not settled: the next idle time goes on
   } else {
     ++compactor_.stats().tracks_abandoned;
     compaction_settled_ = true;  // no hole left: wait for writes to change things
@@ -127,48 +161,67 @@ void VldDisk::end_victim(ServiceClock& clock, bool emptied) {
   victim_.reset();
 }
 
-bool VldDisk::next_compaction_window(ServiceClock& clock) {
+void VldDisk::next_compaction_window(ServiceClock& clock) {
   // Compaction works in the window (its moves are writes, which recovery
   // must find there), so on its own it empties only the window's tracks:
   // 82 of them on a 256 MiB st19101 disk at 80%, which the next 2,000
   // writes use up before the window moves on into cylinders nobody
-  // compacted (docs/benchmarks.md section 9: Table 2 fell from 13x to 6x).
+  // compacted (docs/benchmarks.md section 11: Table 2 fell from 13x to 6x).
   // So the compactor sweeps: window after window, one log record each, then
   // back to where the writes were, whose window was compacted first; when
   // the writes have spent it, the window moves on ahead of the head, into
   // cylinders compacted too.
-  const uint32_t width = options_.window_cylinders;
-  const uint32_t windows = (layout_.cylinders + width - 1) / width;
-  if (windows <= 1) return false;
-  if (windows_compacted_ + 1 < windows) {
+  assert(sweep_pending());
+  if (windows_compacted_ + 1 < windows_on_disk()) {
     if (windows_compacted_ == 0) sweep_home_ = window_.first;
     ++windows_compacted_;
-    write_record(false, clock, window_at(window_.first + width), "compaction: the next window");
-    return true;
+    write_record(false, clock, window_at(window_.first + options_.window_cylinders),
+                 "compaction: the next window");
+    return;
   }
-  if (sweep_home_ && window_.first != *sweep_home_) {
-    write_record(false, clock, window_at(*sweep_home_), "compaction: back to the writes");
-    sweep_home_.reset();
-    return true;
-  }
-  return false;
+  write_record(false, clock, window_at(*sweep_home_), "compaction: back to the writes");
+  sweep_home_.reset();
 }
 
-std::optional<Completion> VldDisk::idle_step(SimTime start) {
+uint32_t VldDisk::windows_on_disk() const {
+  const uint32_t width = options_.window_cylinders;
+  return (layout_.cylinders + width - 1) / width;
+}
+
+bool VldDisk::sweep_pending() const {
+  if (windows_on_disk() <= 1) return false;
+  return windows_compacted_ + 1 < windows_on_disk() ||
+         (sweep_home_ && window_.first != *sweep_home_);
+}
+
+
+// Whether a step predicted to take `cost` ends by `idle_ends`.
+static bool fits(SimTime start, SimTime idle_ends, SimDuration cost) {
+  return idle_ends == kUnknownIdleEnd || (idle_ends >= start && idle_ends - start >= cost);
+}
+
+std::optional<Completion> VldDisk::idle_step(SimTime start, SimTime idle_ends) {
   if (!compactor_.options().enabled || compaction_settled_) return std::nullopt;
+  const CompactionCosts& cost = compactor_.costs();
+  const auto declined = [this]() -> std::optional<Completion> {
+    ++compactor_.stats().steps_declined;
+    return std::nullopt;
+  };
+  // The drive's own work: no host command, so no controller overhead.
+  ServiceClock clock{start, {}, true, 0, 0};
   if (next_reserve_) {
     // The last repack's victim keeps the excluded track until a record
     // frees it: idle time writes that record first.
-    ServiceClock clock{start, {}, true, 0, 0};
+    if (!fits(start, idle_ends, cost.record.max())) return declined();
     write_record(false, clock, std::nullopt, "repack: the last victim freed");
     return finish(clock);
   }
-  // The drive's own work: no host command, so no controller overhead.
-  ServiceClock clock{start, {}, true, 0, 0};
   if (!victim_ && block_runs_scarce()) {
     // Few free runs hold a block, and hole-plugging needs them: repack now,
     // so that the next writes need not (each repack is one step).
+    if (!fits(start, idle_ends, cost.repack.max())) return declined();
     if (repack(clock)) {
+      compactor_.costs().repack.observe(clock.now - start);
       ++stats_.idle_repacks;
       ++compactor_.stats().steps;
       compactor_.stats().busy += clock.now - start;
@@ -176,16 +229,40 @@ std::optional<Completion> VldDisk::idle_step(SimTime start) {
     }
     if (clock.now > start) return finish(clock);  // it wrote a record, found nothing to move
   }
-  if (!victim_ && !choose_victim(start)) {
-    if (next_compaction_window(clock)) {
+  if (!victim_) {
+    if (!choose_victim(start)) {
+      if (!sweep_pending()) {
+        compaction_settled_ = true;
+        return std::nullopt;
+      }
+      // Nothing left in this window: on to the next one (a record).
+      if (!fits(start, idle_ends, cost.record.max())) return declined();
+      next_compaction_window(clock);
       ++compactor_.stats().steps;
       compactor_.stats().busy += clock.now - start;
       return finish(clock);
     }
-    compaction_settled_ = true;
-    return std::nullopt;
+    // A victim only if the idle time is expected to empty all of it: a
+    // track half-emptied when the burst comes is kept out of placement and
+    // its moved blocks hold holes twice until the record (issue 16).
+    if (!fits(start, idle_ends, cost.whole_track(victim_->moves_left(), false))) {
+      drop_victim();
+      return declined();
+    }
+  } else if (!fits(start, idle_ends,
+                   victim_->moves_left() > 0 ? cost.next_move() : cost.record.max())) {
+    // The moves took longer than predicted: rather than leave the track
+    // half-emptied for the next burst, close it with the record (the moved
+    // blocks' old copies are freed and placement may use the track), if
+    // that fits; a later idle period chooses a victim afresh.
+    if (victim_->moves_left() == 0 || !fits(start, idle_ends, cost.record.max()))
+      return declined();
+    end_victim(clock, VictimEnd::kCutShort);
+    ++compactor_.stats().steps;
+    compactor_.stats().busy += clock.now - start;
+    return finish(clock);
   }
-  if (!move_next(clock)) end_victim(clock, /*emptied=*/true);
+  if (!move_next(clock)) end_victim(clock, VictimEnd::kEmptied);
   ++compactor_.stats().steps;
   compactor_.stats().busy += clock.now - start;
   return finish(clock);
@@ -241,7 +318,7 @@ std::vector<std::pair<uint32_t, uint32_t>> VldDisk::repack_victims(uint32_t rese
 bool VldDisk::repack(ServiceClock& clock) {
   // One track at a time is kept out of placement: give up the compactor's
   // (its record also frees the last repack's victim, if one waits).
-  if (victim_) end_victim(clock, /*emptied=*/false);
+  if (victim_) end_victim(clock, VictimEnd::kNoHole);
   // The last repack's victim is the reserve once a record frees its old
   // copies, and the moves go to the reserve, so the window must hold it:
   // one record does both. It also frees whatever else waited, so the free

@@ -51,7 +51,7 @@ struct VldReport {
   // Free space, and how much of it can take a data block without moving
   // anything: blocks that fit side by side into the free runs. The rest
   // lies in runs shorter than a block, usable only by map sectors
-  // (docs/benchmarks.md, section 9: half of it at 80% in steady state).
+  // (docs/benchmarks.md, section 11: half of it at 80% in steady state).
   uint64_t free_sectors = 0;
   uint64_t block_holes = 0;
   uint32_t block_sectors = 0;

@@ -816,6 +816,110 @@ TEST(VldCompaction, DisabledCompactorRunsNoStepsAndChangesNothing) {
   EXPECT_EQ(r.ctl->stats().preempt_wait.count(), 0u);
 }
 
+// ------------------------------------------ only what the idle time covers
+
+// Issue 16: a step starts only if the expected idle period covers it, a
+// victim only if it covers the whole track, and a victim whose moves ran
+// longer than predicted is closed by its record rather than left
+// half-emptied. VldDisk::idle_step directly, with hand-set period ends.
+TEST(VldCompaction, AStepThatWouldOutlastTheExpectedIdlePeriodIsNotStarted) {
+  const Superblock sb = small_superblock();
+  Rig r(sb);
+  check_small_disk(r);
+  if (HasFatalFailure()) return;
+  age(r, 99);
+  const CompactorStats& cs = r.disk->compactor().stats();
+  const CompactionCosts& costs = r.disk->compactor().costs();
+  const std::vector<std::byte> image = r.store->bytes();
+  const SimTime s = r.ctl->busy_until();
+
+  // 1 ns of expected idle time: no victim is chosen, nothing moves.
+  EXPECT_EQ(r.disk->idle_step(s, s + SimDuration{1}), std::nullopt);
+  EXPECT_EQ(cs.steps_declined, 1u);
+  EXPECT_EQ(cs.steps, 0u);
+  EXPECT_FALSE(r.disk->compaction_victim().has_value());
+  EXPECT_TRUE(r.store->bytes() == image) << "a declined step wrote";
+
+  // The end unknown (no arrival times): the same disk starts a victim.
+  const std::optional<Completion> first = r.disk->idle_step(s, kUnknownIdleEnd);
+  ASSERT_TRUE(first.has_value());
+  ASSERT_TRUE(r.disk->compaction_victim().has_value());
+  EXPECT_EQ(cs.blocks_moved + cs.map_sectors_moved, 1u);
+  EXPECT_FALSE(costs.read_track.empty());
+  EXPECT_FALSE(costs.move.empty());
+
+  // Mid-victim, 1 ns short of the next move and its record: only the record
+  // fits, and it closes the victim (cut short, not settled).
+  const SimTime s2 = first->end;
+  const SimTime end2 = s2 + costs.next_move() - SimDuration{1};
+  const std::optional<Completion> cut = r.disk->idle_step(s2, end2);
+  ASSERT_TRUE(cut.has_value());
+  EXPECT_LE(cut->end, end2);
+  EXPECT_EQ(cs.tracks_cut_short, 1u);
+  EXPECT_EQ(cs.tracks_compacted, 0u);
+  EXPECT_EQ(cs.tracks_abandoned, 0u);
+  EXPECT_EQ(cs.blocks_moved + cs.map_sectors_moved, 1u) << "the cut moved more";
+  EXPECT_FALSE(r.disk->compaction_victim().has_value());
+
+  // Time for a record but not for a whole track: declined again.
+  const SimTime s3 = cut->end;
+  EXPECT_EQ(r.disk->idle_step(s3, s3 + costs.record.max()), std::nullopt);
+  EXPECT_EQ(cs.steps_declined, 2u);
+  EXPECT_FALSE(r.disk->compaction_victim().has_value());
+  EXPECT_EQ(r.disk->check_consistency(), "");
+}
+
+// Regular idle periods of `gap` after bursts of 16 one-block writes (each
+// burst's first write arriving when the period ends): the controller
+// predicts the period from the ones before and the disk works only inside
+// it. Returns the compactor's counts; fails the test if a step ran past a
+// period's end, a request waited for one, or a burst found a victim
+// half-emptied.
+CompactorStats regular_gaps(SimDuration gap, int rounds, uint64_t* idle_steps) {
+  const Superblock sb = small_superblock();
+  Rig r(sb);
+  check_small_disk(r);
+  age(r, 4321);
+  std::mt19937_64 rng(8);
+  SimTime arrival = r.ctl->busy_until();
+  for (int k = 0; k < rounds; ++k) {
+    SCOPED_TRACE("round " + std::to_string(k));
+    EXPECT_FALSE(r.disk->compaction_victim().has_value()) << "a burst found a track half-emptied";
+    for (int i = 0; i < 16; ++i)
+      r.write((rng() % 2048) * kBlock, pattern(kBlock, rng()), true,
+              i == 0 ? std::optional<SimTime>(arrival) : std::nullopt);
+    const SimTime began = r.ctl->busy_until();
+    r.ctl->idle_until(began + gap);
+    EXPECT_LE(r.ctl->busy_until(), began + gap) << "a step ran past the idle period";
+    arrival = began + gap;
+  }
+  EXPECT_EQ(r.ctl->stats().preempt_wait.count(), 0u);
+  EXPECT_EQ(r.disk->check_consistency(), "");
+  EXPECT_EQ(r.first_difference(), std::nullopt);
+  *idle_steps = r.ctl->stats().idle_steps;
+  return r.disk->compactor().stats();
+}
+
+TEST(VldCompaction, RegularIdlePeriodsShorterThanAnyStepRunNone) {
+  // 2 ms: less than a third of a revolution (6 ms), which reading a
+  // victim's track takes before anything else.
+  uint64_t steps = 1;
+  const CompactorStats cs = regular_gaps(sim_ms(2), 20, &steps);
+  EXPECT_EQ(steps, 0u);
+  EXPECT_EQ(cs.steps, 0u);
+  // Round 0's period has no history and its start is not worth a step
+  // either: every period declines once.
+  EXPECT_EQ(cs.steps_declined, 20u);
+}
+
+TEST(VldCompaction, RegularIdlePeriodsEmptyWholeTracksInsideThem) {
+  uint64_t steps = 0;
+  const CompactorStats cs = regular_gaps(sim_ms(60), 30, &steps);
+  EXPECT_GT(cs.tracks_compacted, 5u) << "the periods fit whole tracks: the test is not trivial";
+  EXPECT_EQ(cs.steps, steps);
+  EXPECT_GE(cs.steps_declined, 29u) << "each period but the first ends with a step declined";
+}
+
 // ---------------------------------------------------------- determinism
 
 TEST(VldCompaction, SameWorkloadAndGrantsGiveTheSameDrive) {
