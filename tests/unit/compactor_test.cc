@@ -534,6 +534,55 @@ TEST(VldCompaction, EmptiesTracksOneVictimAtATime) {
 // fewest-live (the default), at the disk: the first victim is the track of
 // the window with the fewest used sectors among those that qualify (a
 // census computed here from the free space map, as compactor.h defines it).
+// Compaction works in the window; with nothing left there it sweeps on,
+// window after window (one record each), and comes back to where the writes
+// were. The small disk's 5 cylinders with window=2: windows of cylinders
+// 2-3, 4-0 and 1-2 from wherever the writes left the window.
+TEST(VldCompaction, SweepsEveryWindowThenReturnsToTheWrites) {
+  const Superblock sb = small_superblock();
+  VldOptions options;
+  options.window_cylinders = 2;
+  Rig r(sb, options);
+  check_small_disk(r);
+  if (HasFatalFailure()) return;
+  age(r, 7);
+  const CylinderWindow home = r.disk->mode_report().vld->window;
+  ASSERT_EQ(home.count, 2u);
+  std::vector<bool> was_empty(80);
+  for (uint32_t t = 0; t < 80; ++t) was_empty[t] = r.disk->free_space().is_empty(t);
+  const uint64_t records = r.disk->vld_stats().records_written;
+  r.ctl->idle_until(kSimEpoch + std::chrono::hours(1));
+  EXPECT_EQ(r.ctl->idle_step(r.ctl->busy_until()), std::nullopt) << "never settled";
+  // Back where the writes were.
+  EXPECT_EQ(r.disk->mode_report().vld->window.first, home.first);
+  // Tracks emptied outside the home window: the sweep compacted there.
+  uint32_t emptied_home = 0, emptied_elsewhere = 0;
+  for (uint32_t t = 1; t < 80; ++t) {
+    if (was_empty[t] || !r.disk->free_space().is_empty(t)) continue;
+    (home.contains(t / 16, 5) ? emptied_home : emptied_elsewhere) += 1;
+  }
+  EXPECT_GT(emptied_home, 0u);
+  EXPECT_GT(emptied_elsewhere, 0u);
+  // Two records move the window on, one brings it back; each emptied track
+  // ends with one too.
+  EXPECT_GE(r.disk->vld_stats().records_written,
+            records + 3 + r.disk->compactor().stats().tracks_compacted);
+  EXPECT_EQ(r.disk->check_consistency(), "");
+  EXPECT_EQ(r.first_difference(), std::nullopt);
+  // A write starts the sweep over: the window goes round again.
+  r.write(0, pattern(kBlock, 99));
+  const uint64_t before_sweep = r.disk->vld_stats().records_written;
+  r.ctl->idle_until(r.ctl->busy_until() + std::chrono::hours(1));
+  EXPECT_GE(r.disk->vld_stats().records_written, before_sweep + 3);
+  EXPECT_EQ(r.first_difference(), std::nullopt);
+  // With one window (the whole disk) there is nothing to sweep to.
+  Rig whole(sb, VldOptions{});
+  age(whole, 7);
+  const CylinderWindow w = whole.disk->mode_report().vld->window;
+  whole.ctl->idle_until(kSimEpoch + std::chrono::hours(1));
+  EXPECT_EQ(whole.disk->mode_report().vld->window.first, w.first);
+}
+
 TEST(VldCompaction, FewestLiveEmptiesTheLeastUsedQualifyingTrackFirst) {
   const Superblock sb = small_superblock();
   Rig r(sb);
