@@ -1,0 +1,107 @@
+"""Figure 8 in steady state, the allocator of issue 16 beside the one before it (paper 001,
+section 5): per drive and utilization, the mean simulated latency of a random synchronous
+4 KiB update on mode=vld with the new placement and the old, and on mode=inplace; the ratios
+in place / vld; and the breakdown of each vld write.
+Input: RUN_DIR/raw/*.jsonl (vld-bench fig11 --idle-ms 0 and table2 lines, each tagged with
+"placement": new, old or inplace by scripts/bench-placement) and meta.json.
+Output: results.json, results.csv, table.md, placement.png in RUN_DIR.
+
+usage: python3 -m vldbench.placement RUN_DIR --run-id ID --command CMD
+"""
+import glob
+from collections import defaultdict
+
+from .common import fmt, load_jsonl, load_run_meta, results_header, run_parser, write_csv, write_json, write_table
+from .plotting import pyplot, save
+
+PARTS = ["overhead", "transfer", "seek", "head_switch", "rotation"]
+
+
+def points_of(lines):
+    """{(geometry, util %, placement): [the lines of each seed]}: vld points of fig11, and the
+    inplace line of table2 (whose vld line, measured after compaction, is not this figure's)."""
+    points = defaultdict(list)
+    for j in lines:
+        p = j["placement"]
+        if p == "inplace" and j.get("mode") != "inplace":
+            continue
+        points[(j["disk"]["geometry"], round(100 * j["disk"]["util"]), p)].append(j)
+    return points
+
+
+def mean(values):
+    return sum(values) / len(values) if values else None
+
+
+def rows_of(points):
+    """One row per (geometry, util): the seed means of each placement, the ratios, and the
+    breakdown of the new placement and the old."""
+    keys = sorted({(g, u) for g, u, _ in points})
+    rows = []
+    for g, u in keys:
+        r = {"geometry": g, "util_pct": u}
+        for p in ("new", "old", "inplace"):
+            js = points.get((g, u, p), [])
+            r[f"{p}_us"] = mean([j["mean_us"] for j in js])
+            r[f"{p}_seeds"] = len(js)
+            if p != "inplace":
+                for part in PARTS:
+                    r[f"{p}_{part}_us"] = mean([j["breakdown_us"][part] for j in js])
+        ok = r["inplace_us"] is not None
+        r["ratio_new"] = r["inplace_us"] / r["new_us"] if ok and r["new_us"] else None
+        r["ratio_old"] = r["inplace_us"] / r["old_us"] if ok and r["old_us"] else None
+        r["new_vs_old"] = r["new_us"] / r["old_us"] if r["new_us"] and r["old_us"] else None
+        rows.append(r)
+    return rows
+
+
+def table_lines(meta, rows):
+    lines = [results_header(meta), "",
+             "Simulated µs per random synchronous 4 KiB update, no idle time, mean over seeds; "
+             "ratio = in place / vld; the new placement's write broken down.", "",
+             "| drive | U | in place | vld old | vld new | new / old | ratio old | ratio new "
+             "| overhead | transfer | seek | head switch | rotation |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    for r in rows:
+        ratio = lambda v: "-" if v is None else f"{v:.2f}x"  # noqa: E731
+        rel = "-" if r["new_vs_old"] is None else f"{r['new_vs_old']:.3f}"
+        lines.append(f"| {r['geometry']} | {r['util_pct']}% | {fmt(r['inplace_us'])} | {fmt(r['old_us'])} "
+                     f"| {fmt(r['new_us'])} | {rel} | {ratio(r['ratio_old'])} | {ratio(r['ratio_new'])} | "
+                     + " | ".join(fmt(r.get(f"new_{p}_us")) for p in PARTS) + " |")
+    return lines
+
+
+def plot(rows, path):
+    plt = pyplot("vldbench.placement")
+    if plt is None:
+        return
+    drives = list(dict.fromkeys(r["geometry"] for r in rows))
+    fig, axes = plt.subplots(1, len(drives), figsize=(5 * len(drives), 3.8), squeeze=False)
+    for ax, g in zip(axes[0], drives):
+        rs = [r for r in rows if r["geometry"] == g]
+        x = [r["util_pct"] for r in rs]
+        for key, style, label in (("inplace_us", "s-", "in place"), ("old_us", "o--", "vld, old placement"),
+                                  ("new_us", "o-", "vld, issue 16")):
+            ax.plot(x, [None if r[key] is None else r[key] / 1e3 for r in rs], style, label=label)
+        ax.set_title(g)
+        ax.set_xlabel("utilization (%)")
+        ax.set_yscale("log")
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0][0].set_ylabel("simulated ms per write")
+    axes[0][0].legend()
+    save(plt, fig, path)
+
+
+def main(argv=None):
+    a = run_parser("vldbench.placement", "Figure 8 in steady state, old and new placement").parse_args(argv)
+    meta = load_run_meta(a)
+    lines = [j for f in sorted(glob.glob(f"{a.run_dir}/raw/*.jsonl")) for j in load_jsonl(f)]
+    rows = rows_of(points_of(lines))
+    write_json(f"{a.run_dir}/results.json", dict(meta, rows=rows))
+    write_csv(f"{a.run_dir}/results.csv", rows)
+    write_table(f"{a.run_dir}/table.md", table_lines(meta, rows))
+    plot(rows, f"{a.run_dir}/placement.png")
+
+
+if __name__ == "__main__":
+    main()
