@@ -260,6 +260,10 @@ class VldDisk final : public Disk {
   // cylinders (a log record), or back to where the sweep began once every
   // cylinder has been compacted. REQUIRES: sweep_pending().
   void next_compaction_window(ServiceClock& clock);
+  // Writes a log record (write_record), then moves the head back to `to`
+  // while the drive is still idle.
+  void record_and_return(ServiceClock& clock, std::optional<CylinderWindow> next_window,
+                         const char* why, HeadPosition to);
   bool sweep_pending() const;
   uint32_t windows_on_disk() const;  // windows of window= cylinders that cover the disk
   // A client write changed the free space: compaction starts over.
@@ -352,6 +356,7 @@ class VldDisk final : public Disk {
   // come back there). See next_compaction_window().
   uint32_t windows_compacted_ = 0;
   std::optional<uint32_t> sweep_home_;
+  HeadPosition sweep_head_;  // where the head was then: it goes back there
   std::vector<SimTime> track_written_;  // last client data placed, per track
   // ARUs' placed, uncommitted blocks (place_shadow), by token: allocated,
   // mapped by nothing; a track holding any is no compaction or repack

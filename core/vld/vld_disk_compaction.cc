@@ -121,22 +121,26 @@ void VldDisk::drop_victim() {
   victim_.reset();
 }
 
+void VldDisk::record_and_return(ServiceClock& clock, std::optional<CylinderWindow> next_window,
+                                const char* why, HeadPosition to) {
+  write_record(false, clock, next_window, why);
+  // The record leaves the head on the system track, a long seek from the
+  // window where the next burst's writes go: go back while still idle
+  // (Figure 11: otherwise every burst's first write pays that seek, 2.3 ms
+  // on st19101, and the burst's p99 rises above no idle at all).
+  const ServiceBreakdown back = drive_.reposition(drive_.head(), to);
+  drive_.set_head(to);
+  clock.now += back.total();
+  clock.breakdown += back;
+}
+
 void VldDisk::end_victim(ServiceClock& clock, VictimEnd how) {
   const bool emptied = how == VictimEnd::kEmptied;
   // The record makes the moves durable and frees the old copies (and
   // whatever else waited on the track): the track is empty, or (cut short)
   // holds only what was not moved yet, and placement may use it again.
   const SimTime before = clock.now;
-  const HeadPosition was = drive_.head();
-  write_record(false, clock, std::nullopt, "compaction");
-  // The record leaves the head on the system track, a long seek from the
-  // window where the next burst's writes go: go back while still idle
-  // (Figure 11: otherwise every burst's first write pays that seek, 2.3 ms
-  // on st19101, and the burst's p99 rises above no idle at all).
-  const ServiceBreakdown back = drive_.reposition(drive_.head(), was);
-  drive_.set_head(was);
-  clock.now += back.total();
-  clock.breakdown += back;
+  record_and_return(clock, std::nullopt, "compaction", drive_.head());
   compactor_.costs().record.observe(clock.now - before);
   if (trace::enabled(trace::Channel::kCompactor)) {
     const CompactorStats& now = compactor_.stats();
@@ -173,13 +177,16 @@ void VldDisk::next_compaction_window(ServiceClock& clock) {
   // cylinders compacted too.
   assert(sweep_pending());
   if (windows_compacted_ + 1 < windows_on_disk()) {
-    if (windows_compacted_ == 0) sweep_home_ = window_.first;
+    if (windows_compacted_ == 0) {
+      sweep_home_ = window_.first;
+      sweep_head_ = drive_.head();
+    }
     ++windows_compacted_;
     write_record(false, clock, window_at(window_.first + options_.window_cylinders),
                  "compaction: the next window");
     return;
   }
-  write_record(false, clock, window_at(*sweep_home_), "compaction: back to the writes");
+  record_and_return(clock, window_at(*sweep_home_), "compaction: back to the writes", sweep_head_);
   sweep_home_.reset();
 }
 
