@@ -266,6 +266,38 @@ void VldDisk::write_record(bool clean, ServiceClock& clock,
   if (next_window) window_free_at_open_ = window_free_sectors();
 }
 
+CylinderWindow VldDisk::roomiest_window_around(uint32_t cylinder) const {
+  // The compactor leaves empty tracks on both sides of the head (its sweep,
+  // vld_disk_compaction.cc): a window that merely starts at the head can
+  // leave half of them behind it while taking in cylinders the writes have
+  // just filled (Table 2 over 5,000 writes, docs/benchmarks.md section 11).
+  // Empty tracks only, and not the reserve (always empty, and no write's):
+  // weighing free sectors, or the reserve, made the steady state 8% slower.
+  const uint32_t width = options_.window_cylinders, cylinders = layout_.cylinders;
+  if (width >= cylinders || free_.empty_tracks() <= 1) return window_at(cylinder);
+  // Empty tracks per cylinder from `cylinder - width + 1` on.
+  const uint32_t first = (cylinder + cylinders - (width - 1)) % cylinders;
+  std::vector<uint32_t> empty(2 * width - 1, 0);
+  for (uint32_t k = 0; k < empty.size(); ++k) {
+    const uint32_t c = (first + k) % cylinders;
+    for (uint32_t h = 0; h < layout_.heads; ++h)
+      if (const uint32_t t = c * layout_.heads + h; free_.is_empty(t) && alloc_.usable(t)) ++empty[k];
+  }
+  // Sliding sums over the windows starting at first + k, k = 0 .. width - 1;
+  // ties to the later start (the last is the head's cylinder, window_at's).
+  uint32_t sum = 0;
+  for (uint32_t k = 0; k < width; ++k) sum += empty[k];
+  uint32_t best = sum, best_k = 0;
+  for (uint32_t k = 1; k < width; ++k) {
+    sum += empty[k + width - 1] - empty[k - 1];
+    if (sum >= best) {
+      best = sum;
+      best_k = k;
+    }
+  }
+  return window_at(first + best_k);
+}
+
 uint64_t VldDisk::window_free_sectors() const {
   uint64_t n = 0;
   for (uint32_t k = 0; k < window_.count; ++k)
@@ -299,7 +331,7 @@ void VldDisk::maybe_write_record(ServiceClock& clock) {
   // After a request too big for the window was placed anywhere, come back.
   bool window_widened = window_.count > options_.window_cylinders;
   if (too_many_retired || window_spent || window_widened)
-    write_record(false, clock, window_at(drive_.head().cylinder),
+    write_record(false, clock, roomiest_window_around(drive_.head().cylinder),
                  too_many_retired ? "retired map sectors"
                  : window_spent   ? "window spent"
                                   : "window back to its width");

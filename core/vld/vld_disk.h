@@ -303,6 +303,10 @@ class VldDisk final : public Disk {
   // A command arriving at `start`: the controller overhead paid first.
   ServiceClock begin(SimTime start) const;
   CylinderWindow window_at(uint32_t cylinder) const;
+  // Of the windows that hold `cylinder`, the one with the most empty tracks
+  // (then the most free sectors; then the one starting at it): where a
+  // spent window moves on to.
+  CylinderWindow roomiest_window_around(uint32_t cylinder) const;
   // Reads a mapped block (verifying it) into out; charges the access.
   void read_block(uint64_t block, std::byte* out, ServiceClock& clock);
   // A new buffer in `buffers` holding the block as it reads now (read, and
