@@ -100,7 +100,37 @@ struct CylinderWindow {
     uint32_t d = cylinder >= first ? cylinder - first : cylinder + cylinders - first;
     return d < count;
   }
+  bool operator==(const CylinderWindow&) const = default;
 };
+
+// Of the windows of `width` cylinders that hold `cylinder`, the one with the
+// most empty tracks for which usable(track) holds; ties go to the later
+// start, the last being the window that starts at `cylinder`.
+template <typename Usable>
+CylinderWindow roomiest_window(const FreeSpaceMap& free, uint32_t heads, uint32_t cylinders,
+                               uint32_t width, uint32_t cylinder, Usable usable) {
+  if (width >= cylinders) return CylinderWindow{cylinder % cylinders, width};
+  // Empty tracks per cylinder from `cylinder - width + 1` on.
+  const uint32_t first = (cylinder + cylinders - (width - 1)) % cylinders;
+  std::vector<uint32_t> empty(2 * width - 1, 0);
+  for (uint32_t k = 0; k < empty.size(); ++k) {
+    const uint32_t c = (first + k) % cylinders;
+    for (uint32_t h = 0; h < heads; ++h)
+      if (const uint32_t t = c * heads + h; free.is_empty(t) && usable(t)) ++empty[k];
+  }
+  // Sliding sums over the windows starting at first + k, k = 0 .. width - 1.
+  uint32_t sum = 0;
+  for (uint32_t k = 0; k < width; ++k) sum += empty[k];
+  uint32_t best = sum, best_k = 0;
+  for (uint32_t k = 1; k < width; ++k) {
+    sum += empty[k + width - 1] - empty[k - 1];
+    if (sum >= best) {
+      best = sum;
+      best_k = k;
+    }
+  }
+  return CylinderWindow{(first + best_k) % cylinders, width};
+}
 
 enum class PlaceMode { kEager, kHolePlug, kRepack };
 

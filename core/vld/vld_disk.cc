@@ -273,29 +273,9 @@ CylinderWindow VldDisk::roomiest_window_around(uint32_t cylinder) const {
   // just filled (Table 2 over 5,000 writes, docs/benchmarks.md section 11).
   // Empty tracks only, and not the reserve (always empty, and no write's):
   // weighing free sectors, or the reserve, made the steady state 8% slower.
-  const uint32_t width = options_.window_cylinders, cylinders = layout_.cylinders;
-  if (width >= cylinders || free_.empty_tracks() <= 1) return window_at(cylinder);
-  // Empty tracks per cylinder from `cylinder - width + 1` on.
-  const uint32_t first = (cylinder + cylinders - (width - 1)) % cylinders;
-  std::vector<uint32_t> empty(2 * width - 1, 0);
-  for (uint32_t k = 0; k < empty.size(); ++k) {
-    const uint32_t c = (first + k) % cylinders;
-    for (uint32_t h = 0; h < layout_.heads; ++h)
-      if (const uint32_t t = c * layout_.heads + h; free_.is_empty(t) && alloc_.usable(t)) ++empty[k];
-  }
-  // Sliding sums over the windows starting at first + k, k = 0 .. width - 1;
-  // ties to the later start (the last is the head's cylinder, window_at's).
-  uint32_t sum = 0;
-  for (uint32_t k = 0; k < width; ++k) sum += empty[k];
-  uint32_t best = sum, best_k = 0;
-  for (uint32_t k = 1; k < width; ++k) {
-    sum += empty[k + width - 1] - empty[k - 1];
-    if (sum >= best) {
-      best = sum;
-      best_k = k;
-    }
-  }
-  return window_at(first + best_k);
+  if (free_.empty_tracks() <= 1) return window_at(cylinder);
+  return roomiest_window(free_, layout_.heads, layout_.cylinders, options_.window_cylinders,
+                         cylinder, [this](uint32_t t) { return alloc_.usable(t); });
 }
 
 uint64_t VldDisk::window_free_sectors() const {

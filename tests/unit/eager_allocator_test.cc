@@ -147,6 +147,30 @@ TEST(EagerAllocator, SeeksEitherWayToTheSoonestRunUnlessOneWay) {
   }
 }
 
+// Ten cylinders of two heads, windows of three, the head on cylinder 5:
+// the candidates start at 3, 4 and 5. With nothing empty, the one starting
+// at the head (as a window always moved before). Empty tracks on cylinders
+// 3 and 4 (behind the head) win over one on 7; a reserve-like track that is
+// not usable does not count; ties go to the later start.
+TEST(RoomiestWindow, TheWindowAroundTheHeadWithTheMostEmptyTracks) {
+  FreeSpaceMap m(20, 8);
+  for (uint32_t t = 0; t < 20; ++t) m.allocate(t, 0, 1);  // nothing empty
+  auto all = [](uint32_t) { return true; };
+  EXPECT_EQ(roomiest_window(m, 2, 10, 3, 5, all), (CylinderWindow{5, 3}));
+  m.release(14, 0, 1);  // cylinder 7 head 0
+  EXPECT_EQ(roomiest_window(m, 2, 10, 3, 5, all), (CylinderWindow{5, 3}));
+  m.release(6, 0, 1);   // cylinder 3
+  m.release(9, 0, 1);   // cylinder 4
+  EXPECT_EQ(roomiest_window(m, 2, 10, 3, 5, all), (CylinderWindow{3, 3}));
+  auto not_6 = [](uint32_t t) { return t != 6; };  // cylinder 3's is the reserve
+  EXPECT_EQ(roomiest_window(m, 2, 10, 3, 5, not_6), (CylinderWindow{5, 3}));  // 4+5+6 ties 5+6+7
+  // Wrapping: the head on cylinder 0, candidates start at 8, 9 and 0.
+  m.release(17, 0, 1);  // cylinder 8
+  EXPECT_EQ(roomiest_window(m, 2, 10, 3, 0, all), (CylinderWindow{8, 3}));
+  // A window as wide as the disk: the one at the head.
+  EXPECT_EQ(roomiest_window(m, 2, 10, 10, 5, all), (CylinderWindow{5, 10}));
+}
+
 // ------------------------------------------- formulas (2)-(4), Table 1
 
 // Formula (2) with (3) and (4), summed until the terms vanish: x and y are
