@@ -147,6 +147,15 @@ void NbdkitServer::kill9() {
 
 std::string NbdkitServer::stderr_text() const { return slurp(errfile_); }
 
+bool NbdkitServer::stderr_shows(const std::string& text, std::chrono::milliseconds timeout) const {
+  const auto deadline = std::chrono::steady_clock::now() + timeout;
+  for (;;) {
+    if (stderr_text().find(text) != std::string::npos) return true;
+    if (std::chrono::steady_clock::now() >= deadline) return false;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+}
+
 RunResult run_nbdkit(const std::vector<std::string>& params) {
   TempDir dir;
   std::string errfile = dir.file("err");

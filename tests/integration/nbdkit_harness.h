@@ -14,6 +14,7 @@
 #include <libnbd.h>
 #include <sys/types.h>
 
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -59,6 +60,11 @@ class NbdkitServer {
   // Unclean stop (SIGKILL); returns once the process is gone.
   void kill9();
   std::string stderr_text() const;
+  // Whether nbdkit's stderr holds `text` within `timeout`, looking every
+  // 10 ms: for what nbdkit does after the client has gone (a connection's
+  // close callback runs in its own thread, after the client's disconnect
+  // returned), which a clean stop right away would race with.
+  bool stderr_shows(const std::string& text, std::chrono::milliseconds timeout) const;
 
  private:
   std::string socket_, pidfile_, errfile_;
