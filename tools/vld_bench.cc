@@ -298,6 +298,7 @@ json run_bursts(const DiskSpec& spec, const Superblock& sb, const std::vector<st
   const ModeReport after = ctl->mode_report();
   json j = burst_json(t, bs, idle_ms);
   j["utilization"] = ctl->utilization();
+  if (after.vld) j["fragmented_free_fraction_end"] = after.vld->fragmented_free_fraction();
   if (after.compactor && before.compactor) {
     const CompactorReport& a = *after.compactor;
     const CompactorReport& b = *before.compactor;
