@@ -74,6 +74,14 @@ struct RequestTiming {
   SimDuration queued{};
 };
 
+// What a command queued in a DiskController would access, for its
+// positioning estimate; a command without one (len 0) estimates 0.
+struct QueuedTarget {
+  bool write = false;
+  uint64_t offset = 0;
+  uint64_t len = 0;
+};
+
 class DiskController {
  public:
   // read_only: the disk is opened on an OverlayStore (nothing reaches the
@@ -175,13 +183,9 @@ class DiskController {
 
  private:
   enum class Kind { kRead, kWrite, kFlush, kTrim, kZero, kCommit, kPlace };
-  // What a queued command would access, for its positioning estimate; a
-  // command without one (len 0) estimates 0.
-  struct Target {
-    bool write = false;
-    uint64_t offset = 0;
-    uint64_t len = 0;
-  };
+  // (Outside the class: a default argument of a member function may not use
+  // the default member initializers of a class nested in the one being defined.)
+  using Target = QueuedTarget;
   struct Queued {
     uint64_t id;
     SimTime arrival;
