@@ -80,15 +80,8 @@ struct DiskSpec {
 };
 
 FormatOptions format_options(const DiskSpec& spec, DiskMode mode) {
-  FormatOptions format;
-  format.mode = mode;
-  format.export_bytes = spec.export_bytes;
-  format.block_bytes = 4096;
+  FormatOptions format = preset_format(spec.geometry, mode, spec.export_bytes);
   format.spare_percent = spec.spare_percent;
-  auto geometry = find_preset(spec.geometry);
-  if (!geometry) throw Error("unknown geometry '" + spec.geometry + "'; choose one of hp97560, st19101, savvio10k4", EINVAL);
-  format.geometry = *geometry;
-  format.geometry.derive_skews();
   return format;
 }
 
@@ -100,16 +93,6 @@ std::unique_ptr<DiskController> open_copy(const Superblock& sb, std::vector<std:
                                           const DiskOptions& options) {
   auto store = std::make_unique<MemoryBackingStore>(std::move(bytes));
   return std::make_unique<DiskController>(make_disk(std::move(store), sb, options));
-}
-
-// Writes whose content does not matter here, but is not all zeros.
-const std::vector<std::byte>& payload(size_t bytes) {
-  static std::vector<std::byte> v;
-  if (v.size() < bytes) {
-    v.resize(bytes);
-    for (size_t i = 0; i < v.size(); ++i) v[i] = static_cast<std::byte>(i * 131 % 251 + 1);
-  }
-  return v;
 }
 
 // The blocks of mode=lld's NVRAM region: whole tracks (core/lld/lld_layout.h).
@@ -138,7 +121,7 @@ struct Update {
 
 // One synchronous 4 KiB update (write, then flush, as fio --fsync=1 sends).
 Update sync_update(DiskController& ctl, uint64_t block, std::optional<SimTime> arrival) {
-  const auto& data = payload(4096);
+  const auto& data = bench_payload();
   auto w0 = std::chrono::steady_clock::now();
   RequestTiming w = ctl.write(block * 4096, std::span(data.data(), 4096), false, arrival);
   auto w1 = std::chrono::steady_clock::now();
@@ -167,7 +150,7 @@ std::vector<std::byte> prepared_image(const DiskSpec& spec, const Superblock& sb
   no_compaction.vld.one_way_seeks = spec.one_way_seeks;
   DiskController ctl(make_disk(std::move(store), sb, no_compaction));
   const uint64_t region = region_blocks(sb, spec.util);
-  fill_in_order(ctl, region, std::span(payload(1 << 20)));
+  fill_in_order(ctl, region, std::span(bench_payload()));
   if (sb.mode == DiskMode::kVld) {
     std::mt19937_64 rng(spec.seed ^ 0x5eed);
     std::uniform_int_distribution<uint64_t> pick(0, region - 1);
@@ -410,7 +393,7 @@ std::vector<std::byte> prepared_lld_image(const DiskSpec& spec, const LldSpec& l
   MemoryBackingStore* raw = store.get();
   DiskController ctl(make_disk(std::move(store), sb, lld_options(ls)));
   const uint64_t region = region_blocks(sb, spec.util);
-  fill_in_order(ctl, region, std::span(payload(1 << 20)));
+  fill_in_order(ctl, region, std::span(bench_payload()));
   const LldReport filled = *ctl.mode_report().lld;
   const uint64_t capacity = uint64_t{filled.segment_count} * filled.blocks_per_segment;
   const uint64_t writes = spec.warmup_writes ? spec.warmup_writes
@@ -640,7 +623,7 @@ int cmd_fill(const DiskSpec& spec, const FillSpec& fs) {
     std::vector<uint64_t> order(blocks);
     for (uint64_t b = 0; b < blocks; ++b) order[b] = b;
     if (fs.shuffled) std::shuffle(order.begin(), order.end(), std::mt19937_64(spec.seed));
-    const auto& data = payload(4096);
+    const auto& data = bench_payload();
     uint64_t done = 0, repacks_before = 0;
     double repack_ms_before = 0;
     for (uint32_t point = 1; point <= fs.points; ++point) {

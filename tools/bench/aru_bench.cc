@@ -30,15 +30,8 @@ DiskMode mode_of(const std::string& name) {
 }
 
 Superblock plan(const AruBenchSpec& spec, const std::string& mode) {
-  FormatOptions f;
-  f.mode = mode_of(mode);
-  f.export_bytes = spec.export_bytes;
-  f.block_bytes = kBlock;
+  FormatOptions f = preset_format(spec.geometry, mode_of(mode), spec.export_bytes);
   f.nvram_bytes = mode == "lld_nvram0" ? 0 : kDefaultNvramBytes;
-  auto g = find_preset(spec.geometry);
-  if (!g) throw Error("--geometry " + spec.geometry + ": unknown; choose hp97560, st19101 or savvio10k4", EINVAL);
-  f.geometry = *g;
-  f.geometry.derive_skews();
   return plan_image(f);
 }
 

@@ -1,6 +1,8 @@
-// What the in-process benchmarks share: filling a disk's first blocks.
+// What the in-process benchmarks share: a preset's image format, the bytes
+// they write, and filling a disk's first blocks.
 //
-// Thread-safety: as DiskController.
+// Thread-safety: as DiskController; bench_payload() is safe to call from
+// any thread.
 #ifndef VLD_TOOLS_BENCH_FILL_H_
 #define VLD_TOOLS_BENCH_FILL_H_
 
@@ -10,9 +12,44 @@
 #include <optional>
 #include <span>
 
+#include <string>
+#include <vector>
+
 #include "core/disk_controller.h"
+#include "core/image.h"
+#include "core/util/error.h"
+#include "geometry/presets.h"
 
 namespace vld {
+
+// The format of a `mode` image of `export_bytes` in 4 KiB blocks on the
+// drive preset `geometry` (skews derived); the caller sets the rest (spare,
+// NVRAM). Throws Error(EINVAL) naming the presets if there is no such one.
+inline FormatOptions preset_format(const std::string& geometry, DiskMode mode,
+                                   uint64_t export_bytes) {
+  FormatOptions f;
+  f.mode = mode;
+  f.export_bytes = export_bytes;
+  f.block_bytes = 4096;
+  auto g = find_preset(geometry);
+  if (!g)
+    throw Error("--geometry " + geometry + ": unknown; choose hp97560, st19101 or savvio10k4",
+                EINVAL);
+  f.geometry = *g;
+  f.geometry.derive_skews();
+  return f;
+}
+
+// 1 MiB whose content does not matter, but is not all zeros (writes of
+// zeros could be told apart from data by nothing, but read back as holes).
+inline const std::vector<std::byte>& bench_payload() {
+  static const std::vector<std::byte> v = [] {
+    std::vector<std::byte> b(1 << 20);
+    for (size_t i = 0; i < b.size(); ++i) b[i] = static_cast<std::byte>(i * 131 % 251 + 1);
+    return b;
+  }();
+  return v;
+}
 
 // Writes 4 KiB blocks [0, blocks) in order, 256 at a time (1 MiB writes of
 // `mib`'s bytes), then flushes: a region filled sequentially, as a file

@@ -33,25 +33,10 @@ SchedPolicy policy_of(const std::string& name) {
 }
 
 Superblock plan(const QdBenchSpec& spec, const std::string& mode) {
-  FormatOptions f;
-  f.mode = mode_of(mode);
-  f.export_bytes = spec.export_bytes;
-  f.block_bytes = kBlock;
-  auto g = find_preset(spec.geometry);
-  if (!g) throw Error("--geometry " + spec.geometry + ": unknown; choose hp97560, st19101 or savvio10k4", EINVAL);
-  f.geometry = *g;
-  f.geometry.derive_skews();
-  return plan_image(f);
+  return plan_image(preset_format(spec.geometry, mode_of(mode), spec.export_bytes));
 }
 
-const std::vector<std::byte>& payload() {
-  static const std::vector<std::byte> v = [] {
-    std::vector<std::byte> b(1 << 20);
-    for (size_t i = 0; i < b.size(); ++i) b[i] = std::byte(i * 131 % 251 + 1);
-    return b;
-  }();
-  return v;
-}
+const std::vector<std::byte>& payload() { return bench_payload(); }
 
 uint64_t region_blocks(const QdBenchSpec& spec) {
   return std::max<uint64_t>(1, static_cast<uint64_t>(spec.util * double(spec.export_bytes / kBlock)));
