@@ -15,6 +15,7 @@ FreeSpaceMap::FreeSpaceMap(uint32_t tracks, uint32_t sectors_per_track)
       bits_(size_t{tracks} * words_per_track_, 0),
       free_(tracks, sectors_per_track),
       longest_(tracks, sectors_per_track),
+      holes_(tracks, kStale),
       free_total_(uint64_t{tracks} * sectors_per_track),
       empty_tracks_(tracks) {}
 
@@ -44,6 +45,7 @@ void FreeSpaceMap::set(uint32_t track, uint32_t sector, uint32_t count, bool use
     free_total_ += count;
   }
   longest_[track] = kStale;
+  holes_[track] = kStale;
   const bool is_empty_now = free_[track] == spt_;
   if (was_empty && !is_empty_now) --empty_tracks_;
   if (!was_empty && is_empty_now) ++empty_tracks_;
@@ -155,6 +157,15 @@ std::optional<FreeSpaceMap::Run> FreeSpaceMap::first_free_run_slow(uint32_t trac
 }
 
 uint32_t FreeSpaceMap::holes_for(uint32_t track, uint32_t len) const {
+  if (len != holes_len_) {
+    std::fill(holes_.begin(), holes_.end(), kStale);
+    holes_len_ = len;
+  }
+  if (holes_[track] == kStale) holes_[track] = compute_holes(track, len);
+  return holes_[track];
+}
+
+uint32_t FreeSpaceMap::compute_holes(uint32_t track, uint32_t len) const {
   if (free_[track] == spt_) return spt_ / len;
   if (free_[track] < len) return 0;
   // Start just after a used sector, so no free run is split by the wrap.

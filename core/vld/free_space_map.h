@@ -53,7 +53,10 @@ class FreeSpaceMap {
   uint32_t empty_tracks() const { return empty_tracks_; }
 
   // How many runs of `len` sectors fit side by side into the track's free
-  // runs (wrapping): the blocks hole-plugging can put there.
+  // runs (wrapping): the blocks hole-plugging can put there. Cached per
+  // track for the last `len` asked (always the block size), recomputed on
+  // first use after a change: the stats report sums it over every track
+  // once a second, under the controller lock.
   uint32_t holes_for(uint32_t track, uint32_t len) const;
 
   // The first sector s, in rotational order starting at `from_sector`, such
@@ -83,6 +86,9 @@ class FreeSpaceMap {
   static constexpr uint32_t kStale = UINT32_MAX;
   mutable std::vector<uint32_t> longest_;  // longest free run per track, or kStale
   uint32_t compute_longest(uint32_t track) const;
+  mutable std::vector<uint32_t> holes_;    // holes_for(track, holes_len_), or kStale
+  mutable uint32_t holes_len_ = 0;
+  uint32_t compute_holes(uint32_t track, uint32_t len) const;
   uint64_t free_total_;
   uint32_t empty_tracks_;
 };

@@ -319,3 +319,40 @@ TEST(FreeSpaceMap, LongestFreeRunIsKeptUpToDate) {
 
 }  // namespace
 }  // namespace vld
+
+namespace vld {
+namespace {
+
+// holes_for is cached per track: after every change, and when asked for
+// another length, it still equals a count by brute force (runs of free
+// sectors going round the track, each holding floor(run / len) pieces).
+TEST(FreeSpaceMap, HolesForFollowsEveryChange) {
+  std::mt19937_64 rng(7);
+  FreeSpaceMap m(1, 72);
+  auto brute = [&](uint32_t len) {
+    if (m.free_sectors(0) == 72) return 72 / len;
+    uint32_t start = 0;
+    while (m.is_free(0, start)) ++start;  // a used sector: no run wraps past it
+    uint32_t holes = 0, run = 0;
+    for (uint32_t k = 1; k <= 72; ++k) {
+      if (m.is_free(0, (start + k) % 72)) {
+        ++run;
+      } else {
+        holes += run / len;
+        run = 0;
+      }
+    }
+    return holes + run / len;
+  };
+  EXPECT_EQ(m.holes_for(0, 8), 9u);
+  for (int step = 0; step < 3000; ++step) {
+    uint32_t s = static_cast<uint32_t>(rng() % 72);
+    if (m.is_free(0, s)) m.allocate(0, s, 1);
+    else m.release(0, s, 1);
+    ASSERT_EQ(m.holes_for(0, 8), brute(8)) << "step " << step;
+    if (step % 7 == 0) ASSERT_EQ(m.holes_for(0, 3), brute(3)) << "step " << step;
+  }
+}
+
+}  // namespace
+}  // namespace vld
