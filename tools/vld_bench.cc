@@ -249,10 +249,9 @@ BurstTotals burst_loop(DiskController& ctl, uint64_t region, uint64_t seed, cons
   return t;
 }
 
-json percentiles_json(std::vector<double> v) {
-  if (v.empty()) return {{"p50", 0.0}, {"p99", 0.0}, {"max", 0.0}};
-  std::sort(v.begin(), v.end());
-  return {{"p50", v[v.size() / 2]}, {"p99", v[v.size() * 99 / 100]}, {"max", v.back()}};
+json percentiles_json(const std::vector<double>& v) {
+  const Percentiles p = percentiles(v);
+  return {{"p50", p.p50}, {"p99", p.p99}, {"max", p.max}};
 }
 
 // The fields every burst point reports, from its totals: the mean and the
@@ -515,11 +514,11 @@ int cmd_table2(const DiskSpec& spec, uint64_t writes) {
       host_us += u.host_us;
       lat.push_back(to_us(u.latency));
     }
-    std::sort(lat.begin(), lat.end());
+    const Percentiles p = percentiles(lat);
     j["writes"] = writes;
     j["mean_us"] = mean_us(total, writes);
-    j["p50_us"] = lat[lat.size() / 2];
-    j["p99_us"] = lat[lat.size() * 99 / 100];
+    j["p50_us"] = p.p50;
+    j["p99_us"] = p.p99;
     j["breakdown_us"] = breakdown_json(service, writes);
     j["host_us_per_write"] = host_us / static_cast<double>(writes);  // wall time, this machine
     // In place, a reopened in-memory image counts every export block as
@@ -638,7 +637,7 @@ int cmd_fill(const DiskSpec& spec, const FillSpec& fs) {
         if (fs.flush_every && (done + 1) % fs.flush_every == 0) ctl.flush(std::nullopt);
       }
       if (lat.empty()) continue;
-      std::sort(lat.begin(), lat.end());
+      const Percentiles p = percentiles(lat);
       json j;
       j["experiment"] = "fill";
       j["disk"] = disk_json(spec, sb);
@@ -652,8 +651,8 @@ int cmd_fill(const DiskSpec& spec, const FillSpec& fs) {
                                                       static_cast<double>(sb.physical_blocks());
       j["writes"] = lat.size();
       j["mean_us"] = mean_us(total, lat.size());
-      j["p99_us"] = lat[lat.size() * 99 / 100];
-      j["max_us"] = lat.back();
+      j["p99_us"] = p.p99;
+      j["max_us"] = p.max;
       if (mode == DiskMode::kVld) {
         const VldReport x = *ctl.mode_report().vld;
         const uint64_t repacks = x.stats.repacks;

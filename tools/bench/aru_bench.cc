@@ -60,10 +60,11 @@ struct Totals {
     double sum = 0;
     for (double x : v) sum += x;
     const size_t n = v.size();
+    const Percentiles p = percentiles(v);
     return {{"records", n},
             {"mean_us", n ? sum / n : 0.0},
-            {"p50_us", n ? v[n / 2] : 0.0},
-            {"p99_us", n ? v[std::min(n - 1, n * 99 / 100)] : 0.0},
+            {"p50_us", p.p50},
+            {"p99_us", p.p99},
             {"physical_blocks_per_record", n ? double(physical_writes) / n : 0.0},
             {"syncs_per_record", n ? double(syncs) / n : 0.0}};
   }

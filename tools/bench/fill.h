@@ -51,6 +51,17 @@ inline const std::vector<std::byte>& bench_payload() {
   return v;
 }
 
+// A sample's median, 99th percentile and largest value: the elements at
+// n / 2 and n * 99 / 100 of the sorted sample, and its last; zeros if empty.
+struct Percentiles {
+  double p50 = 0, p99 = 0, max = 0;
+};
+inline Percentiles percentiles(std::vector<double> v) {
+  if (v.empty()) return {};
+  std::sort(v.begin(), v.end());
+  return {v[v.size() / 2], v[v.size() * 99 / 100], v.back()};
+}
+
 // Writes 4 KiB blocks [0, blocks) in order, 256 at a time (1 MiB writes of
 // `mib`'s bytes), then flushes: a region filled sequentially, as a file
 // system's first copy-in would.

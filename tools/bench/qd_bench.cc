@@ -36,8 +36,6 @@ Superblock plan(const QdBenchSpec& spec, const std::string& mode) {
   return plan_image(preset_format(spec.geometry, mode_of(mode), spec.export_bytes));
 }
 
-const std::vector<std::byte>& payload() { return bench_payload(); }
-
 uint64_t region_blocks(const QdBenchSpec& spec) {
   return std::max<uint64_t>(1, static_cast<uint64_t>(spec.util * double(spec.export_bytes / kBlock)));
 }
@@ -48,7 +46,7 @@ std::vector<std::byte> filled_image(const QdBenchSpec& spec, const Superblock& s
   format_store(*store, sb);
   MemoryBackingStore* raw = store.get();
   DiskController ctl(make_disk(std::move(store), sb, DiskOptions{}));
-  fill_in_order(ctl, region_blocks(spec), payload());
+  fill_in_order(ctl, region_blocks(spec), bench_payload());
   ctl.close();
   return raw->bytes();
 }
@@ -77,7 +75,7 @@ struct Result {
     return {{"requests", n},
             {"iops", span.count() > 0 ? double(n) / (to_us(span) / 1e6) : 0.0},
             {"mean_us", n ? sum / double(n) : 0.0},
-            {"p99_us", n ? v[std::min(n - 1, n * 99 / 100)] : 0.0},
+            {"p99_us", percentiles(v).p99},
             {"reordered", reordered}};
   }
 };
@@ -89,7 +87,7 @@ Result run_point(const QdBenchSpec& spec, DiskController& ctl, const Point& p) {
   std::mt19937_64 rng(spec.seed * 7919 + p.qd);
   std::uniform_int_distribution<uint64_t> pick_block(0, region - 1);
   std::vector<std::byte> buf(kBlock);
-  const std::span data(payload().data(), kBlock);
+  const std::span data(bench_payload().data(), kBlock);
   const SimTime t0 = ctl.busy_until();
   std::vector<Outstanding> queue;
   for (uint32_t i = 0; i < p.qd; ++i) queue.push_back({t0, pick_block(rng)});
