@@ -68,6 +68,12 @@ TEST_P(Aru, OnlyItsConnectionSeesItUntilTheFlushCommitsIt) {
             "")
       << "an aborted ARU's write became visible";
   nbd_shutdown(other.get(), 0);
+  // The ARU connection's close (which counts the abort) runs after its
+  // disconnect returned; stopping at once could beat it (the stats file is
+  // rewritten every second).
+  EXPECT_TRUE(NbdkitServer::eventually(
+      [&] { return read_json(dir_.file("stats.json")).at("aru").at("aborts").get<int>() == 1; },
+      std::chrono::seconds(10)));
   ASSERT_EQ(server.stop(), 0) << server.stderr_text();
   nlohmann::json j = read_json(dir_.file("stats.json"));
   SCOPED_TRACE(j.dump(2));

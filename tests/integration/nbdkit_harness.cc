@@ -148,9 +148,14 @@ void NbdkitServer::kill9() {
 std::string NbdkitServer::stderr_text() const { return slurp(errfile_); }
 
 bool NbdkitServer::stderr_shows(const std::string& text, std::chrono::milliseconds timeout) const {
+  return eventually([&] { return stderr_text().find(text) != std::string::npos; }, timeout);
+}
+
+bool NbdkitServer::eventually(const std::function<bool()>& holds,
+                              std::chrono::milliseconds timeout) {
   const auto deadline = std::chrono::steady_clock::now() + timeout;
   for (;;) {
-    if (stderr_text().find(text) != std::string::npos) return true;
+    if (holds()) return true;
     if (std::chrono::steady_clock::now() >= deadline) return false;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }

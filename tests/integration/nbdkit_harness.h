@@ -16,6 +16,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
@@ -65,6 +66,9 @@ class NbdkitServer {
   // close callback runs in its own thread, after the client's disconnect
   // returned), which a clean stop right away would race with.
   bool stderr_shows(const std::string& text, std::chrono::milliseconds timeout) const;
+  // Whether `holds` becomes true within `timeout`, asking every 10 ms: the
+  // same wait for what nbdkit shows elsewhere (the stats file).
+  static bool eventually(const std::function<bool()>& holds, std::chrono::milliseconds timeout);
 
  private:
   std::string socket_, pidfile_, errfile_;
