@@ -72,12 +72,22 @@ struct DiskSpec {
   uint32_t window = 0;        // window= (0: the default)
   double window_move = 0.85;  // VldOptions::window_move_fraction
   bool one_way_seeks = false; // VldOptions::one_way_seeks (the allocator before issue 16)
+  uint32_t checkpoint_every = VldOptions{}.checkpoint_every_map_sectors;  // checkpoint_every=
   uint64_t export_bytes = 256ull << 20;
   uint32_t spare_percent = 5;
   double util = 0.80;         // live data blocks / physical blocks after the fill
   uint64_t warmup_writes = 0; // random updates after the fill (0: one per region block / 2)
   uint64_t seed = 1;
 };
+
+// The vld disk's settings a DiskSpec names.
+void apply_spec(const DiskSpec& spec, VldOptions& vld) {
+  vld.fill_fraction = spec.fill;
+  vld.window_cylinders = spec.window;
+  vld.window_move_fraction = spec.window_move;
+  vld.one_way_seeks = spec.one_way_seeks;
+  vld.checkpoint_every_map_sectors = spec.checkpoint_every;
+}
 
 FormatOptions format_options(const DiskSpec& spec, DiskMode mode) {
   FormatOptions format = preset_format(spec.geometry, mode, spec.export_bytes);
@@ -144,10 +154,7 @@ std::vector<std::byte> prepared_image(const DiskSpec& spec, const Superblock& sb
   MemoryBackingStore* raw = store.get();
   DiskOptions no_compaction = options;
   no_compaction.vld.compactor.enabled = false;
-  no_compaction.vld.fill_fraction = spec.fill;
-  no_compaction.vld.window_cylinders = spec.window;
-  no_compaction.vld.window_move_fraction = spec.window_move;
-  no_compaction.vld.one_way_seeks = spec.one_way_seeks;
+  apply_spec(spec, no_compaction.vld);
   DiskController ctl(make_disk(std::move(store), sb, no_compaction));
   const uint64_t region = region_blocks(sb, spec.util);
   fill_in_order(ctl, region, std::span(bench_payload()));
@@ -330,10 +337,7 @@ int cmd_fig11(const DiskSpec& spec, const BurstSpec& bs) {
   if (bs.compare_off) runs.emplace_back(false, "");
   for (const auto& [on, policy] : runs) {
     DiskOptions o = options;
-    o.vld.fill_fraction = spec.fill;
-    o.vld.window_cylinders = spec.window;
-    o.vld.window_move_fraction = spec.window_move;
-    o.vld.one_way_seeks = spec.one_way_seeks;
+    apply_spec(spec, o.vld);
     o.vld.compactor.enabled = on;
     o.vld.compactor.seed = spec.seed;
     if (on) {
@@ -481,10 +485,7 @@ int cmd_table2(const DiskSpec& spec, uint64_t writes) {
   for (DiskMode mode : {DiskMode::kVld, DiskMode::kInplace}) {
     const Superblock sb = plan(spec, mode);
     DiskOptions options;
-    options.vld.fill_fraction = spec.fill;
-    options.vld.window_cylinders = spec.window;
-    options.vld.window_move_fraction = spec.window_move;
-    options.vld.one_way_seeks = spec.one_way_seeks;
+    apply_spec(spec, options.vld);
     const std::vector<std::byte> image = prepared_image(spec, sb, options);
     auto ctl = open_copy(sb, image, options);
     json j;
@@ -615,8 +616,7 @@ int cmd_fill(const DiskSpec& spec, const FillSpec& fs) {
     auto store = std::make_unique<MemoryBackingStore>(sb.image_bytes());
     format_store(*store, sb);
     DiskOptions options;
-    options.vld.fill_fraction = spec.fill;
-    options.vld.window_cylinders = spec.window;
+    apply_spec(spec, options.vld);
     DiskController ctl(make_disk(std::move(store), sb, options));
     const uint64_t blocks = sb.export_bytes / 4096;
     std::vector<uint64_t> order(blocks);
@@ -733,6 +733,10 @@ void add_disk_options(CLI::App* command, BenchOptions& options) {
                     "vld: seek only ahead of the head (the allocator before issue 16)");
   command->add_option("--window-move", spec.window_move,
                 "vld: move the window when this fraction of its free space is left")
+      ->capture_default_str();
+  command->add_option("--checkpoint-every", spec.checkpoint_every,
+                      "vld: delta checkpoint once this many map pieces are scattered "
+                      "(checkpoint_every=; 0: never)")
       ->capture_default_str();
 }
 

@@ -92,6 +92,7 @@ SectorBytes encode_log_record(const LogRecord& r, const Secret& key) {
   encode_fixed32(p + 56, r.head_cylinder);
   encode_fixed32(p + 60, r.head);
   encode_fixed32(p + 64, r.root.piece);
+  encode_fixed64(p + 68, r.checkpoint_seq);
   seal(b, key);
   return b;
 }
@@ -112,7 +113,8 @@ std::optional<LogRecord> decode_log_record(const unsigned char* p, const Secret&
   r.head_cylinder = decode_fixed32(p + 56);
   r.head = decode_fixed32(p + 60);
   r.root.piece = decode_fixed32(p + 64);
-  if (r.next_seq <= r.durable_seq) return std::nullopt;
+  r.checkpoint_seq = decode_fixed64(p + 68);
+  if (r.next_seq <= r.durable_seq || r.checkpoint_seq > r.durable_seq) return std::nullopt;
   return r;
 }
 

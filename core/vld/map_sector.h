@@ -122,7 +122,11 @@ std::optional<MapSector> decode_map_sector(const unsigned char* bytes, const Sec
 //   48   u32  window first cylinder, 52 u32 window cylinders
 //   56   u32  head cylinder, 60 u32 head
 //   64   u32  root piece
-//   68.. zero; 496 u8[16] MAC as for map sectors
+//   68   u64  checkpoint_seq: the last seq of the newest checkpoint group
+//             (full or delta, vld_disk_checkpoint.cc) under this record;
+//             every live map sector with a seq above it was scattered by a
+//             request (0 in images written before it existed: all were)
+//   76.. zero; 496 u8[16] MAC as for map sectors
 struct LogRecord {
   bool clean = false;
   uint64_t generation = 0;
@@ -134,6 +138,7 @@ struct LogRecord {
   uint32_t window_cylinders = 0;
   uint32_t head_cylinder = 0;
   uint32_t head = 0;
+  uint64_t checkpoint_seq = 0;
 };
 
 SectorBytes encode_log_record(const LogRecord& r, const Secret& key);

@@ -18,11 +18,16 @@ struct RecoveryReport {
   double simulated_ms = 0;     // those reads on the modelled drive
   double wall_ms = 0;
   uint64_t map_sectors_walked = 0;
+  // Of those, the ones a request (or a move) wrote since the newest
+  // checkpoint (the record's checkpoint_seq): read one rotation each, not in
+  // a checkpoint group's pass; delta checkpoints bound them (vld_disk.h).
+  uint64_t scattered_walked = 0;
   uint64_t tracks_scanned = 0;
   uint64_t candidates = 0;     // map sectors newer than the record (full scan: all found)
   uint64_t groups_accepted = 0;  // full scan: the root taken (1)
   uint64_t groups_rejected = 0;  // full scan: newer roots whose tree was not whole
   uint64_t data_blocks_checked = 0;
+  uint64_t data_blocks_read = 0;  // of those, read on their own (not in the window scan)
   std::string damage;          // what made recovery scan the whole disk ("" if nothing)
 };
 

@@ -30,6 +30,7 @@ VldDisk::VldDisk(std::unique_ptr<BackingStore> store, const Superblock& sb, VldO
       map_(layout_.blocks),
       compactor_(options.compactor, layout_.spt, layout_.block_sectors),
       track_written_(layout_.tracks),
+      scattered_(layout_.pieces, 0),
       shadow_on_track_(layout_.tracks, 0) {
   if (options_.window_cylinders == 0) options_.window_cylinders = kDefaultWindowCylinders;
   options_.window_cylinders = std::min(options_.window_cylinders, layout_.cylinders);
@@ -112,6 +113,13 @@ void VldDisk::install(RecoveredState& st) {
     log_.set_next_seq(st.next_seq);
     if (std::string why = log_.check(); !why.empty())
       throw Error("image damaged: the virtual log tree is broken (" + why + ")", EIO);
+    // A clean record follows the close's full checkpoint: nothing is
+    // scattered. Otherwise what the requests since the last checkpoint
+    // wrote is (records before checkpoint_seq existed say 0: everything).
+    const uint64_t checkpointed = record_.clean ? record_.durable_seq : record_.checkpoint_seq;
+    for (uint32_t p = 0; p < layout_.pieces; ++p)
+      if (st.nodes[p].seq > checkpointed) note_scattered_piece(p);
+    checkpoint_seq_ = checkpointed;
     choose_reserve();
     // Invalidate the clean record by a newer one before serving.
     write_record(false, clock, window_at(drive_.head().cylinder), "open");
@@ -203,6 +211,7 @@ void VldDisk::checkpoint(ServiceClock& clock, bool retire_old) {
             to_us(clock.now - written_from));
   log_.set_root(pieces[0]);
   log_.set_next_seq(g + n);
+  reset_scattered(g + n - 1, clock.now);
   if (std::string why = log_.check(); !why.empty())
     throw Error("map checkpoint: the new tree is broken (" + why + ") (bug)", EIO);
 }
@@ -227,6 +236,7 @@ void VldDisk::write_record(bool clean, ServiceClock& clock,
   r.window_cylinders = w.count;
   r.head_cylinder = drive_.head().cylinder;
   r.head = drive_.head().head;
+  r.checkpoint_seq = checkpoint_seq_;
   SectorBytes bytes = encode_log_record(r, sb_.secret);
   const uint64_t slot = r.generation % VldLayout::kRecordSlots;
   store_->write(layout_.byte_offset(slot), std::as_bytes(std::span(bytes)));
@@ -310,11 +320,15 @@ void VldDisk::maybe_write_record(ServiceClock& clock) {
                       options_.window_move_fraction * static_cast<double>(window_free_at_open_);
   // After a request too big for the window was placed anywhere, come back.
   bool window_widened = window_.count > options_.window_cylinders;
-  if (too_many_retired || window_spent || window_widened)
-    write_record(false, clock, roomiest_window_around(drive_.head().cylinder),
-                 too_many_retired ? "retired map sectors"
-                 : window_spent   ? "window spent"
-                                  : "window back to its width");
+  const bool move = too_many_retired || window_spent || window_widened;
+  const char* why = too_many_retired ? "retired map sectors"
+                    : window_spent   ? "window spent"
+                    : window_widened ? "window back to its width"
+                                     : "scattered map sectors";
+  const std::optional<CylinderWindow> next =
+      move ? std::optional(roomiest_window_around(drive_.head().cylinder)) : std::nullopt;
+  const bool checkpoint = checkpoint_due(clock.now) && write_delta_checkpoint(clock);
+  if (move || checkpoint) write_record(false, clock, next, why);
 }
 
 // ---- requests -------------------------------------------------------------
@@ -376,7 +390,7 @@ void VldDisk::release_data(const MapEntry& e) {
 }
 
 bool VldDisk::apply(std::vector<Update>& updates, std::span<const uint32_t> rewrite_pieces,
-                    bool fua, ServiceClock& clock, PlaceMode mode) {
+                    bool fua, ServiceClock& clock, PlaceMode mode, bool checkpoint) {
   const bool move = mode != PlaceMode::kEager;  // a compaction move or a repack
   std::optional<Placement> placed = place_group(updates, rewrite_pieces, clock, mode);
   if (!placed) return false;  // only a move gives up
@@ -434,9 +448,10 @@ bool VldDisk::apply(std::vector<Update>& updates, std::span<const uint32_t> rewr
   clock.blocks_written += data_pieces;
 
   for (uint32_t psn : log_.commit(group, member_psns)) retired_map_.push_back(psn);
+  if (!checkpoint) note_scattered(group);
   if (fua) sync(clock);
   // A compaction move leaves records to the end of its track (end_victim).
-  if (!move) {
+  if (!move && !checkpoint) {
     unsettle_compaction();
     maybe_write_record(clock);
   }

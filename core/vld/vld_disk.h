@@ -100,6 +100,14 @@ struct VldOptions {
   // 443, where the window must move on into compacted cylinders in time).
   double window_move_fraction = 0.85;
   uint32_t retired_limit = 4096;   // replaced map sectors that trigger a record
+  // Delta checkpoints (vld_disk_checkpoint.cc): once this many pieces have
+  // a live map sector written since the last checkpoint (scattered by eager
+  // writing), or this many simulated seconds after the last checkpoint with
+  // any scattered, they are rewritten as one compact group with a record.
+  // After a crash, recovery then walks at most this many scattered map
+  // sectors, plus one request's group (docs/scale.md). 0: never.
+  uint32_t checkpoint_every_map_sectors = 4096;  // checkpoint_every=
+  double checkpoint_every_s = 60;                 // checkpoint_s=
   // Seek only ahead of the head (AllocatorPolicy::one_way_seeks): the
   // allocator before issue 16, kept for vld-bench's comparisons.
   bool one_way_seeks = false;
@@ -142,6 +150,8 @@ class VldDisk final : public Disk {
   void drop_shadow(uint64_t token) override;
   // One compaction (or repack) step, if it is expected to end by
   // `idle_ends`; a victim only if all of it is (docs/compaction.md).
+  // With compaction done (or off), a delta checkpoint of what is scattered
+  // (vld_disk_checkpoint.cc) is a step too.
   using Disk::idle_step;
   std::optional<Completion> idle_step(SimTime start, SimTime idle_ends) override;
   uint64_t live_blocks() const override { return live_blocks_; }
@@ -204,6 +214,25 @@ class VldDisk final : public Disk {
 
   void install(RecoveredState& st);
   void write_checkpoint(RecoveredState& st);
+  // ---- delta checkpoints (vld_disk_checkpoint.cc) ----
+  // Pieces whose live map sector a request or a move just wrote: scattered
+  // until the next checkpoint rewrites them.
+  void note_scattered(std::span<const PlannedNode> group);
+  void note_scattered_piece(uint32_t piece);
+  // Whether a delta checkpoint is due at `now` (checkpoint_every_*).
+  bool checkpoint_due(SimTime now) const;
+  // Rewrites the scattered pieces, and the next turn of the rest
+  // (add_rotation), as one group in holes near the head. false: no room
+  // (ENOSPC), nothing written. REQUIRES: the caller writes a record next;
+  // the checkpoint counts (recovery starts from it) only then.
+  bool write_delta_checkpoint(ServiceClock& clock);
+  // In idle time: a delta checkpoint and its record, the head back where
+  // it was, if compaction has nothing to do and it fits before idle_ends.
+  std::optional<Completion> idle_checkpoint(SimTime start, SimTime idle_ends);
+  void add_rotation(std::vector<uint32_t>* pieces);
+  // A full checkpoint has just rewritten every live piece, or the tree was
+  // installed from disk: what is scattered starts from here.
+  void reset_scattered(uint64_t checkpoint_seq, SimTime now);
   // Rewrites every live piece as one group forming a fresh, balanced tree.
   void checkpoint(ServiceClock& clock, bool retire_old);
   // Writes `updates` and a new version of every map piece they change (and
@@ -212,8 +241,11 @@ class VldDisk final : public Disk {
   // move) returns false, having written nothing, if no hole takes it.
   // If a write of the backing store fails, the request's state changes are
   // undone (map, free space) and the error is thrown: see abandon_group.
+  // A delta checkpoint's group (checkpoint) is placed eagerly but is no
+  // client write: it neither unsettles compaction nor is scattered, and
+  // its caller writes the record.
   bool apply(std::vector<Update>& updates, std::span<const uint32_t> rewrite_pieces, bool fua,
-             ServiceClock& clock, PlaceMode mode = PlaceMode::kEager);
+             ServiceClock& clock, PlaceMode mode = PlaceMode::kEager, bool checkpoint = false);
   // Where a request's data blocks and map sectors go, as apply() plans them.
   struct Placement {
     std::vector<PlannedNode> group;
@@ -362,6 +394,17 @@ class VldDisk final : public Disk {
   std::optional<uint32_t> sweep_home_;
   HeadPosition sweep_head_;  // where the head was then: it goes back there
   std::vector<SimTime> track_written_;  // last client data placed, per track
+  // Delta checkpoints: the pieces whose live map sector was written since
+  // the last checkpoint (no duplicates: scattered_[p] says p is listed),
+  // where the next turn of rewriting older pieces starts, and the newest
+  // checkpoint group's last seq (records carry it; recovery counts what it
+  // walks above it). Invariant: every live map sector not listed lies in a
+  // checkpoint group and has seq <= checkpoint_seq_.
+  std::vector<uint32_t> scattered_pieces_;
+  std::vector<uint8_t> scattered_;
+  uint32_t rotation_cursor_ = 0;
+  SimTime last_checkpoint_at_{};
+  uint64_t checkpoint_seq_ = 0;
   // ARUs' placed, uncommitted blocks (place_shadow), by token: allocated,
   // mapped by nothing; a track holding any is no compaction or repack
   // victim (those move mapped blocks only, then free the track).

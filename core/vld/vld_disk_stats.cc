@@ -135,6 +135,7 @@ ModeReport VldDisk::mode_report() const {
   v.stats = stats_;
   v.live_map_sectors = log_.live_nodes();
   v.retired_map_sectors = retired_map_.size();
+  v.scattered_map_sectors = scattered_pieces_.size();
   v.pending_data_frees = pending_data_.size();
   v.window = window_;
   v.fill = options_.fill_fraction;

@@ -23,7 +23,11 @@ struct VldStats {
   uint64_t map_sectors_written = 0;
   uint64_t relays = 0;
   uint64_t records_written = 0;
-  uint64_t checkpoints = 0;
+  uint64_t checkpoints = 0;         // full: every live piece rewritten
+  uint64_t delta_checkpoints = 0;   // the scattered pieces and a turn of the rest
+  uint64_t idle_delta_checkpoints = 0;  // of those, written in idle time
+  uint64_t checkpoint_map_sectors = 0;  // map sectors delta checkpoints wrote
+  SimDuration checkpoint_time{};    // time delta checkpoints' groups took (not their records)
   uint64_t data_blocks_written = 0;
   uint64_t rmw_reads = 0;
   uint64_t checksum_failures = 0;
@@ -42,6 +46,7 @@ struct VldReport {
   VldStats stats;
   uint64_t live_map_sectors = 0;     // map sectors in the tree
   uint64_t retired_map_sectors = 0;  // replaced, freed at the next record
+  uint64_t scattered_map_sectors = 0;  // written since the last checkpoint
   uint64_t pending_data_frees = 0;   // replaced data blocks, freed at the next record
   CylinderWindow window;             // where writes go until the next record
   double fill = 0;                   // the fill threshold (fill=)

@@ -192,12 +192,14 @@ TEST_F(CrashOracle, OlderThanTheDurableVersionIsRejected) {
 // (blocks 31-33; pieces are 32 blocks), overwrites of one block, a trim, a
 // partial-block write (read-modify-write), write-zeroes, a FUA write and
 // flushes. retired_limit=2 and a one-cylinder window make it write several
-// log records on the way.
+// log records on the way, and checkpoint_every=2 delta checkpoints (each a
+// group rewriting both pieces, then a record).
 std::unique_ptr<Rig> scripted_rig() {
   RigConfig c;
   c.export_bytes = 256 * 1024;  // 64 blocks: pieces 0 and 1
   c.vld.window_cylinders = 1;
   c.vld.retired_limit = 2;
+  c.vld.checkpoint_every_map_sectors = 2;
   auto rig = std::make_unique<Rig>(c, 1);
   const uint64_t B = kBlock;
   rig->write(0, B, false);                  // #1
@@ -251,11 +253,13 @@ void run_exhaustive(G g, size_t cap, size_t samples, uint64_t min_states) {
   const EveryPoint e = every_point(*rig, g, cap, samples, 42);
   std::cout << "[ crash    ] scripted workload: " << rig->requests().size() << " requests, "
             << rec.events() << " backing-store events (" << rec.syncs() << " syncs), "
-            << rig->vld_disk().vld_stats().records_written << " log records; " << gran_name(g)
+            << rig->vld_disk().vld_stats().records_written << " log records, "
+            << rig->vld_disk().vld_stats().delta_checkpoints << " delta checkpoints; " << gran_name(g)
             << ": " << e.exhaustive_points << " crash points exhaustive (all 2^k subsets of their k <= "
             << cap << " pending units), " << e.sampled_points << " sampled (k > " << cap
             << ": all k+1 prefix subsets + " << samples << " random ones); largest k " << e.max_k
             << std::endl;
+  ASSERT_GE(rig->vld_disk().vld_stats().delta_checkpoints, 2u) << "precondition";
   RunResult r = run_jobs(*rig, e.jobs, harness_threads(), /*nested_every=*/7, 1);
   report(g == G::k4K ? "exhaustive 4K" : "exhaustive torn 512", r, seconds_since(t0));
   EXPECT_EQ(r.failures, 0u);
@@ -408,6 +412,9 @@ TEST(CrashHarness, CompactionMovesKeepEveryWrite) {
   c.export_bytes = 512 * 1024;  // 128 blocks, 16 per cylinder of 4 tracks
   c.vld.window_cylinders = 4;
   c.vld.retired_limit = 4096;
+  // Once compaction settles, idle time writes a delta checkpoint of the
+  // pieces the writes and moves scattered (at least 8 / 8 of them).
+  c.vld.checkpoint_every_map_sectors = 8;
   Rig rig(c, 21);
   const uint64_t B = kBlock;
   std::mt19937_64 rng(21);
@@ -423,6 +430,7 @@ TEST(CrashHarness, CompactionMovesKeepEveryWrite) {
   steps += rig.idle(4);
   rig.flush();
   steps += rig.idle(64);
+  steps += rig.idle(4);  // settled: the delta checkpoint is the next idle step
   ASSERT_EQ(rig.check_live(), "");
   const CompactorStats& cs = rig.vld_disk().compactor().stats();
   std::cout << "[ crash    ] compaction: " << steps << " steps, " << cs.blocks_moved
@@ -431,6 +439,8 @@ TEST(CrashHarness, CompactionMovesKeepEveryWrite) {
             << " backing-store events" << std::endl;
   ASSERT_GE(cs.tracks_compacted, 1u) << "precondition: the compactor must empty a track";
   ASSERT_GE(cs.blocks_moved, 2u);
+  ASSERT_GE(rig.vld_disk().vld_stats().idle_delta_checkpoints, 1u)
+      << "precondition: idle time must write a delta checkpoint";
   // Every crash point, lighter than run_points (71 events): all subsets
   // up to 6 pending units, else every prefix and 12 random subsets.
   RunResult r = run_jobs(rig, point_jobs(rig, from, 6, 12, 21), harness_threads(),
@@ -530,18 +540,22 @@ TEST(CrashHarness, Randomized) {
   RunResult total;
   // 1 MiB disks (8 map pieces) and a 2 MiB one (16 pieces: recovery's
   // checkpoint then needs a two-level tree, its root more than 12 pointers).
+  // checkpoint_every: 3 writes a delta checkpoint every few requests (0:
+  // the default, none on disks this small).
   struct Workload {
     uint64_t seed, export_bytes;
     size_t states;
+    uint32_t checkpoint_every;
   };
-  for (const Workload& w : {Workload{11, 1 << 20, 2300}, Workload{12, 1 << 20, 2300},
-                            Workload{13, 1 << 20, 2300}, Workload{14, 2 << 20, 1500},
-                            Workload{15, 1 << 20, 2300}}) {
+  for (const Workload& w : {Workload{11, 1 << 20, 2300, 3}, Workload{12, 1 << 20, 2300, 3},
+                            Workload{13, 1 << 20, 2300, 0}, Workload{14, 2 << 20, 1500, 5},
+                            Workload{15, 1 << 20, 2300, 0}}) {
     const uint64_t seed = w.seed;
     RigConfig c;
     c.export_bytes = w.export_bytes;
     c.vld.window_cylinders = 2;
     c.vld.retired_limit = 8;
+    if (w.checkpoint_every) c.vld.checkpoint_every_map_sectors = w.checkpoint_every;
     Rig rig(c, seed);
     std::mt19937_64 rng(seed);
     random_workload(rig, rng, 160);
@@ -562,8 +576,11 @@ TEST(CrashHarness, Randomized) {
               << " MiB): " << rig.requests().size() << " requests, " << rec.events()
               << " events, " << rec.syncs() << " syncs, "
               << rig.vld_disk().vld_stats().records_written << " log records, "
+              << rig.vld_disk().vld_stats().delta_checkpoints << " delta checkpoints, "
               << rig.vld_disk().compactor().stats().blocks_moved << " compaction moves since the last open"
               << std::endl;
+    if (w.checkpoint_every)
+      ASSERT_GE(rig.vld_disk().vld_stats().delta_checkpoints, 1u) << "precondition, seed " << seed;
     RunResult r = run_jobs(rig, jobs, harness_threads(), /*nested_every=*/5, seed);
     total.verified += r.verified;
     total.nested += r.nested;
