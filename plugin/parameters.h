@@ -312,7 +312,7 @@ inline constexpr ParameterDoc kParameters[] = {
      "recovery reads each scattered one on its own (about a millisecond each). Once this "
      "many map pieces have a map sector written since the last checkpoint (or "
      "B<checkpoint_s> after it, or in idle time once the compactor is done), a delta "
-     "checkpoint rewrites them, and half as many older pieces in turn, as one group placed "
+     "checkpoint rewrites them, and half as many older pieces in turn, in groups placed "
      "near the head, with a log record: recovery after a crash then reads at most this many "
      "scattered map sectors. Default 4096 (on st19101 about what scanning the window "
      "costs); a 256 MiB disk has 2048 pieces and never reaches it. Each scattered piece "

@@ -14,7 +14,7 @@ LABELS = {"clean": "C: clean, after the writes",
           "clean_nobuf": "C, track_buffer=off",
           "unclean": "U: after kill -9",
           "unclean_nobuf": "U, track_buffer=off",
-          "clean2": "C2: clean, after U's checkpoint"}
+          "clean2": "C2: clean, after U is written and closed"}
 
 
 def load_run(run_dir):
@@ -88,9 +88,10 @@ def compute(meta, run):
     """results.json: memory, the writes, the full scan and each open."""
     geo = run["writes.stats"]["geometry"]
     full = full_scan(geo)
+    rec = opens(run, full)
     return dict(meta, rss=memory(run["base.status"], run["open.status"], run["writes.status"], geo),
                 writes=writes_summary(run["writes.stats"], run["writes.fio"]), full_scan_estimate=full,
-                recovery=opens(run, full), export_bytes=geo["export_bytes"], platter_bytes=geo["platter_bytes"],
+                recovery=rec, unclean_vs_clean=unclean_ratio(rec), export_bytes=geo["export_bytes"], platter_bytes=geo["platter_bytes"],
                 simulated_cylinders=geo["simulated_cylinders"])
 
 
@@ -115,19 +116,31 @@ def memory_lines(res, geo):
 def open_lines(res, geo):
     full = res["full_scan_estimate"]
     rev_ms = geo["revolution_us"] / 1e3
-    md = ["**Opening the image** (recovery.* from the stats file; simulated = on the modelled drive)", "",
-          "| open | method | sectors read | map sectors walked | tracks scanned | candidates | "
-          "simulated (ms) | wall (ms) | nbdkit start to exit (ms) | vs full scan (time) |",
-          "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|"]
+    md = ["**Opening the image** (recovery.* from the stats file; simulated = on the modelled drive; "
+          "scattered = map sectors walked that requests wrote since the last checkpoint; data read = "
+          "candidates' data blocks read on their own, not in the window scan)", "",
+          "| open | method | sectors read | map sectors walked | scattered | tracks scanned | candidates | "
+          "data read | simulated (ms) | wall (ms) | nbdkit start to exit (ms) | vs full scan (time) |",
+          "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for name, r in res["recovery"].items():
         md.append(f"| {LABELS[name]} | {r['method']} | {r['sectors_read']} | {r['map_sectors_walked']} | "
-                  f"{r['tracks_scanned']} | {r['candidates']} | {r['simulated_ms']:.0f} | {r['wall_ms']:.0f} | "
-                  f"{r['wall_ms_start_to_exit']} | {r['vs_full_scan_time_pct']:.1f}% |")
-    md.append(f"| full-disk scan (estimate) | every track | {full['sectors']} | - | {full['tracks']} | - | "
+                  f"{r.get('scattered_walked', '-')} | {r['tracks_scanned']} | {r['candidates']} | "
+                  f"{r.get('data_blocks_read', r['data_blocks_checked'])} | {r['simulated_ms']:.0f} | "
+                  f"{r['wall_ms']:.0f} | {r['wall_ms_start_to_exit']} | {r['vs_full_scan_time_pct']:.1f}% |")
+    md.append(f"| full-disk scan (estimate) | every track | {full['sectors']} | - | - | {full['tracks']} | - | - | "
               f"{full['simulated_ms']:.0f} | - | - | 100% |")
+    rec = res["recovery"]
+    md += ["", f"**After kill -9 / clean open: {unclean_ratio(rec):.2f}x** simulated "
+           f"({rec['unclean']['simulated_ms'] / 1e3:.2f} s against {rec['clean']['simulated_ms'] / 1e3:.2f} s; "
+           f"wall {rec['unclean']['wall_ms']:.0f} against {rec['clean']['wall_ms']:.0f} ms)"]
     md += ["", f"Full scan: {full['tracks']} tracks x {rev_ms:.1f} ms = {full['revolutions_only_ms'] / 1e3:.1f} s "
            f"of revolutions, {full['simulated_ms'] / 1e3:.1f} s with head switches and one-cylinder seeks."]
     return md
+
+
+def unclean_ratio(rec):
+    """How much longer the open after kill -9 took than the clean one (simulated)."""
+    return rec["unclean"]["simulated_ms"] / max(rec["clean"]["simulated_ms"], 1e-9)
 
 
 def table_lines(meta, res, geo):

@@ -372,9 +372,14 @@ class Recovery {
     // checkpoint an earlier, interrupted recovery wrote outside the window)
     // can never share a seq with anything written from now on.
     st_.next_seq += kRecoveryEpochGap;
-    // Without candidates the base tree stands as it is; otherwise VldDisk
-    // writes a fresh tree (a checkpoint) before serving.
-    st_.needs_checkpoint = !cands_.empty();
+    // The accepted requests extend the record's tree as they extended the
+    // one in memory when they were written (each group adopts the children
+    // of the versions it replaces, and the root before it), unless one
+    // follows a request rolled back or lost whole: its pointers may lead
+    // there (found by the crash harness, CompactionMovesKeepEveryWrite).
+    // Then VldDisk writes a fresh tree (a full checkpoint) before serving;
+    // otherwise just a record.
+    st_.needs_checkpoint = accepted_after_a_break();
   }
 
   uint32_t window_cylinders() const { return std::min(rec_->window_cylinders, L_.cylinders); }
@@ -456,6 +461,21 @@ class Recovery {
     }
   }
 
+  // Whether a request was accepted after a break in the seqs since the
+  // record: one rolled back, or one lost whole (its seqs missing: no
+  // member found). Its pointers (the root it adopted) may lead there.
+  bool accepted_after_a_break() const {
+    uint64_t expect = rec_->durable_seq + 1;
+    bool broken = false;
+    for (const auto& [gseq, o] : outcomes_) {
+      if (gseq != expect) broken = true;  // a request before this one lost whole
+      if (!o.why.empty()) broken = true;
+      else if (broken) return true;
+      expect = gseq + o.count;
+    }
+    return false;
+  }
+
   // 3. Groups in seq order; each accepted whole or rolled back.
   void accept_groups() {
     std::map<uint64_t, std::vector<const Found*>> groups;
@@ -480,7 +500,10 @@ class Recovery {
         for (const Found* f : members) {
           cur_seq_[f->m.piece] = f->m.seq;
           adopt(st_, L_, f->psn, f->m);
+          pointers_of_[f->m.seq].assign(f->m.pointers.begin(),
+                                        f->m.pointers.begin() + f->m.pointer_count);
         }
+        newest_root_ = LogPointer{members.back()->psn, members.back()->m.seq, members.back()->m.piece};
       }
       outcomes_[gseq] = Outcome{want, std::move(why)};
     }
@@ -582,8 +605,13 @@ class Recovery {
           st_.nodes[p].children.push_back(ChildRef{it->second, ptr.seq});
       }
     }
-    if (st_.record.has_root) {
-      auto it = piece_of_seq.find(st_.record.root.seq);
+    // The root: the last map sector of the newest request accepted from
+    // the window, else the record's.
+    const std::optional<LogPointer> root =
+        newest_root_ ? newest_root_
+                     : (st_.record.has_root ? std::optional(st_.record.root) : std::nullopt);
+    if (root) {
+      auto it = piece_of_seq.find(root->seq);
       if (it != piece_of_seq.end()) st_.root = it->second;
     }
   }
@@ -618,6 +646,7 @@ class Recovery {
   std::map<DataKey, uint32_t> data_sums_;    // checksums taken during the window scan
   std::map<uint64_t, Outcome> outcomes_;     // group seq -> what became of it
   const Found* voucher_ = nullptr;           // the candidate vouching for the newest seq
+  std::optional<LogPointer> newest_root_;    // of the newest group accepted from the window
 };
 
 }  // namespace

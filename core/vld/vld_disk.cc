@@ -101,31 +101,51 @@ void VldDisk::install(RecoveredState& st) {
   record_ = st.record;
   drive_.set_head(HeadPosition{record_.head_cylinder % layout_.cylinders,
                                record_.head % layout_.heads});
-  ServiceClock clock{kSimEpoch, {}, true, 0, 0};
-  if (!st.needs_checkpoint) {
-    for (uint32_t p = 0; p < layout_.pieces; ++p) {
-      const LogNode& n = st.nodes[p];
-      if (!n.seq) continue;
-      free_.allocate(n.psn / layout_.spt, n.psn % layout_.spt, 1);
-      log_.set_node(p, n.psn, n.seq, n.children);
-    }
-    log_.set_root(st.root);
-    log_.set_next_seq(st.next_seq);
-    if (std::string why = log_.check(); !why.empty())
-      throw Error("image damaged: the virtual log tree is broken (" + why + ")", EIO);
-    // A clean record follows the close's full checkpoint: nothing is
-    // scattered. Otherwise what the requests since the last checkpoint
-    // wrote is (records before checkpoint_seq existed say 0: everything).
-    const uint64_t checkpointed = record_.clean ? record_.durable_seq : record_.checkpoint_seq;
-    for (uint32_t p = 0; p < layout_.pieces; ++p)
-      if (st.nodes[p].seq > checkpointed) note_scattered_piece(p);
-    checkpoint_seq_ = checkpointed;
-    choose_reserve();
-    // Invalidate the clean record by a newer one before serving.
-    write_record(false, clock, window_at(drive_.head().cylinder), "open");
-  } else {
+  if (st.needs_checkpoint || !install_tree(st)) {
     write_checkpoint(st);
+    return;
   }
+  // A clean record follows the close's full checkpoint: nothing is
+  // scattered. Otherwise what the requests since the last checkpoint
+  // wrote is (records before checkpoint_seq existed say 0: everything).
+  const uint64_t checkpointed = record_.clean ? record_.durable_seq : record_.checkpoint_seq;
+  for (uint32_t p = 0; p < layout_.pieces; ++p)
+    if (st.nodes[p].seq > checkpointed) note_scattered_piece(p);
+  checkpoint_seq_ = checkpointed;
+  choose_reserve();
+  // Invalidate the clean record by a newer one before serving. After a
+  // crash it also takes in what recovery accepted from the window: nothing
+  // is written before it, so a crash until it is durable recovers the same.
+  ServiceClock clock{kSimEpoch, {}, true, 0, 0};
+  write_record(false, clock, window_at(drive_.head().cylinder), "open");
+  st.report.simulated_ms += to_ms(clock.now - kSimEpoch);
+}
+
+bool VldDisk::install_tree(const RecoveredState& st) {
+  for (uint32_t p = 0; p < layout_.pieces; ++p) {
+    const LogNode& n = st.nodes[p];
+    if (n.seq) log_.set_node(p, n.psn, n.seq, n.children);
+  }
+  log_.set_root(st.root);
+  log_.set_next_seq(st.next_seq);
+  if (std::string why = log_.check(); !why.empty()) {
+    // The record's tree alone must be whole; one that recovery extended by
+    // the requests since the record may not be (a request rolled back
+    // before one accepted: the later one's pointers lead to it), and a
+    // fresh tree replaces it.
+    if (st.report.groups_accepted == 0)
+      throw Error("image damaged: the virtual log tree is broken (" + why + ")", EIO);
+    VLD_TRACE(kRecovery, 1, "the tree extended by the requests since the record is not whole "
+              "({}): writing a fresh one", why);
+    for (uint32_t p = 0; p < layout_.pieces; ++p) log_.set_node(p, 0, 0, {});
+    log_.set_root(std::nullopt);
+    return false;
+  }
+  for (uint32_t p = 0; p < layout_.pieces; ++p) {
+    const LogNode& n = st.nodes[p];
+    if (n.seq) free_.allocate(n.psn / layout_.spt, n.psn % layout_.spt, 1);
+  }
+  return true;
 }
 
 void VldDisk::write_checkpoint(RecoveredState& st) {
@@ -327,7 +347,8 @@ void VldDisk::maybe_write_record(ServiceClock& clock) {
                                      : "scattered map sectors";
   const std::optional<CylinderWindow> next =
       move ? std::optional(roomiest_window_around(drive_.head().cylinder)) : std::nullopt;
-  const bool checkpoint = checkpoint_due(clock.now) && write_delta_checkpoint(clock);
+  const bool checkpoint =
+      checkpoint_due(clock.now) && write_delta_checkpoint(clock, PlaceMode::kEager);
   if (move || checkpoint) write_record(false, clock, next, why);
 }
 

@@ -213,6 +213,10 @@ class VldDisk final : public Disk {
   enum class VictimEnd { kEmptied, kNoHole, kCutShort };
 
   void install(RecoveredState& st);
+  // The recovered tree as the log, if it is whole (false: it was extended
+  // by requests since the record and is not; the log is left empty).
+  // Throws if the record's own tree is broken.
+  bool install_tree(const RecoveredState& st);
   void write_checkpoint(RecoveredState& st);
   // ---- delta checkpoints (vld_disk_checkpoint.cc) ----
   // Pieces whose live map sector a request or a move just wrote: scattered
@@ -222,10 +226,11 @@ class VldDisk final : public Disk {
   // Whether a delta checkpoint is due at `now` (checkpoint_every_*).
   bool checkpoint_due(SimTime now) const;
   // Rewrites the scattered pieces, and the next turn of the rest
-  // (add_rotation), as one group in holes near the head. false: no room
-  // (ENOSPC), nothing written. REQUIRES: the caller writes a record next;
-  // the checkpoint counts (recovery starts from it) only then.
-  bool write_delta_checkpoint(ServiceClock& clock);
+  // (add_rotation), in groups placed by `mode` (kEager or kHolePlug; the
+  // other if that finds no room). false: no room (ENOSPC), nothing written.
+  // REQUIRES: the caller writes a record next; the checkpoint counts
+  // (recovery starts from it) only then.
+  bool write_delta_checkpoint(ServiceClock& clock, PlaceMode mode);
   // In idle time: a delta checkpoint and its record, the head back where
   // it was, if compaction has nothing to do and it fits before idle_ends.
   std::optional<Completion> idle_checkpoint(SimTime start, SimTime idle_ends);

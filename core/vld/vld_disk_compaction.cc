@@ -224,7 +224,7 @@ std::optional<Completion> VldDisk::idle_checkpoint(SimTime start, SimTime idle_e
   if (!fits(start, idle_ends, cost)) return std::nullopt;
   ServiceClock clock{start, {}, true, 0, 0};
   const HeadPosition home = drive_.head();
-  if (!write_delta_checkpoint(clock)) return std::nullopt;
+  if (!write_delta_checkpoint(clock, PlaceMode::kHolePlug)) return std::nullopt;
   ++stats_.idle_delta_checkpoints;
   record_and_return(clock, std::nullopt, "idle delta checkpoint", home);
   return finish(clock);

@@ -106,7 +106,11 @@ TEST_F(RecoveryTest, AfterAKillTheWindowGivesBackEveryFlushedRequest) {
   EXPECT_GT(st.report.tracks_scanned, 0u);
   EXPECT_GE(st.report.groups_accepted, 21u);
   EXPECT_EQ(st.report.groups_rejected, 0u);
-  EXPECT_TRUE(st.needs_checkpoint);
+  // Every request accepted: they extend the record's tree, rooted at the
+  // newest one's last map sector, and VldDisk writes just a record.
+  EXPECT_FALSE(st.needs_checkpoint);
+  ASSERT_TRUE(st.root.has_value());
+  EXPECT_EQ(*st.root, 100 / kEntriesPerPiece) << "the FUA write's piece is the newest root";
   EXPECT_EQ(st.map, want);
   // Everything it read since the record stays put until the next record.
   EXPECT_FALSE(st.protected_psns.empty());
@@ -129,6 +133,44 @@ TEST_F(RecoveryTest, ARequestWhoseDataDoesNotCheckOutIsRolledBack) {
   EXPECT_GE(st.report.groups_rejected, 1u);
   EXPECT_EQ(st.map[5], flushed_entry) << "block 5 should read its flushed version";
   EXPECT_EQ(st.report.damage, "");
+  EXPECT_FALSE(st.needs_checkpoint) << "only the last request was rolled back";
+}
+
+TEST_F(RecoveryTest, ARequestLostWholeBeforeOneAcceptedMeansAFreshTree) {
+  write(5, 1);
+  flush();
+  write(5, 2);     // lost whole: its map sector never reached the platter
+  const uint32_t lost_psn = disk_->virtual_log().node(5 / kEntriesPerPiece).psn;
+  write(900, 1);   // accepted, and its group adopted the lost one's root
+  auto image = snapshot();
+  const std::vector<std::byte> garbage(kSectorBytes, std::byte{0});
+  image->write(sb_.platter_offset + uint64_t{lost_psn} * kSectorBytes, garbage);
+  RecoveredState st = recover(*image, sb_);
+  EXPECT_EQ(st.report.groups_rejected, 0u) << "a group lost whole leaves no candidate";
+  EXPECT_GE(st.report.groups_accepted, 1u);
+  EXPECT_TRUE(st.needs_checkpoint) << "the seqs since the record have a gap";
+  VldDisk reopened(std::make_unique<MemoryBackingStore>(image->bytes()), sb_);
+  EXPECT_EQ(reopened.check_consistency(), "");
+  EXPECT_EQ(reopened.vld_stats().checkpoints, 1u);
+}
+
+TEST_F(RecoveryTest, ARequestRolledBackBeforeOneAcceptedMeansAFreshTree) {
+  write(5, 1);
+  flush();
+  write(5, 2);     // rolled back: its data does not check out
+  const MapEntry torn = disk_->map()[5];
+  write(900, 1);   // accepted, and its group adopted the torn one's root
+  auto image = snapshot();
+  const std::vector<std::byte> garbage(kBlock, std::byte{0x5a});
+  image->write(sb_.platter_offset + torn.psn() * kSectorBytes, garbage);
+  RecoveredState st = recover(*image, sb_);
+  EXPECT_EQ(st.report.groups_rejected, 1u);
+  EXPECT_GE(st.report.groups_accepted, 1u);
+  EXPECT_TRUE(st.needs_checkpoint);
+  // And the disk opens on it, with a fresh tree.
+  VldDisk reopened(std::make_unique<MemoryBackingStore>(image->bytes()), sb_);
+  EXPECT_EQ(reopened.check_consistency(), "");
+  EXPECT_EQ(reopened.vld_stats().checkpoints, 1u);
 }
 
 TEST_F(RecoveryTest, ItReadsAndNeverWritesSoTwiceIsTheSame) {
