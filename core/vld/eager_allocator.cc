@@ -18,15 +18,27 @@ uint32_t EagerAllocator::sector_under_head(uint32_t cylinder, uint32_t head, Sim
   return (slot + spt - offset) % spt;
 }
 
-std::optional<EagerAllocator::Choice> EagerAllocator::on_track(uint32_t track, uint32_t len,
-                                                               HeadPosition from,
-                                                               SimTime at) const {
+std::optional<EagerAllocator::Choice> EagerAllocator::on_track(
+    uint32_t track, uint32_t len, HeadPosition from, SimTime at,
+    std::optional<SimDuration> limit) const {
   const DriveGeometry& g = drive_.geometry();
   HeadPosition to{track / g.tracks_per_cylinder, track % g.tracks_per_cylinder};
   ServiceBreakdown move = drive_.reposition(from, to);
-  SimTime arrive = at + move.seek + move.head_switch;
+  const SimDuration move_time = move.seek + move.head_switch;
+  uint32_t max_skipped = UINT32_MAX;
+  if (limit) {
+    if (move_time > *limit) return std::nullopt;
+    // A run s sectors round waits at least s sector times less the on-time
+    // slack (and a nanosecond of rounding): past this many it would be
+    // reached after `limit`. A margin of one sector more, never less.
+    const int64_t rev_ns = g.revolution().count();
+    max_skipped = static_cast<uint32_t>(std::min<int64_t>(
+        ((*limit - move_time).count() + kOnTimeSlackNs + 1) * g.sectors_per_track / rev_ns + 1,
+        UINT32_MAX));
+  }
+  SimTime arrive = at + move_time;
   uint32_t first = sector_under_head(to.cylinder, to.head, arrive);
-  auto run = free_.first_free_run(track, first, len);
+  auto run = free_.first_free_run(track, first, len, max_skipped);
   if (!run) return std::nullopt;
   SimDuration wait =
       drive_.rotational_wait(arrive, g.angular_slot(Chs{to.cylinder, to.head, run->sector}));
@@ -47,7 +59,9 @@ std::optional<EagerAllocator::Choice> EagerAllocator::nearest(uint32_t len, Head
   auto consider = [&](uint32_t track, uint32_t d) {
     if (free_.longest_free_run(track) < len || !usable(track)) return;
     if (skip_empty && free_.is_empty(track)) return;
-    auto choice = on_track(track, len, head, at);
+    // Runs reached after the best so far cannot win: not looked for.
+    auto choice = on_track(track, len, head, at,
+                           best ? std::optional<SimDuration>(best->locate) : std::nullopt);
     if (!choice) return;
     uint64_t rank = uint64_t{d} * g.tracks_per_cylinder + track % g.tracks_per_cylinder;
     if (!best || choice->locate < best->locate ||
@@ -64,11 +78,16 @@ std::optional<EagerAllocator::Choice> EagerAllocator::nearest(uint32_t len, Head
   // Cylinders d away, ahead of the head and (unless one_way_seeks) behind
   // it, wrapping; inside the window. A cylinder d away costs at least
   // seek(d): stop once that is no better.
-  for (uint32_t d = 0; d < cylinders; ++d) {
+  WindowCoverage covered(window, cylinders);
+  for (uint32_t d = 0; d < cylinders && !covered.all(); ++d) {
     if (d == 0) {
       // Other tracks here cost a head switch first; one may still tie the
       // head's track (and win on a lower head), so skip only if strictly worse.
-      if (!head_in_window || (best && g.head_switch > best->locate)) continue;
+      if (!head_in_window) continue;
+      if (best && g.head_switch > best->locate) {
+        covered.visit();  // the head's cylinder: nothing there can win
+        continue;
+      }
     } else if (best && g.seek.time(d) >= best->locate) {
       break;
     }
@@ -76,6 +95,7 @@ std::optional<EagerAllocator::Choice> EagerAllocator::nearest(uint32_t len, Head
     for (uint32_t c : cylinders_at(head.cylinder, d)) {
       if (c == kNoCylinder || !window.contains(c, cylinders)) continue;
       in_window = true;
+      covered.visit();
       for (uint32_t h = 0; h < g.tracks_per_cylinder; ++h) {
         if (d == 0 && h == head.head) continue;  // done above
         consider(c * g.tracks_per_cylinder + h, d);
@@ -102,12 +122,14 @@ std::optional<uint32_t> EagerAllocator::nearest_empty_track(HeadPosition head, S
   const uint32_t cylinders = drive_.simulated_cylinders();
   std::optional<uint32_t> best;
   SimDuration best_cost{};
-  for (uint32_t d = 0; d < cylinders; ++d) {
+  WindowCoverage covered(window, cylinders);
+  for (uint32_t d = 0; d < cylinders && !covered.all(); ++d) {
     if (best && d > 0 && g.seek.time(d) >= best_cost) break;
     bool in_window = false;
     for (uint32_t c : cylinders_at(head.cylinder, d)) {
       if (c == kNoCylinder || !window.contains(c, cylinders)) continue;
       in_window = true;
+      covered.visit();
       for (uint32_t h = 0; h < g.tracks_per_cylinder; ++h) {
         uint32_t track = c * g.tracks_per_cylinder + h;
         if (!free_.is_empty(track) || !usable(track)) continue;

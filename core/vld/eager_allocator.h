@@ -249,12 +249,35 @@ class EagerAllocator {
   void count(AllocatorStats& stats, size_t pieces, const Choice& choice, bool greedy) const;
   // Where the first sector position at or after `at` on track (c, h) is.
   uint32_t sector_under_head(uint32_t cylinder, uint32_t head, SimTime at) const;
-  std::optional<Choice> on_track(uint32_t track, uint32_t len, HeadPosition from,
-                                 SimTime at) const;
+  // The soonest run of len sectors on `track` for a head at `from` at `at`;
+  // with a limit, it may also be nullopt if that run is reached after
+  // `limit` (the search stops short of it), never if it is reached by then.
+  std::optional<Choice> on_track(uint32_t track, uint32_t len, HeadPosition from, SimTime at,
+                                 std::optional<SimDuration> limit = std::nullopt) const;
   // The cylinders d away from `cylinder` that a search looks at, ahead
   // first; kNoCylinder fills a slot with nothing to look at.
   static constexpr uint32_t kNoCylinder = UINT32_MAX;
   std::array<uint32_t, 2> cylinders_at(uint32_t cylinder, uint32_t d) const;
+  // How many of the window's cylinders a search by cylinders_at has looked
+  // at, so that it stops once it has seen them all: at 80% no empty track
+  // may be left in the window, and the searches went on around the whole
+  // disk, finding nothing (every cylinder outside the window is skipped).
+  // Exact: cylinders_at(c, d) for d = 0, 1, ... meets no cylinder twice
+  // before it has met all of them (ahead and behind meet halfway round),
+  // and a track met again costs what it cost the first time, at a larger
+  // d, so it never replaces the best found (ties go to the smaller d).
+  class WindowCoverage {
+   public:
+    WindowCoverage(const CylinderWindow& window, uint32_t cylinders)
+        : left_(std::min(window.count, cylinders)) {}
+    void visit() {
+      if (left_ > 0) --left_;
+    }
+    bool all() const { return left_ == 0; }
+
+   private:
+    uint32_t left_;  // window cylinders not looked at yet
+  };
   std::optional<uint32_t> nearest_empty_track(HeadPosition head, SimTime at,
                                               const CylinderWindow& window) const;
   bool fill_track_usable(std::optional<uint32_t> fill, uint32_t len,

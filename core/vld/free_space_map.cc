@@ -101,7 +101,8 @@ uint32_t FreeSpaceMap::next_with(uint32_t track, uint32_t pos, bool used) const 
 
 std::optional<FreeSpaceMap::Run> FreeSpaceMap::first_free_run(uint32_t track,
                                                               uint32_t from_sector,
-                                                              uint32_t len) const {
+                                                              uint32_t len,
+                                                              uint32_t max_skipped) const {
   if (len == 0 || len > spt_ || longest_free_run(track) < len) return std::nullopt;
   from_sector %= spt_;
   if (free_[track] == spt_) return Run{from_sector, 0};
@@ -124,7 +125,9 @@ std::optional<FreeSpaceMap::Run> FreeSpaceMap::first_free_run(uint32_t track,
     while (pos < limit) {
       uint32_t start = next_with(track, pos, false);
       if (start >= limit) break;
-      if (run_from(start) >= len) return Run{start, (start + spt_ - from_sector) % spt_};
+      const uint32_t skipped = (start + spt_ - from_sector) % spt_;
+      if (skipped > max_skipped) return std::nullopt;  // later runs are later still
+      if (run_from(start) >= len) return Run{start, skipped};
       pos = next_with(track, start, true);
     }
     pos = 0;

@@ -62,12 +62,14 @@ class FreeSpaceMap {
   // The first sector s, in rotational order starting at `from_sector`, such
   // that `len` sectors from s (wrapping) are free; `skipped` is how many
   // sector positions the head passes before s. nullopt if the track has no
-  // such run.
+  // such run, or none with skipped <= max_skipped (a search that has found
+  // a run sooner elsewhere looks no further round).
   struct Run {
     uint32_t sector;
     uint32_t skipped;
   };
-  std::optional<Run> first_free_run(uint32_t track, uint32_t from_sector, uint32_t len) const;
+  std::optional<Run> first_free_run(uint32_t track, uint32_t from_sector, uint32_t len,
+                                    uint32_t max_skipped = UINT32_MAX) const;
   // The same, one sector at a time: the reference the fast one is tested
   // against.
   std::optional<Run> first_free_run_slow(uint32_t track, uint32_t from_sector,

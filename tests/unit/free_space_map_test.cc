@@ -292,6 +292,33 @@ TEST(FreeSpaceMap, FastFirstFreeRunAgreesWithTheSlowOne) {
   }
 }
 
+// A search bounded by max_skipped (EagerAllocator::nearest, once it has a
+// best run) finds the same run when it is within the bound, and nothing
+// when it is not.
+TEST(FreeSpaceMap, FirstFreeRunStopsAtMaxSkipped) {
+  std::mt19937_64 rng(12);
+  for (uint32_t spt : {64u, 72u, 256u}) {
+    for (int layout = 0; layout < 20; ++layout) {
+      FreeSpaceMap m(1, spt);
+      std::bernoulli_distribution used(std::uniform_real_distribution<double>(0, 1)(rng));
+      for (uint32_t s = 0; s < spt; ++s)
+        if (used(rng)) m.allocate(0, s, 1);
+      for (uint32_t len : {1u, 8u, 9u}) {
+        for (uint32_t from = 0; from < spt; from += 5) {
+          auto all = m.first_free_run(0, from, len);
+          for (uint32_t max_skipped : {0u, 1u, 7u, 30u, spt - 1}) {
+            auto bounded = m.first_free_run(0, from, len, max_skipped);
+            const bool within = all && all->skipped <= max_skipped;
+            ASSERT_EQ(bounded.has_value(), within)
+                << "spt " << spt << " len " << len << " from " << from << " max " << max_skipped;
+            if (within) EXPECT_EQ(bounded->sector, all->sector);
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace vld
 
