@@ -13,7 +13,9 @@ EagerAllocator::EagerAllocator(const DriveModel& drive, FreeSpaceMap& free_space
 uint32_t EagerAllocator::sector_under_head(uint32_t cylinder, uint32_t head, SimTime at) const {
   const DriveGeometry& g = drive_.geometry();
   const uint32_t spt = g.sectors_per_track;
-  uint32_t slot = drive_.next_slot(at);
+  // A search asks for every track of a cylinder at the same instant.
+  if (!slot_memo_ || slot_memo_->first != at) slot_memo_.emplace(at, drive_.next_slot(at));
+  uint32_t slot = slot_memo_->second;
   uint32_t offset = g.angular_slot(Chs{cylinder, head, 0});  // slot of sector 0
   return (slot + spt - offset) % spt;
 }
@@ -130,6 +132,7 @@ std::optional<uint32_t> EagerAllocator::nearest_empty_track(HeadPosition head, S
       if (c == kNoCylinder || !window.contains(c, cylinders)) continue;
       in_window = true;
       covered.visit();
+      if (!free_.any_empty(c * g.tracks_per_cylinder, g.tracks_per_cylinder)) continue;
       for (uint32_t h = 0; h < g.tracks_per_cylinder; ++h) {
         uint32_t track = c * g.tracks_per_cylinder + h;
         if (!free_.is_empty(track) || !usable(track)) continue;

@@ -47,6 +47,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "core/vld/free_space_map.h"
@@ -293,6 +294,9 @@ class EagerAllocator {
   std::optional<uint32_t> excluded_;
   std::optional<uint32_t> reserved_;
   AllocatorStats stats_;
+  // drive_.next_slot(at) for the last `at` sector_under_head was asked
+  // about (a pure function of it, so never stale).
+  mutable std::optional<std::pair<SimTime, uint32_t>> slot_memo_;
 };
 
 }  // namespace vld

@@ -17,7 +17,19 @@ FreeSpaceMap::FreeSpaceMap(uint32_t tracks, uint32_t sectors_per_track)
       longest_(tracks, sectors_per_track),
       holes_(tracks, kStale),
       free_total_(uint64_t{tracks} * sectors_per_track),
-      empty_tracks_(tracks) {}
+      empty_tracks_(tracks),
+      empty_bits_((size_t{tracks} + 63) / 64, ~uint64_t{0}) {}
+
+bool FreeSpaceMap::any_empty(uint32_t first, uint32_t count) const {
+  const uint32_t end = std::min(first + count, tracks_);
+  for (uint32_t t = first; t < end;) {
+    const uint32_t in_word = std::min(64 - t % 64, end - t);
+    const uint64_t mask = in_word == 64 ? ~uint64_t{0} : ((uint64_t{1} << in_word) - 1);
+    if ((empty_bits_[t / 64] >> (t % 64)) & mask) return true;
+    t += in_word;
+  }
+  return false;
+}
 
 void FreeSpaceMap::set(uint32_t track, uint32_t sector, uint32_t count, bool used) {
   if (track >= tracks_ || sector >= spt_ || count > spt_)
@@ -47,8 +59,11 @@ void FreeSpaceMap::set(uint32_t track, uint32_t sector, uint32_t count, bool use
   longest_[track] = kStale;
   holes_[track] = kStale;
   const bool is_empty_now = free_[track] == spt_;
-  if (was_empty && !is_empty_now) --empty_tracks_;
-  if (!was_empty && is_empty_now) ++empty_tracks_;
+  if (was_empty != is_empty_now) {
+    if (is_empty_now) ++empty_tracks_;
+    else --empty_tracks_;
+    empty_bits_[track / 64] ^= uint64_t{1} << (track % 64);
+  }
 }
 
 void FreeSpaceMap::allocate(uint32_t track, uint32_t sector, uint32_t count) {
