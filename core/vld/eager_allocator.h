@@ -190,8 +190,12 @@ class EagerAllocator {
     SimDuration locate;  // seek or head switch + rotational wait
   };
   // skip_empty: only tracks that already hold data (hole-plugging).
+  // limit: the caller wants no run reached later than at + limit; the
+  // search may then return nullopt or a later run instead of it (it stops
+  // short), but finds the same run whenever that one is reached by then.
   std::optional<Choice> nearest(uint32_t len, HeadPosition head, SimTime at,
-                                const CylinderWindow& window, bool skip_empty = false) const;
+                                const CylinderWindow& window, bool skip_empty = false,
+                                std::optional<SimDuration> limit = std::nullopt) const;
 
   // The access that transfers `extents` in order (wrapped extents split).
   std::vector<SectorRun> runs(std::span<const Extent> extents) const;
@@ -204,10 +208,12 @@ class EagerAllocator {
 
  private:
   // The policy's choice for one run of len sectors, given (and updating) a
-  // fill track; *greedy says no empty track was used.
+  // fill track; *greedy says no empty track was used. limit: as nearest's,
+  // for the searches whose result is returned as is (not kRepack's).
   std::optional<Choice> choose(uint32_t len, HeadPosition head, SimTime t,
                                const CylinderWindow& window, std::optional<uint32_t>* fill,
-                               bool* greedy, PlaceMode mode) const;
+                               bool* greedy, PlaceMode mode,
+                               std::optional<SimDuration> limit = std::nullopt) const;
   // A plan of place(): its extents (allocated; nullopt: none fit), when its
   // last transfer ends, and the fill track and stats keeping it would leave.
   struct Plan {
@@ -219,8 +225,10 @@ class EagerAllocator {
   // 0, 1, ..., pieces - 1.
   static std::vector<size_t> piece_order(size_t pieces);
   // Plan A from the current fill track and stats (plan_pieces).
+  // deadline: only a plan that ends by then is of use (plan_pieces).
   Plan plan_from_here(std::span<const uint32_t> piece_sectors, HeadPosition head, SimTime start,
-                      const CylinderWindow& window, PlaceMode mode);
+                      const CylinderWindow& window, PlaceMode mode,
+                      std::optional<SimTime> deadline = std::nullopt);
   // Plan C of place(): the small pieces first. Replaces *a (and
   // *time_order) if it ends sooner; either way exactly the kept plan's
   // extents stay allocated. REQUIRES: a->extents.
@@ -237,13 +245,17 @@ class EagerAllocator {
   // Whether the extents follow each other on one track with no gap.
   bool back_to_back(std::span<const Extent> extents) const;
   // Plan A of place(): piece by piece; allocates; nullopt allocates nothing.
-  // Updates *fill and counts into *stats as if the plan were kept.
+  // Updates *fill and counts into *stats as if the plan were kept. With a
+  // deadline, a plan that cannot end by then may be given up (nullopt), or
+  // returned ending later: the caller then rejects it; one that can is
+  // returned as without the deadline.
   std::optional<std::vector<Extent>> plan_pieces(std::span<const uint32_t> piece_sectors,
                                                  HeadPosition head, SimTime start,
                                                  const CylinderWindow& window,
                                                  std::optional<uint32_t>* fill,
                                                  AllocatorStats* stats, SimTime* end,
-                                                 PlaceMode mode);
+                                                 PlaceMode mode,
+                                                 std::optional<SimTime> deadline = std::nullopt);
   void allocate_all(std::span<const Extent> extents);
   void release_all(std::span<const Extent> extents);
   // Counts `pieces` placed by one choice.
