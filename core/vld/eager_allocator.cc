@@ -47,6 +47,12 @@ std::optional<EagerAllocator::Choice> EagerAllocator::on_track(
   return Choice{Extent{track, run->sector, len}, move.seek + move.head_switch + wait};
 }
 
+bool EagerAllocator::beyond(SimDuration earliest, const std::optional<Choice>& best, bool or_tie,
+                            std::optional<SimDuration> limit) {
+  if (best && (earliest > best->locate || (or_tie && earliest == best->locate))) return true;
+  return limit && earliest > *limit;
+}
+
 std::optional<EagerAllocator::Choice> EagerAllocator::nearest(
     uint32_t len, HeadPosition head, SimTime at, const CylinderWindow& window, bool skip_empty,
     std::optional<SimDuration> limit) const {
@@ -94,11 +100,11 @@ std::optional<EagerAllocator::Choice> EagerAllocator::nearest(
       // Other tracks here cost a head switch first; one may still tie the
       // head's track (and win on a lower head), so skip only if strictly worse.
       if (!head_in_window) continue;
-      if ((best && g.head_switch > best->locate) || (limit && g.head_switch > *limit)) {
+      if (beyond(g.head_switch, best, /*or_tie=*/false, limit)) {
         covered.visit();  // the head's cylinder: nothing there can win
         continue;
       }
-    } else if ((best && g.seek.time(d) >= best->locate) || (limit && g.seek.time(d) > *limit)) {
+    } else if (beyond(g.seek.time(d), best, /*or_tie=*/true, limit)) {
       break;
     }
     bool in_window = false;

@@ -293,6 +293,11 @@ class EagerAllocator {
   };
   std::optional<uint32_t> nearest_empty_track(HeadPosition head, SimTime at,
                                               const CylinderWindow& window) const;
+  // Whether a run reached no sooner than `earliest` can neither beat the
+  // best so far (or_tie: nor tie it; a tie found later loses on rank) nor
+  // be reached by the limit: a search stops or skips there.
+  static bool beyond(SimDuration earliest, const std::optional<Choice>& best, bool or_tie,
+                     std::optional<SimDuration> limit);
   bool fill_track_usable(std::optional<uint32_t> fill, uint32_t len,
                          const CylinderWindow& window) const;
 
