@@ -168,14 +168,16 @@ def kernel_fsync():
 # ---------------------------------------------------------------- bench-hostcost
 def hostcost():
     run = Run("hostcost")
-    for rep in (1, 2):
-        for target, iops in (("vld", 900.0 + 100 * rep), ("file", 1000.0 + 100 * rep)):
-            run.text(f"raw/{target}-{rep}.fio.json", fio(target, writes=1000, syncs=1000, write_us=300.0,
-                                                         sync_us=200.0, iops=iops))
-            run.json(f"raw/{target}-{rep}.cpu.json", {"target": target, "rep": rep, "cpu_ticks": 10 * rep,
-                                                      "clk_tck": 100, "loadavg": "0.50 0.40 0.30"})
-            if target != "file":
-                run.json(f"raw/{target}-{rep}.stats.json", stats("vld", writes=1000, write_us=380.0, util=0.1))
+    for rep in (1, 2, 3):
+        for qd, scale in ((1, 1), (16, 4)):
+            for target, iops in (("vld", (800.0 + 100 * rep) * scale), ("file", 1000.0 * scale)):
+                name = f"raw/{target}-qd{qd}-{rep}"
+                run.text(f"{name}.fio.json", fio(target, writes=1000, syncs=1000 // qd, write_us=300.0,
+                                                 sync_us=200.0, iops=iops))
+                run.json(f"{name}.cpu.json", {"target": target, "qd": qd, "rep": rep, "cpu_ticks": 10 * rep,
+                                              "clk_tck": 100, "loadavg": "0.50 0.40 0.30"})
+                if target != "file":
+                    run.json(f"{name}.stats.json", stats("vld", writes=1000, write_us=380.0, util=0.1))
 
 
 # ---------------------------------------------------------------- bench-pacing

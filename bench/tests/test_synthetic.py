@@ -168,28 +168,36 @@ def test_hostcost_ratio_and_cpu(run_copy):
     from vldbench import hostcost
     run = run_copy("hostcost")
     hostcost.main([str(run), "--run-id", "fixture", "--command", "scripts/bench-hostcost",
-                   "--repeats", "2", "--targets", "vld file"])
+                   "--repeats", "3", "--targets", "vld file", "--qds", "1 16"])
     res = results(run)
-    s = res["summary"]
-    assert (s["vld_iops"], s["file_iops"]) == (1050.0, 1150.0)
-    assert s["ratio_vld_over_file_iops"] == pytest.approx(1050 / 1150)
-    assert s["pair_ratios"] == pytest.approx([1000 / 1100, 1100 / 1200])
+    s1, s16 = res["summary"]["qd1"], res["summary"]["qd16"]
+    assert (s1["vld_iops"], s1["file_iops"]) == (1000.0, 1000.0)
+    assert (s16["vld_iops"], s16["file_iops"]) == (4000.0, 4000.0)
+    assert s1["pair_ratios"] == pytest.approx([0.9, 1.0, 1.1])
+    assert (s1["ratio_min"], s1["ratio_median"], s1["ratio_max"]) == pytest.approx((0.9, 1.0, 1.1))
+    # rows in run order: rep 1 vld QD1, file QD1, vld QD16, file QD16, rep 2 ...
+    assert [(r["target"], r["qd"], r["rep"]) for r in res["rows"][:4]] == [
+        ("vld", 1, 1), ("file", 1, 1), ("vld", 16, 1), ("file", 16, 1)]
     r = res["rows"][0]
-    # 10 ticks of 1/100 s over 1000 write+flush pairs
-    assert r["server_cpu_us_per_io"] == pytest.approx(100.0) and r["per_io_us"] == 500.0
+    # 10 ticks of 1/100 s over 1000 writes
+    assert r["server_cpu_us_per_io"] == pytest.approx(100.0) and r["flushes"] == 1000
+    assert res["rows"][2]["flushes"] == 62
     assert r["sim_write_us"] == 380.0 and "sim_write_us" not in res["rows"][1]
     table = (run / "table.md").read_text()
-    assert "ratio vld/file = 0.91 (per pair: 0.91, 0.92); target >= 0.8: met" in table
-    assert (run / "results.csv").read_text().startswith("target,rep,writes,")
+    assert ("QD 1: ratio vld/file min 0.90, median 1.00, max 1.10 (pairs: 0.90, 1.00, 1.10); "
+            "target median >= 0.9: met") in table
+    assert (run / "results.csv").read_text().startswith("target,qd,rep,writes,")
 
 
 def test_hostcost_missed_target():
     from vldbench import hostcost
-    rows = [{"target": "vld", "iops": 70.0, "server_cpu_us_per_io": 1.0},
-            {"target": "file", "iops": 100.0, "server_cpu_us_per_io": 1.0}]
-    s = hostcost.summarize(rows, ["vld", "file"])
-    assert s["ratio_vld_over_file_iops"] == 0.7
-    assert hostcost.table_lines({}, [], s, ["vld", "file"])[-1].endswith("target >= 0.8: MISSED")
+    rows = [{"target": t, "qd": 16, "rep": rep, "iops": iops, "server_cpu_us_per_io": 1.0}
+            for rep, (v, f) in enumerate(((70.0, 100.0), (95.0, 100.0), (80.0, 100.0)), 1)
+            for t, iops in (("vld", v), ("file", f))]
+    s = hostcost.summarize(rows, ["vld", "file"], [16])["qd16"]
+    assert (s["ratio_min"], s["ratio_median"], s["ratio_max"]) == pytest.approx((0.7, 0.8, 0.95))
+    assert hostcost.table_lines({}, [], {"qd16": s}, ["vld", "file"], [16])[-1].endswith(
+        "target median >= 0.9: MISSED")
 
 
 # ---------------------------------------------------------------- pacing

@@ -13,32 +13,61 @@ EagerAllocator::EagerAllocator(const DriveModel& drive, FreeSpaceMap& free_space
 uint32_t EagerAllocator::sector_under_head(uint32_t cylinder, uint32_t head, SimTime at) const {
   const DriveGeometry& g = drive_.geometry();
   const uint32_t spt = g.sectors_per_track;
-  uint32_t slot = drive_.next_slot(at);
+  // A search asks for every track of a cylinder at the same instant.
+  if (!slot_memo_ || slot_memo_->first != at) slot_memo_.emplace(at, drive_.next_slot(at));
+  uint32_t slot = slot_memo_->second;
   uint32_t offset = g.angular_slot(Chs{cylinder, head, 0});  // slot of sector 0
   return (slot + spt - offset) % spt;
 }
 
-std::optional<EagerAllocator::Choice> EagerAllocator::on_track(uint32_t track, uint32_t len,
-                                                               HeadPosition from,
-                                                               SimTime at) const {
+std::optional<EagerAllocator::Choice> EagerAllocator::on_track(
+    uint32_t track, uint32_t len, HeadPosition from, SimTime at,
+    std::optional<SimDuration> limit) const {
   const DriveGeometry& g = drive_.geometry();
   HeadPosition to{track / g.tracks_per_cylinder, track % g.tracks_per_cylinder};
   ServiceBreakdown move = drive_.reposition(from, to);
-  SimTime arrive = at + move.seek + move.head_switch;
+  const SimDuration move_time = move.seek + move.head_switch;
+  uint32_t max_skipped = UINT32_MAX;
+  if (limit) {
+    if (move_time > *limit) return std::nullopt;
+    // A run s sectors round waits at least s sector times less the on-time
+    // slack (and a nanosecond of rounding): past this many it would be
+    // reached after `limit`. A margin of one sector more, never less.
+    const int64_t rev_ns = g.revolution().count();
+    max_skipped = static_cast<uint32_t>(std::min<int64_t>(
+        ((*limit - move_time).count() + kOnTimeSlackNs + 1) * g.sectors_per_track / rev_ns + 1,
+        UINT32_MAX));
+  }
+  SimTime arrive = at + move_time;
   uint32_t first = sector_under_head(to.cylinder, to.head, arrive);
-  auto run = free_.first_free_run(track, first, len);
+  auto run = free_.first_free_run(track, first, len, max_skipped);
   if (!run) return std::nullopt;
   SimDuration wait =
       drive_.rotational_wait(arrive, g.angular_slot(Chs{to.cylinder, to.head, run->sector}));
   return Choice{Extent{track, run->sector, len}, move.seek + move.head_switch + wait};
 }
 
-std::optional<EagerAllocator::Choice> EagerAllocator::nearest(uint32_t len, HeadPosition head,
-                                                              SimTime at,
-                                                              const CylinderWindow& window,
-                                                              bool skip_empty) const {
+bool EagerAllocator::beyond(SimDuration earliest, const std::optional<Choice>& best, bool or_tie,
+                            std::optional<SimDuration> limit) {
+  if (best && (earliest > best->locate || (or_tie && earliest == best->locate))) return true;
+  return limit && earliest > *limit;
+}
+
+std::optional<EagerAllocator::Choice> EagerAllocator::nearest(
+    uint32_t len, HeadPosition head, SimTime at, const CylinderWindow& window, bool skip_empty,
+    std::optional<SimDuration> limit) const {
   const DriveGeometry& g = drive_.geometry();
   const uint32_t cylinders = drive_.simulated_cylinders();
+  // With the head outside the window, or one way, the search's own stops
+  // can miss the soonest run (past the window's end on one side, it stops
+  // before reaching the other; one way, seek(d) does not bound the
+  // cylinders behind the head, met at d past half the disk and nearer than
+  // d). A limit, by changing when a best is first found, could then change
+  // which run it returns: no limit then. Otherwise the search returns the
+  // soonest run of the window, and with a limit the same if that is soon
+  // enough.
+  const bool head_in_window = window.contains(head.cylinder, cylinders);
+  if (policy_.one_way_seeks || !head_in_window) limit.reset();
   // The soonest run; ties (sectors at the same angle on several tracks are
   // reached at the same time) go to the nearest cylinder ahead, then the
   // lowest head, whatever order the tracks are looked at in.
@@ -47,7 +76,9 @@ std::optional<EagerAllocator::Choice> EagerAllocator::nearest(uint32_t len, Head
   auto consider = [&](uint32_t track, uint32_t d) {
     if (free_.longest_free_run(track) < len || !usable(track)) return;
     if (skip_empty && free_.is_empty(track)) return;
-    auto choice = on_track(track, len, head, at);
+    // Runs reached after the best so far (or the limit) cannot win: not
+    // looked for.
+    auto choice = on_track(track, len, head, at, best ? std::optional(best->locate) : limit);
     if (!choice) return;
     uint64_t rank = uint64_t{d} * g.tracks_per_cylinder + track % g.tracks_per_cylinder;
     if (!best || choice->locate < best->locate ||
@@ -59,23 +90,28 @@ std::optional<EagerAllocator::Choice> EagerAllocator::nearest(uint32_t len, Head
   // The head's own track first: every other one costs at least a head
   // switch or a seek to reach, which prunes most of the search (a map
   // sector after its data usually finds a free sector a few sectors on).
-  const bool head_in_window = window.contains(head.cylinder, cylinders);
   if (head_in_window) consider(head.cylinder * g.tracks_per_cylinder + head.head, 0);
   // Cylinders d away, ahead of the head and (unless one_way_seeks) behind
   // it, wrapping; inside the window. A cylinder d away costs at least
   // seek(d): stop once that is no better.
-  for (uint32_t d = 0; d < cylinders; ++d) {
+  WindowCoverage covered(window, cylinders);
+  for (uint32_t d = 0; d < cylinders && !covered.all(); ++d) {
     if (d == 0) {
       // Other tracks here cost a head switch first; one may still tie the
       // head's track (and win on a lower head), so skip only if strictly worse.
-      if (!head_in_window || (best && g.head_switch > best->locate)) continue;
-    } else if (best && g.seek.time(d) >= best->locate) {
+      if (!head_in_window) continue;
+      if (beyond(g.head_switch, best, /*or_tie=*/false, limit)) {
+        covered.visit();  // the head's cylinder: nothing there can win
+        continue;
+      }
+    } else if (beyond(g.seek.time(d), best, /*or_tie=*/true, limit)) {
       break;
     }
     bool in_window = false;
     for (uint32_t c : cylinders_at(head.cylinder, d)) {
       if (c == kNoCylinder || !window.contains(c, cylinders)) continue;
       in_window = true;
+      covered.visit();
       for (uint32_t h = 0; h < g.tracks_per_cylinder; ++h) {
         if (d == 0 && h == head.head) continue;  // done above
         consider(c * g.tracks_per_cylinder + h, d);
@@ -102,12 +138,15 @@ std::optional<uint32_t> EagerAllocator::nearest_empty_track(HeadPosition head, S
   const uint32_t cylinders = drive_.simulated_cylinders();
   std::optional<uint32_t> best;
   SimDuration best_cost{};
-  for (uint32_t d = 0; d < cylinders; ++d) {
+  WindowCoverage covered(window, cylinders);
+  for (uint32_t d = 0; d < cylinders && !covered.all(); ++d) {
     if (best && d > 0 && g.seek.time(d) >= best_cost) break;
     bool in_window = false;
     for (uint32_t c : cylinders_at(head.cylinder, d)) {
       if (c == kNoCylinder || !window.contains(c, cylinders)) continue;
       in_window = true;
+      covered.visit();
+      if (!free_.any_empty(c * g.tracks_per_cylinder, g.tracks_per_cylinder)) continue;
       for (uint32_t h = 0; h < g.tracks_per_cylinder; ++h) {
         uint32_t track = c * g.tracks_per_cylinder + h;
         if (!free_.is_empty(track) || !usable(track)) continue;
@@ -141,9 +180,10 @@ std::optional<EagerAllocator::Choice> EagerAllocator::choose(uint32_t len, HeadP
                                                              SimTime t,
                                                              const CylinderWindow& window,
                                                              std::optional<uint32_t>* fill,
-                                                             bool* greedy, PlaceMode mode) const {
+                                                             bool* greedy, PlaceMode mode,
+                                                             std::optional<SimDuration> limit) const {
   if (mode == PlaceMode::kHolePlug) {
-    return nearest(len, head, t, window, /*skip_empty=*/true);
+    return nearest(len, head, t, window, /*skip_empty=*/true, limit);
   }
   if (mode == PlaceMode::kRepack) {
     // Blocks onto the reserve track from wherever the head lands, each right
@@ -174,7 +214,7 @@ std::optional<EagerAllocator::Choice> EagerAllocator::choose(uint32_t len, HeadP
   // No empty track left (or none that can take the piece): greedy.
   fill->reset();
   *greedy = true;
-  return nearest(len, head, t, window);
+  return nearest(len, head, t, window, /*skip_empty=*/false, limit);
 }
 
 void EagerAllocator::allocate_all(std::span<const Extent> extents) {
@@ -240,11 +280,13 @@ std::vector<size_t> EagerAllocator::piece_order(size_t pieces) {
 
 EagerAllocator::Plan EagerAllocator::plan_from_here(std::span<const uint32_t> piece_sectors,
                                                     HeadPosition head, SimTime start,
-                                                    const CylinderWindow& window, PlaceMode mode) {
+                                                    const CylinderWindow& window, PlaceMode mode,
+                                                    std::optional<SimTime> deadline) {
   Plan p;
   p.fill = fill_track_;
   p.stats = stats_;
-  p.extents = plan_pieces(piece_sectors, head, start, window, &p.fill, &p.stats, &p.end, mode);
+  p.extents = plan_pieces(piece_sectors, head, start, window, &p.fill, &p.stats, &p.end, mode,
+                          deadline);
   return p;
 }
 
@@ -262,7 +304,8 @@ void EagerAllocator::try_small_first(std::span<const uint32_t> piece_sectors, He
   std::vector<uint32_t> sizes_c;
   for (size_t i : order_c) sizes_c.push_back(piece_sectors[i]);
   release_all(*a->extents);
-  Plan c = plan_from_here(sizes_c, head, start, window, mode);
+  // Only a plan C that ends before plan A is kept: its searches stop there.
+  Plan c = plan_from_here(sizes_c, head, start, window, mode, a->end);
   if (!c.extents || !(c.end < a->end)) {
     if (c.extents) release_all(*c.extents);
     allocate_all(*a->extents);
@@ -286,7 +329,10 @@ std::optional<std::vector<Extent>> EagerAllocator::try_one_run(
   if (a.extents) release_all(*a.extents);
   std::optional<uint32_t> fill_b = fill_track_;
   bool greedy_b = false;
-  auto b = choose(total, head, start, window, &fill_b, &greedy_b, mode);
+  // Only a run that ends before plan A is taken: the search stops there.
+  std::optional<SimDuration> limit;
+  if (a.extents && mode != PlaceMode::kRepack) limit = a.end - start - drive_.transfer_time(total);
+  auto b = choose(total, head, start, window, &fill_b, &greedy_b, mode, limit);
   if (!b || (a.extents && !(start + b->locate + drive_.transfer_time(total) < a.end))) {
     if (a.extents) allocate_all(*a.extents);
     return std::nullopt;
@@ -319,14 +365,24 @@ bool EagerAllocator::back_to_back(std::span<const Extent> extents) const {
 std::optional<std::vector<Extent>> EagerAllocator::plan_pieces(
     std::span<const uint32_t> piece_sectors, HeadPosition head, SimTime start,
     const CylinderWindow& window, std::optional<uint32_t>* fill, AllocatorStats* stats,
-    SimTime* end, PlaceMode mode) {
+    SimTime* end, PlaceMode mode, std::optional<SimTime> deadline) {
   const DriveGeometry& g = drive_.geometry();
   std::vector<Extent> out;
   SimTime t = start;
+  uint32_t sectors_left = 0;  // to transfer from this piece on
+  for (uint32_t len : piece_sectors) sectors_left += len;
   for (uint32_t len : piece_sectors) {
     std::optional<uint32_t> before = *fill;
     bool greedy = false;
-    std::optional<Choice> choice = choose(len, head, t, window, fill, &greedy, mode);
+    std::optional<SimDuration> limit;  // the latest locate that still meets the deadline
+    if (deadline && mode != PlaceMode::kRepack) {
+      limit = *deadline - t - drive_.transfer_time(sectors_left);
+      if (*limit < SimDuration{0}) {
+        release_all(out);
+        return std::nullopt;
+      }
+    }
+    std::optional<Choice> choice = choose(len, head, t, window, fill, &greedy, mode, limit);
     if (!choice) {
       release_all(out);
       return std::nullopt;
@@ -338,6 +394,7 @@ std::optional<std::vector<Extent>> EagerAllocator::plan_pieces(
     out.push_back(e);
     head = HeadPosition{e.track / g.tracks_per_cylinder, e.track % g.tracks_per_cylinder};
     t += choice->locate + drive_.transfer_time(e.sectors);
+    sectors_left -= len;
   }
   *end = t;
   return out;

@@ -47,6 +47,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "core/vld/free_space_map.h"
@@ -189,8 +190,12 @@ class EagerAllocator {
     SimDuration locate;  // seek or head switch + rotational wait
   };
   // skip_empty: only tracks that already hold data (hole-plugging).
+  // limit: the caller wants no run reached later than at + limit; the
+  // search may then return nullopt or a later run instead of it (it stops
+  // short), but finds the same run whenever that one is reached by then.
   std::optional<Choice> nearest(uint32_t len, HeadPosition head, SimTime at,
-                                const CylinderWindow& window, bool skip_empty = false) const;
+                                const CylinderWindow& window, bool skip_empty = false,
+                                std::optional<SimDuration> limit = std::nullopt) const;
 
   // The access that transfers `extents` in order (wrapped extents split).
   std::vector<SectorRun> runs(std::span<const Extent> extents) const;
@@ -203,10 +208,12 @@ class EagerAllocator {
 
  private:
   // The policy's choice for one run of len sectors, given (and updating) a
-  // fill track; *greedy says no empty track was used.
+  // fill track; *greedy says no empty track was used. limit: as nearest's,
+  // for the searches whose result is returned as is (not kRepack's).
   std::optional<Choice> choose(uint32_t len, HeadPosition head, SimTime t,
                                const CylinderWindow& window, std::optional<uint32_t>* fill,
-                               bool* greedy, PlaceMode mode) const;
+                               bool* greedy, PlaceMode mode,
+                               std::optional<SimDuration> limit = std::nullopt) const;
   // A plan of place(): its extents (allocated; nullopt: none fit), when its
   // last transfer ends, and the fill track and stats keeping it would leave.
   struct Plan {
@@ -218,8 +225,10 @@ class EagerAllocator {
   // 0, 1, ..., pieces - 1.
   static std::vector<size_t> piece_order(size_t pieces);
   // Plan A from the current fill track and stats (plan_pieces).
+  // deadline: only a plan that ends by then is of use (plan_pieces).
   Plan plan_from_here(std::span<const uint32_t> piece_sectors, HeadPosition head, SimTime start,
-                      const CylinderWindow& window, PlaceMode mode);
+                      const CylinderWindow& window, PlaceMode mode,
+                      std::optional<SimTime> deadline = std::nullopt);
   // Plan C of place(): the small pieces first. Replaces *a (and
   // *time_order) if it ends sooner; either way exactly the kept plan's
   // extents stay allocated. REQUIRES: a->extents.
@@ -236,27 +245,59 @@ class EagerAllocator {
   // Whether the extents follow each other on one track with no gap.
   bool back_to_back(std::span<const Extent> extents) const;
   // Plan A of place(): piece by piece; allocates; nullopt allocates nothing.
-  // Updates *fill and counts into *stats as if the plan were kept.
+  // Updates *fill and counts into *stats as if the plan were kept. With a
+  // deadline, a plan that cannot end by then may be given up (nullopt), or
+  // returned ending later: the caller then rejects it; one that can is
+  // returned as without the deadline.
   std::optional<std::vector<Extent>> plan_pieces(std::span<const uint32_t> piece_sectors,
                                                  HeadPosition head, SimTime start,
                                                  const CylinderWindow& window,
                                                  std::optional<uint32_t>* fill,
                                                  AllocatorStats* stats, SimTime* end,
-                                                 PlaceMode mode);
+                                                 PlaceMode mode,
+                                                 std::optional<SimTime> deadline = std::nullopt);
   void allocate_all(std::span<const Extent> extents);
   void release_all(std::span<const Extent> extents);
   // Counts `pieces` placed by one choice.
   void count(AllocatorStats& stats, size_t pieces, const Choice& choice, bool greedy) const;
   // Where the first sector position at or after `at` on track (c, h) is.
   uint32_t sector_under_head(uint32_t cylinder, uint32_t head, SimTime at) const;
-  std::optional<Choice> on_track(uint32_t track, uint32_t len, HeadPosition from,
-                                 SimTime at) const;
+  // The soonest run of len sectors on `track` for a head at `from` at `at`;
+  // with a limit, it may also be nullopt if that run is reached after
+  // `limit` (the search stops short of it), never if it is reached by then.
+  std::optional<Choice> on_track(uint32_t track, uint32_t len, HeadPosition from, SimTime at,
+                                 std::optional<SimDuration> limit = std::nullopt) const;
   // The cylinders d away from `cylinder` that a search looks at, ahead
   // first; kNoCylinder fills a slot with nothing to look at.
   static constexpr uint32_t kNoCylinder = UINT32_MAX;
   std::array<uint32_t, 2> cylinders_at(uint32_t cylinder, uint32_t d) const;
+  // How many of the window's cylinders a search by cylinders_at has looked
+  // at, so that it stops once it has seen them all: at 80% no empty track
+  // may be left in the window, and the searches went on around the whole
+  // disk, finding nothing (every cylinder outside the window is skipped).
+  // Exact: cylinders_at(c, d) for d = 0, 1, ... meets no cylinder twice
+  // before it has met all of them (ahead and behind meet halfway round),
+  // and a track met again costs what it cost the first time, at a larger
+  // d, so it never replaces the best found (ties go to the smaller d).
+  class WindowCoverage {
+   public:
+    WindowCoverage(const CylinderWindow& window, uint32_t cylinders)
+        : left_(std::min(window.count, cylinders)) {}
+    void visit() {
+      if (left_ > 0) --left_;
+    }
+    bool all() const { return left_ == 0; }
+
+   private:
+    uint32_t left_;  // window cylinders not looked at yet
+  };
   std::optional<uint32_t> nearest_empty_track(HeadPosition head, SimTime at,
                                               const CylinderWindow& window) const;
+  // Whether a run reached no sooner than `earliest` can neither beat the
+  // best so far (or_tie: nor tie it; a tie found later loses on rank) nor
+  // be reached by the limit: a search stops or skips there.
+  static bool beyond(SimDuration earliest, const std::optional<Choice>& best, bool or_tie,
+                     std::optional<SimDuration> limit);
   bool fill_track_usable(std::optional<uint32_t> fill, uint32_t len,
                          const CylinderWindow& window) const;
 
@@ -270,6 +311,9 @@ class EagerAllocator {
   std::optional<uint32_t> excluded_;
   std::optional<uint32_t> reserved_;
   AllocatorStats stats_;
+  // drive_.next_slot(at) for the last `at` sector_under_head was asked
+  // about (a pure function of it, so never stale).
+  mutable std::optional<std::pair<SimTime, uint32_t>> slot_memo_;
 };
 
 }  // namespace vld

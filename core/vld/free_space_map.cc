@@ -17,7 +17,19 @@ FreeSpaceMap::FreeSpaceMap(uint32_t tracks, uint32_t sectors_per_track)
       longest_(tracks, sectors_per_track),
       holes_(tracks, kStale),
       free_total_(uint64_t{tracks} * sectors_per_track),
-      empty_tracks_(tracks) {}
+      empty_tracks_(tracks),
+      empty_bits_((size_t{tracks} + 63) / 64, ~uint64_t{0}) {}
+
+bool FreeSpaceMap::any_empty(uint32_t first, uint32_t count) const {
+  const uint32_t end = std::min(first + count, tracks_);
+  for (uint32_t t = first; t < end;) {
+    const uint32_t in_word = std::min(64 - t % 64, end - t);
+    const uint64_t mask = in_word == 64 ? ~uint64_t{0} : ((uint64_t{1} << in_word) - 1);
+    if ((empty_bits_[t / 64] >> (t % 64)) & mask) return true;
+    t += in_word;
+  }
+  return false;
+}
 
 void FreeSpaceMap::set(uint32_t track, uint32_t sector, uint32_t count, bool used) {
   if (track >= tracks_ || sector >= spt_ || count > spt_)
@@ -47,8 +59,11 @@ void FreeSpaceMap::set(uint32_t track, uint32_t sector, uint32_t count, bool use
   longest_[track] = kStale;
   holes_[track] = kStale;
   const bool is_empty_now = free_[track] == spt_;
-  if (was_empty && !is_empty_now) --empty_tracks_;
-  if (!was_empty && is_empty_now) ++empty_tracks_;
+  if (was_empty != is_empty_now) {
+    if (is_empty_now) ++empty_tracks_;
+    else --empty_tracks_;
+    empty_bits_[track / 64] ^= uint64_t{1} << (track % 64);
+  }
 }
 
 void FreeSpaceMap::allocate(uint32_t track, uint32_t sector, uint32_t count) {
@@ -101,7 +116,8 @@ uint32_t FreeSpaceMap::next_with(uint32_t track, uint32_t pos, bool used) const 
 
 std::optional<FreeSpaceMap::Run> FreeSpaceMap::first_free_run(uint32_t track,
                                                               uint32_t from_sector,
-                                                              uint32_t len) const {
+                                                              uint32_t len,
+                                                              uint32_t max_skipped) const {
   if (len == 0 || len > spt_ || longest_free_run(track) < len) return std::nullopt;
   from_sector %= spt_;
   if (free_[track] == spt_) return Run{from_sector, 0};
@@ -124,7 +140,9 @@ std::optional<FreeSpaceMap::Run> FreeSpaceMap::first_free_run(uint32_t track,
     while (pos < limit) {
       uint32_t start = next_with(track, pos, false);
       if (start >= limit) break;
-      if (run_from(start) >= len) return Run{start, (start + spt_ - from_sector) % spt_};
+      const uint32_t skipped = (start + spt_ - from_sector) % spt_;
+      if (skipped > max_skipped) return std::nullopt;  // later runs are later still
+      if (run_from(start) >= len) return Run{start, skipped};
       pos = next_with(track, start, true);
     }
     pos = 0;

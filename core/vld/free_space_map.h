@@ -51,6 +51,9 @@ class FreeSpaceMap {
   uint64_t free_sectors() const { return free_total_; }
   bool is_empty(uint32_t track) const { return free_[track] == spt_; }
   uint32_t empty_tracks() const { return empty_tracks_; }
+  // Whether any of tracks [first, first + count) is empty: a search for an
+  // empty track passes over a full cylinder a word at a time.
+  bool any_empty(uint32_t first, uint32_t count) const;
 
   // How many runs of `len` sectors fit side by side into the track's free
   // runs (wrapping): the blocks hole-plugging can put there. Cached per
@@ -62,12 +65,14 @@ class FreeSpaceMap {
   // The first sector s, in rotational order starting at `from_sector`, such
   // that `len` sectors from s (wrapping) are free; `skipped` is how many
   // sector positions the head passes before s. nullopt if the track has no
-  // such run.
+  // such run, or none with skipped <= max_skipped (a search that has found
+  // a run sooner elsewhere looks no further round).
   struct Run {
     uint32_t sector;
     uint32_t skipped;
   };
-  std::optional<Run> first_free_run(uint32_t track, uint32_t from_sector, uint32_t len) const;
+  std::optional<Run> first_free_run(uint32_t track, uint32_t from_sector, uint32_t len,
+                                    uint32_t max_skipped = UINT32_MAX) const;
   // The same, one sector at a time: the reference the fast one is tested
   // against.
   std::optional<Run> first_free_run_slow(uint32_t track, uint32_t from_sector,
@@ -91,6 +96,7 @@ class FreeSpaceMap {
   uint32_t compute_holes(uint32_t track, uint32_t len) const;
   uint64_t free_total_;
   uint32_t empty_tracks_;
+  std::vector<uint64_t> empty_bits_;  // bit t: is_empty(t)
 };
 
 }  // namespace vld

@@ -292,6 +292,55 @@ TEST(FreeSpaceMap, FastFirstFreeRunAgreesWithTheSlowOne) {
   }
 }
 
+// any_empty agrees with is_empty over every range, as tracks fill and
+// empty again (130 tracks: ranges that cross words and the last, partial one).
+TEST(FreeSpaceMap, AnyEmptyFollowsEveryChange) {
+  FreeSpaceMap m(130, 8);
+  std::vector<uint32_t> used_at(130);  // the one sector a non-empty track uses
+  std::mt19937_64 rng(13);
+  for (int step = 0; step < 400; ++step) {
+    const uint32_t t = static_cast<uint32_t>(rng() % 130);
+    if (m.is_empty(t)) {
+      used_at[t] = static_cast<uint32_t>(rng() % 8);
+      m.allocate(t, used_at[t], 1);
+    } else {
+      m.release(t, used_at[t], 1);
+    }
+    const uint32_t first = static_cast<uint32_t>(rng() % 130);
+    const uint32_t count = static_cast<uint32_t>(rng() % 70);
+    bool expect = false;
+    for (uint32_t k = first; k < std::min(first + count, 130u); ++k) expect = expect || m.is_empty(k);
+    ASSERT_EQ(m.any_empty(first, count), expect) << "step " << step;
+  }
+}
+
+// A search bounded by max_skipped (EagerAllocator::nearest, once it has a
+// best run) finds the same run when it is within the bound, and nothing
+// when it is not.
+TEST(FreeSpaceMap, FirstFreeRunStopsAtMaxSkipped) {
+  std::mt19937_64 rng(12);
+  for (uint32_t spt : {64u, 72u, 256u}) {
+    for (int layout = 0; layout < 20; ++layout) {
+      FreeSpaceMap m(1, spt);
+      std::bernoulli_distribution used(std::uniform_real_distribution<double>(0, 1)(rng));
+      for (uint32_t s = 0; s < spt; ++s)
+        if (used(rng)) m.allocate(0, s, 1);
+      for (uint32_t len : {1u, 8u, 9u}) {
+        for (uint32_t from = 0; from < spt; from += 5) {
+          auto all = m.first_free_run(0, from, len);
+          for (uint32_t max_skipped : {0u, 1u, 7u, 30u, spt - 1}) {
+            auto bounded = m.first_free_run(0, from, len, max_skipped);
+            const bool within = all && all->skipped <= max_skipped;
+            ASSERT_EQ(bounded.has_value(), within)
+                << "spt " << spt << " len " << len << " from " << from << " max " << max_skipped;
+            if (within) EXPECT_EQ(bounded->sector, all->sector);
+          }
+        }
+      }
+    }
+  }
+}
+
 }  // namespace
 }  // namespace vld
 
