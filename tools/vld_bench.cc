@@ -60,6 +60,7 @@
 #include "tools/bench/aru_bench.h"
 #include "tools/bench/fill.h"
 #include "tools/bench/qd_bench.h"
+#include "tools/bench/scan_bench.h"
 
 namespace vld {
 namespace {
@@ -698,6 +699,8 @@ struct BenchOptions {
   std::string aru_size = "256M";
   QdBenchSpec qd;
   std::string qd_size = "256M";
+  ScanBenchSpec scan;
+  std::string scan_size = "1T";
   double qd_util_pct = 50;
 };
 
@@ -709,6 +712,7 @@ struct Subcommands {
   CLI::App* fill;
   CLI::App* aru;
   CLI::App* qd;
+  CLI::App* scan;
 };
 
 // The options of a disk that is filled and updated (fig11, table2).
@@ -854,7 +858,24 @@ CLI::App* add_qd(CLI::App& app, BenchOptions& options) {
   return qd;
 }
 
-// "256M", "1G", "4096": bytes (K, M, G are powers of 1024).
+CLI::App* add_scan(CLI::App& app, BenchOptions& options) {
+  auto* scan = app.add_subcommand("scan", "host time of one live_on and one repack on a large "
+                                          "sparse image (issue 17, point 4)");
+  ScanBenchSpec& s = options.scan;
+  scan->add_option("--geometry", s.geometry, "drive preset (cylinders as the size needs)")
+      ->capture_default_str();
+  scan->add_option("--size", options.scan_size, "export size (K/M/G/T suffixes)")
+      ->capture_default_str();
+  scan->add_option("--writes", s.writes, "random 4 KiB writes before timing")
+      ->capture_default_str();
+  scan->add_option("--repeats", s.repeats, "live_on calls timed")->capture_default_str();
+  scan->add_option("--dir", s.dir, "where the sparse image goes (removed after)")
+      ->capture_default_str();
+  scan->add_option("--seed", s.seed, "workload seed")->capture_default_str();
+  return scan;
+}
+
+// "256M", "1G", "4096": bytes (K, M, G, T are powers of 1024).
 uint64_t parse_size(const std::string& text) {
   char* end = nullptr;
   double value = std::strtod(text.c_str(), &end);
@@ -863,6 +884,7 @@ uint64_t parse_size(const std::string& text) {
     case 'K': case 'k': multiplier = 1ull << 10; break;
     case 'M': case 'm': multiplier = 1ull << 20; break;
     case 'G': case 'g': multiplier = 1ull << 30; break;
+    case 'T': case 't': multiplier = 1ull << 40; break;
     case ' ': break;
     default: throw Error("--size " + text + ": expected a size such as 256M or 1G", EINVAL);
   }
@@ -892,6 +914,10 @@ int run(BenchOptions options, const Subcommands& sub) {
     options.qd.util = options.qd_util_pct / 100.0;
     return cmd_qd(options.qd);
   }
+  if (*sub.scan) {
+    options.scan.export_bytes = parse_size(options.scan_size);
+    return cmd_scan(options.scan);
+  }
   if (*sub.table2) return cmd_table2(spec, options.table2_writes);
   if (*sub.fig2) return cmd_fig2(spec, options.fig2_thresholds, options.fig2_sectors, options.fig2_writes, options.fig2_strict);
   if (*sub.fill) {
@@ -912,7 +938,7 @@ int main(int argc, char** argv) {
   BenchOptions options;
   const Subcommands sub{add_fig10(app, options), add_fig11(app, options), add_table2(app, options),
                         add_fig2(app, options), add_fill(app, options), add_aru(app, options),
-                        add_qd(app, options)};
+                        add_qd(app, options), add_scan(app, options)};
   CLI11_PARSE(app, argc, argv);
   try {
     return run(options, sub);

@@ -106,6 +106,11 @@ std::string VldDisk::check_consistency() const {
       ++live;
     }
     if (live != live_blocks_) return "live block count is off";
+    const std::string why = blocks_on_.check([this](uint32_t b) -> std::optional<uint32_t> {
+      if (!map_[b].mapped()) return std::nullopt;
+      return track_of(map_[b]);
+    });
+    if (!why.empty()) return "data blocks per track: " + why;
     for (uint32_t p = 0; p < layout_.pieces; ++p) {
       const LogNode& n = log_.node(p);
       if (n.seq) expect.allocate(n.psn / layout_.spt, n.psn % layout_.spt, 1);
