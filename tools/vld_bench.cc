@@ -817,13 +817,18 @@ CLI::App* add_fill(CLI::App& app, BenchOptions& options) {
   return fill;
 }
 
+// --geometry and --size, as aru, qd and scan take them.
+void add_drive_options(CLI::App* command, std::string& geometry, std::string& size) {
+  command->add_option("--geometry", geometry, "drive preset: hp97560, st19101, savvio10k4")
+      ->capture_default_str();
+  command->add_option("--size", size, "export size (K/M/G/T suffixes)")->capture_default_str();
+}
+
 CLI::App* add_aru(CLI::App& app, BenchOptions& options) {
   auto* aru = app.add_subcommand("aru", "atomic record updates: a client's redo journal against "
                                         "an ARU, per mode (issue 15)");
   AruBenchSpec& a = options.aru;
-  aru->add_option("--geometry", a.geometry, "drive preset: hp97560, st19101, savvio10k4")
-      ->capture_default_str();
-  aru->add_option("--size", options.aru_size, "export size (K/M/G suffixes)")->capture_default_str();
+  add_drive_options(aru, a.geometry, options.aru_size);
   aru->add_option("--modes", a.modes, "vld, lld (default NVRAM), lld_nvram0, inplace")
       ->delimiter(',')
       ->capture_default_str();
@@ -839,9 +844,7 @@ CLI::App* add_qd(CLI::App& app, BenchOptions& options) {
   auto* qd = app.add_subcommand("qd", "random 4 KiB writes or reads at queue depth N, the queue "
                                       "ordered by fifo or sptf (issue 16)");
   QdBenchSpec& q = options.qd;
-  qd->add_option("--geometry", q.geometry, "drive preset: hp97560, st19101, savvio10k4")
-      ->capture_default_str();
-  qd->add_option("--size", options.qd_size, "export size (K/M/G suffixes)")->capture_default_str();
+  add_drive_options(qd, q.geometry, options.qd_size);
   qd->add_option("--util", options.qd_util_pct, "percent of the export filled and then accessed")
       ->check(CLI::Range(1.0, 100.0))
       ->capture_default_str();
@@ -860,12 +863,10 @@ CLI::App* add_qd(CLI::App& app, BenchOptions& options) {
 
 CLI::App* add_scan(CLI::App& app, BenchOptions& options) {
   auto* scan = app.add_subcommand("scan", "host time of one live_on and one repack on a large "
-                                          "sparse image (issue 17, point 4)");
+                                          "sparse image, the drive given as many cylinders as "
+                                          "the size needs (issue 17, point 4)");
   ScanBenchSpec& s = options.scan;
-  scan->add_option("--geometry", s.geometry, "drive preset (cylinders as the size needs)")
-      ->capture_default_str();
-  scan->add_option("--size", options.scan_size, "export size (K/M/G/T suffixes)")
-      ->capture_default_str();
+  add_drive_options(scan, s.geometry, options.scan_size);
   scan->add_option("--writes", s.writes, "random 4 KiB writes before timing")
       ->capture_default_str();
   scan->add_option("--repeats", s.repeats, "live_on calls timed")->capture_default_str();
