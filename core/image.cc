@@ -6,6 +6,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 
 #include "core/inplace/inplace_disk.h"
@@ -50,6 +51,77 @@ uint32_t lld_cylinders(const FormatOptions& o, uint32_t base) {
               EINVAL);
 }
 
+// The cylinders an image of these options gets (mode=lld's system area
+// included), before any check against the drive.
+uint32_t platter_cylinders(const FormatOptions& o) {
+  const uint32_t cyl = cylinders_needed(o.geometry, o.export_bytes, o.block_bytes, o.spare_percent);
+  return o.mode == DiskMode::kLld ? lld_cylinders(o, cyl) : cyl;
+}
+
+bool addressable(const FormatOptions& o) {
+  try {
+    return uint64_t{platter_cylinders(o)} * o.geometry.sectors_per_cylinder() <= kMaxPlatterSectors;
+  } catch (const Error&) {  // mode=lld's own refusal of a size this large
+    return false;
+  }
+}
+
+// The largest export (whole blocks) whose platters stay addressable with
+// o's other options; 0 if none.
+uint64_t largest_addressable_export(FormatOptions o) {
+  uint64_t lo = 0, hi = (kMaxPlatterSectors * kSectorBytes) / o.block_bytes;  // in blocks
+  while (lo < hi) {  // addressable() falls as the export grows
+    const uint64_t mid = lo + (hi - lo + 1) / 2;
+    o.export_bytes = mid * o.block_bytes;
+    if (addressable(o)) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo * o.block_bytes;
+}
+
+// The largest spare= below o's that is addressable (and, for mode=vld,
+// fillable), if any.
+std::optional<uint32_t> largest_addressable_spare(FormatOptions o) {
+  const uint32_t asked = o.spare_percent;
+  for (uint32_t spare = asked; spare-- > 0;) {
+    o.spare_percent = spare;
+    if (!addressable(o)) continue;
+    if (o.mode != DiskMode::kVld) return spare;
+    Superblock sb;
+    sb.export_bytes = o.export_bytes;
+    sb.block_bytes = o.block_bytes;
+    sb.geometry = o.geometry;
+    sb.simulated_cylinders = platter_cylinders(o);
+    return vld_block_capacity(sb) >= o.export_bytes / o.block_bytes ? std::optional(spare)
+                                                                      : std::nullopt;
+  }
+  return std::nullopt;
+}
+
+// A size= value no larger than `bytes` that nbdkit's size parser takes.
+std::string size_at_most(uint64_t bytes, uint32_t block_bytes) {
+  if (bytes >= (uint64_t{1} << 30)) return std::to_string(bytes >> 30) + "G";
+  if (bytes >= (uint64_t{1} << 20)) return std::to_string(bytes >> 20) + "M";
+  return std::to_string(bytes / block_bytes * block_bytes);
+}
+
+// One line: the parameter, its value, the limit and what will do.
+[[noreturn]] void refuse_unaddressable(const FormatOptions& o, uint32_t cyl) {
+  const uint64_t platter = uint64_t{cyl} * o.geometry.cylinder_bytes();
+  const uint64_t largest = largest_addressable_export(o);
+  const std::optional<uint32_t> spare = largest_addressable_spare(o);
+  std::string fix = largest >= o.block_bytes
+                        ? "use size<=" + size_at_most(largest, o.block_bytes)
+                        : "use a smaller block=";
+  if (spare) fix += " or spare<=" + std::to_string(*spare);
+  throw Error(fmt::format("size={} needs {} of platters with spare={}{}; mode={} addresses at "
+                          "most 2 TiB of platters (2^32 - 1 sectors of 512 bytes): {}",
+                          human_bytes(o.export_bytes), human_bytes(platter), o.spare_percent,
+                          o.mode == DiskMode::kLld ? " and mode=lld's checkpoints and NVRAM" : "",
+                          mode_name(o.mode), fix),
+              EINVAL);
+}
+
 }  // namespace
 
 
@@ -74,8 +146,10 @@ Superblock plan_image_unchecked(const FormatOptions& o) {
   if (o.spare_percent > 1000)
     throw Error("spare=" + std::to_string(o.spare_percent) + " must be from 0 to 1000 (percent)",
                 EINVAL);
-  uint32_t cyl = cylinders_needed(g, o.export_bytes, o.block_bytes, o.spare_percent);
-  if (o.mode == DiskMode::kLld) cyl = lld_cylinders(o, cyl);
+  const uint32_t cyl = platter_cylinders(o);
+  // First: raising cylinders= cannot help here.
+  if (has_32bit_psns(o.mode) && uint64_t{cyl} * g.sectors_per_cylinder() > kMaxPlatterSectors)
+    refuse_unaddressable(o, cyl);
   if (cyl > g.cylinders) refuse_too_big(o, cyl);
   Superblock sb;
   if (o.mode == DiskMode::kLld) {

@@ -134,6 +134,10 @@ std::string invalid_field(const Superblock& sb) {
       sb.export_bytes > sb.platter_bytes())
     return "export size " + std::to_string(sb.export_bytes);
   if (sb.mode == DiskMode::kLld && sb.segment_bytes == 0) return "segment bytes 0";
+  // plan_image refuses to make such an image; one that claims it is damaged.
+  if (has_32bit_psns(sb.mode) &&
+      uint64_t{sb.simulated_cylinders} * g.sectors_per_cylinder() > kMaxPlatterSectors)
+    return "platters of more than 2^32 - 1 sectors";
   return "";
 }
 

@@ -65,6 +65,15 @@ namespace vld {
 enum class DiskMode : uint32_t { kInplace = 1, kVld = 2, kLld = 3 };
 const char* mode_name(DiskMode m);
 
+// mode=vld and mode=lld name a physical sector by psn + 1 in 32 bits (vld's
+// map entries and map sector pointers, lld's block map: docs/format.md), so
+// their platters hold at most 2^32 - 1 sectors, 2 TiB less one sector.
+// mode=inplace addresses the platters by 64-bit offsets: no such limit.
+// Kept at 32 bits on purpose: the in-memory map is 8 bytes per block
+// (MapEntry) and is most of a served disk's memory.
+inline constexpr uint64_t kMaxPlatterSectors = UINT32_MAX;
+inline bool has_32bit_psns(DiskMode m) { return m != DiskMode::kInplace; }
+
 inline constexpr uint32_t kFormatVersion = 1;     // mode=inplace and mode=vld
 inline constexpr uint32_t kLldFormatVersion = 2;  // mode=lld
 // The format_version an image of this mode is written with.

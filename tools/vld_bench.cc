@@ -60,6 +60,7 @@
 #include "tools/bench/aru_bench.h"
 #include "tools/bench/fill.h"
 #include "tools/bench/qd_bench.h"
+#include "tools/bench/scan_bench.h"
 
 namespace vld {
 namespace {
@@ -698,6 +699,8 @@ struct BenchOptions {
   std::string aru_size = "256M";
   QdBenchSpec qd;
   std::string qd_size = "256M";
+  ScanBenchSpec scan;
+  std::string scan_size = "1T";
   double qd_util_pct = 50;
 };
 
@@ -709,6 +712,7 @@ struct Subcommands {
   CLI::App* fill;
   CLI::App* aru;
   CLI::App* qd;
+  CLI::App* scan;
 };
 
 // The options of a disk that is filled and updated (fig11, table2).
@@ -817,13 +821,18 @@ CLI::App* add_fill(CLI::App& app, BenchOptions& options) {
   return fill;
 }
 
+// --geometry and --size, as aru, qd and scan take them.
+void add_drive_options(CLI::App* command, std::string& geometry, std::string& size) {
+  command->add_option("--geometry", geometry, "drive preset: hp97560, st19101, savvio10k4")
+      ->capture_default_str();
+  command->add_option("--size", size, "export size (K/M/G/T suffixes)")->capture_default_str();
+}
+
 CLI::App* add_aru(CLI::App& app, BenchOptions& options) {
   auto* aru = app.add_subcommand("aru", "atomic record updates: a client's redo journal against "
                                         "an ARU, per mode (issue 15)");
   AruBenchSpec& a = options.aru;
-  aru->add_option("--geometry", a.geometry, "drive preset: hp97560, st19101, savvio10k4")
-      ->capture_default_str();
-  aru->add_option("--size", options.aru_size, "export size (K/M/G suffixes)")->capture_default_str();
+  add_drive_options(aru, a.geometry, options.aru_size);
   aru->add_option("--modes", a.modes, "vld, lld (default NVRAM), lld_nvram0, inplace")
       ->delimiter(',')
       ->capture_default_str();
@@ -839,9 +848,7 @@ CLI::App* add_qd(CLI::App& app, BenchOptions& options) {
   auto* qd = app.add_subcommand("qd", "random 4 KiB writes or reads at queue depth N, the queue "
                                       "ordered by fifo or sptf (issue 16)");
   QdBenchSpec& q = options.qd;
-  qd->add_option("--geometry", q.geometry, "drive preset: hp97560, st19101, savvio10k4")
-      ->capture_default_str();
-  qd->add_option("--size", options.qd_size, "export size (K/M/G suffixes)")->capture_default_str();
+  add_drive_options(qd, q.geometry, options.qd_size);
   qd->add_option("--util", options.qd_util_pct, "percent of the export filled and then accessed")
       ->check(CLI::Range(1.0, 100.0))
       ->capture_default_str();
@@ -858,7 +865,22 @@ CLI::App* add_qd(CLI::App& app, BenchOptions& options) {
   return qd;
 }
 
-// "256M", "1G", "4096": bytes (K, M, G are powers of 1024).
+CLI::App* add_scan(CLI::App& app, BenchOptions& options) {
+  auto* scan = app.add_subcommand("scan", "host time of one live_on and one repack on a large "
+                                          "sparse image, the drive given as many cylinders as "
+                                          "the size needs (issue 17, point 4)");
+  ScanBenchSpec& s = options.scan;
+  add_drive_options(scan, s.geometry, options.scan_size);
+  scan->add_option("--writes", s.writes, "random 4 KiB writes before timing")
+      ->capture_default_str();
+  scan->add_option("--repeats", s.repeats, "live_on calls timed")->capture_default_str();
+  scan->add_option("--dir", s.dir, "where the sparse image goes (removed after)")
+      ->capture_default_str();
+  scan->add_option("--seed", s.seed, "workload seed")->capture_default_str();
+  return scan;
+}
+
+// "256M", "1G", "4096": bytes (K, M, G, T are powers of 1024).
 uint64_t parse_size(const std::string& text) {
   char* end = nullptr;
   double value = std::strtod(text.c_str(), &end);
@@ -867,6 +889,7 @@ uint64_t parse_size(const std::string& text) {
     case 'K': case 'k': multiplier = 1ull << 10; break;
     case 'M': case 'm': multiplier = 1ull << 20; break;
     case 'G': case 'g': multiplier = 1ull << 30; break;
+    case 'T': case 't': multiplier = 1ull << 40; break;
     case ' ': break;
     default: throw Error("--size " + text + ": expected a size such as 256M or 1G", EINVAL);
   }
@@ -896,6 +919,10 @@ int run(BenchOptions options, const Subcommands& sub) {
     options.qd.util = options.qd_util_pct / 100.0;
     return cmd_qd(options.qd);
   }
+  if (*sub.scan) {
+    options.scan.export_bytes = parse_size(options.scan_size);
+    return cmd_scan(options.scan);
+  }
   if (*sub.table2) return cmd_table2(spec, options.table2_writes);
   if (*sub.fig2) return cmd_fig2(spec, options.fig2_thresholds, options.fig2_sectors, options.fig2_writes, options.fig2_strict);
   if (*sub.fill) {
@@ -916,7 +943,7 @@ int main(int argc, char** argv) {
   BenchOptions options;
   const Subcommands sub{add_fig10(app, options), add_fig11(app, options), add_table2(app, options),
                         add_fig2(app, options), add_fill(app, options), add_aru(app, options),
-                        add_qd(app, options)};
+                        add_qd(app, options), add_scan(app, options)};
   CLI11_PARSE(app, argc, argv);
   try {
     return run(options, sub);

@@ -126,6 +126,7 @@ std::vector<uint32_t> VirtualLog::commit(std::span<const PlannedNode> group,
     assert(n.adopt.size() + (n.points_to_previous ? 1 : 0) <= kMaxPointers);
     if (node.seq != 0) replaced.push_back(node.psn);
     else ++live_nodes_;
+    relist(n.piece, member_psns[i], n.seq);
     node.psn = member_psns[i];
     node.seq = n.seq;
     node.children = n.adopt;
@@ -140,6 +141,7 @@ std::vector<uint32_t> VirtualLog::commit(std::span<const PlannedNode> group,
 
 void VirtualLog::set_node(uint32_t piece, uint32_t psn, uint64_t seq,
                           std::vector<ChildRef> children) {
+  relist(piece, psn, seq);
   LogNode& node = nodes_[piece];
   if (node.seq == 0 && seq != 0) ++live_nodes_;
   if (node.seq != 0 && seq == 0) --live_nodes_;
@@ -148,8 +150,15 @@ void VirtualLog::set_node(uint32_t piece, uint32_t psn, uint64_t seq,
   node.children = std::move(children);
 }
 
+void VirtualLog::relist(uint32_t piece, uint32_t psn, uint64_t seq) {
+  if (spt_ == 0) return;
+  const LogNode& node = nodes_[piece];
+  if (node.seq != 0) on_track_.remove(node.psn / spt_, piece);
+  if (seq != 0) on_track_.add(psn / spt_, piece);
+}
+
 std::string VirtualLog::check() const {
-  if (!root_) return live_nodes_ == 0 ? "" : "live nodes but no root";
+  if (!root_) return live_nodes_ == 0 ? check_track_lists() : "live nodes but no root";
   std::vector<uint8_t> seen(nodes_.size(), 0);
   std::vector<uint32_t> stack{*root_};
   uint64_t reached = 0;
@@ -166,7 +175,16 @@ std::string VirtualLog::check() const {
   }
   if (reached != live_nodes_)
     return std::to_string(live_nodes_ - reached) + " live nodes unreachable from the root";
-  return "";
+  return check_track_lists();
+}
+
+std::string VirtualLog::check_track_lists() const {
+  if (spt_ == 0) return "";
+  std::string why = on_track_.check([this](uint32_t p) -> std::optional<uint32_t> {
+    if (nodes_[p].seq == 0) return std::nullopt;
+    return nodes_[p].psn / spt_;
+  });
+  return why.empty() ? "" : "map sectors per track: " + why;
 }
 
 }  // namespace vld

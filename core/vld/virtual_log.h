@@ -23,6 +23,7 @@
 #ifndef VLD_CORE_VLD_VIRTUAL_LOG_H_
 #define VLD_CORE_VLD_VIRTUAL_LOG_H_
 
+#include <cassert>
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -30,6 +31,7 @@
 #include <vector>
 
 #include "core/vld/map_sector.h"
+#include "core/vld/track_lists.h"
 
 namespace vld {
 
@@ -56,7 +58,12 @@ struct PlannedNode {
 
 class VirtualLog {
  public:
-  explicit VirtualLog(uint32_t pieces) : nodes_(pieces) {}
+  // With tracks and sectors_per_track, it also keeps which pieces' live map
+  // sectors lie on each track (pieces_on); without, it does not.
+  explicit VirtualLog(uint32_t pieces, uint32_t tracks = 0, uint32_t sectors_per_track = 0)
+      : nodes_(pieces),
+        spt_(sectors_per_track),
+        on_track_(tracks, tracks ? pieces : 0, /*doubly_linked=*/true) {}
 
   uint32_t pieces() const { return static_cast<uint32_t>(nodes_.size()); }
   const LogNode& node(uint32_t piece) const { return nodes_[piece]; }
@@ -64,6 +71,13 @@ class VirtualLog {
   std::optional<uint32_t> root() const { return root_; }
   uint64_t next_seq() const { return next_seq_; }
   uint64_t live_nodes() const { return live_nodes_; }
+  // Appends the pieces whose live map sector is on `track`, in no order.
+  // REQUIRES: constructed with tracks.
+  void pieces_on(uint32_t track, std::vector<uint32_t>* out) const {
+    assert(spt_ != 0);
+    on_track_.items(track, out);
+  }
+  const TrackLists& track_lists() const { return on_track_; }
 
   // The group of map sectors a request touching `pieces` (distinct) writes,
   // relays included, with seqs from next_seq(); the last one is the new root.
@@ -87,12 +101,20 @@ class VirtualLog {
   // Debug check of the invariant: every live node reachable from the root
   // over live pointers exactly once. Returns "" or what is wrong.
   std::string check() const;
+  // The same for pieces_on's lists: part of check().
+  std::string check_track_lists() const;
 
  private:
   std::vector<ChildRef> live_children(uint32_t piece) const;
   std::optional<uint32_t> find_leaf(std::span<const uint32_t> exclude_sorted) const;
 
+  // Moves a piece's entry in on_track_ from its node's psn to `psn`
+  // (seq 0: on no track), before the node changes.
+  void relist(uint32_t piece, uint32_t psn, uint64_t seq);
+
   std::vector<LogNode> nodes_;
+  uint32_t spt_;           // 0: no on_track_
+  TrackLists on_track_;    // pieces by the track of their live map sector
   std::optional<uint32_t> root_;
   uint64_t next_seq_ = 1;
   uint64_t live_nodes_ = 0;

@@ -81,6 +81,7 @@
 #include "core/vld/free_space_map.h"
 #include "core/vld/map_sector.h"
 #include "core/vld/recovery.h"
+#include "core/vld/track_lists.h"
 #include "core/vld/virtual_log.h"
 #include "core/vld/vld_report.h"
 
@@ -165,8 +166,20 @@ class VldDisk final : public Disk {
   const FreeSpaceMap& free_space() const { return free_; }
   const Compactor& compactor() const { return compactor_; }
   const VirtualLog& virtual_log() const { return log_; }
+  // Bytes of what live_on reads: blocks_on_ and the log's per-track lists.
+  uint64_t track_lists_bytes() const {
+    return blocks_on_.memory_bytes() + log_.track_lists().memory_bytes();
+  }
   // The track being emptied, if any.
   std::optional<uint32_t> compaction_victim() const;
+  // The data blocks and the live map sectors (their pieces) on a track,
+  // each in ascending order, appended: from blocks_on_ and the log's
+  // per-track lists, O(what the track holds), never a scan of the map.
+  void live_on(uint32_t track, std::vector<uint64_t>* blocks, std::vector<uint32_t>* pieces) const;
+  // One repack now, as a write that finds no free run for a block does
+  // (false: no reserve, or nothing worth moving): for vld-bench scan and
+  // the tests, which time it and check what it leaves.
+  bool repack_now(SimTime start);
   // Crash contract (5): every allocated sector is accounted for exactly once
   // (system track, live data, live, replaced or pending map sectors, data
   // waiting to be freed), and the tree reaches every live piece. "" or what
@@ -216,7 +229,7 @@ class VldDisk final : public Disk {
   // The recovered tree as the log, if it is whole (false: it was extended
   // by requests since the record and is not; the log is left empty).
   // Throws if the record's own tree is broken.
-  bool install_tree(const RecoveredState& st);
+  bool install_tree(RecoveredState& st);
   void write_checkpoint(RecoveredState& st);
   // ---- delta checkpoints (vld_disk_checkpoint.cc) ----
   // Pieces whose live map sector a request or a move just wrote: scattered
@@ -321,8 +334,6 @@ class VldDisk final : public Disk {
   // The tracks repack() may empty onto `reserve`, as (free sectors,
   // track), the most free sectors first.
   std::vector<std::pair<uint32_t, uint32_t>> repack_victims(uint32_t reserve) const;
-  // The data blocks and the live map sectors (their pieces) on a track.
-  void live_on(uint32_t track, std::vector<uint64_t>* blocks, std::vector<uint32_t>* pieces) const;
   void choose_reserve();
   // Whether so few free runs hold a block that idle time should repack.
   bool block_runs_scarce() const;
@@ -357,6 +368,9 @@ class VldDisk final : public Disk {
   // One revolution puts a whole track in the track buffer.
   void read_track(uint32_t track, ServiceClock& clock);
   Extent extent_of(const MapEntry& e) const;
+  uint32_t track_of(const MapEntry& e) const { return static_cast<uint32_t>(e.psn() / layout_.spt); }
+  // map_[block] = e, keeping blocks_on_ in step.
+  void set_map(uint64_t block, const MapEntry& e);
   void store_write(const Extent& e, const void* bytes);
   void store_read(const Extent& e, void* bytes);
   void release_data(const MapEntry& e);
@@ -377,7 +391,8 @@ class VldDisk final : public Disk {
   FreeSpaceMap free_;
   EagerAllocator alloc_;
   VirtualLog log_;
-  std::vector<MapEntry> map_;
+  std::vector<MapEntry> map_;   // changed only through set_map (and install)
+  TrackLists blocks_on_;        // map_ inverted: the blocks each track holds
   uint64_t live_blocks_ = 0;
   LogRecord record_;              // the newest record on disk
   CylinderWindow window_;

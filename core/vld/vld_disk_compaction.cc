@@ -333,17 +333,19 @@ std::vector<std::pair<uint32_t, uint32_t>> VldDisk::repack_victims(uint32_t rese
   // worth it only if the run left on the reserve after the blocks holds a
   // block (the move's map sectors go elsewhere): otherwise repacking could
   // go round the tracks for ever.
-  std::vector<uint32_t> blocks_on(layout_.tracks, 0);
-  for (const MapEntry& e : map_)
-    if (e.mapped()) ++blocks_on[e.psn() / layout_.spt];
   std::vector<std::pair<uint32_t, uint32_t>> by_free;  // (free sectors, track)
   for (uint32_t t = 1; t < layout_.tracks; ++t)
     if (t != reserve && !free_.is_empty(t) && shadow_on_track_[t] == 0 &&
         free_.free_sectors(t) >= layout_.block_sectors &&
-        (blocks_on[t] + 1) * layout_.block_sectors <= layout_.spt)
+        (blocks_on_.count(t) + 1) * layout_.block_sectors <= layout_.spt)
       by_free.emplace_back(free_.free_sectors(t), t);
   std::sort(by_free.begin(), by_free.end(), std::greater<>());
   return by_free;
+}
+
+bool VldDisk::repack_now(SimTime start) {
+  ServiceClock clock = begin(start);
+  return repack(clock);
 }
 
 bool VldDisk::repack(ServiceClock& clock) {

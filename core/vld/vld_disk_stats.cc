@@ -84,9 +84,12 @@ void VldDisk::trace_recovery(const RecoveredState& st) const {
   if (!r.clean)
     trace::emit(trace::Channel::kRecovery,
                 "{} map sectors newer than the record: {} requests accepted, {} rolled back; {} "
-                "data blocks checked; {}",
+                "data blocks checked ({} read on their own); {}",
                 r.candidates, r.groups_accepted, r.groups_rejected, r.data_blocks_checked,
-                st.needs_checkpoint ? "wrote a checkpoint" : "kept the tree");
+                r.data_blocks_read,
+                stats_.checkpoints > 0       ? "wrote a checkpoint"
+                : r.groups_accepted > 0      ? "they extend the record's tree"
+                                             : "kept the tree");
   trace::emit(trace::Channel::kRecovery,
               "serving {} live blocks of {}, {} live map sectors; head at {}/{}", live_blocks_,
               layout_.blocks, log_.live_nodes(), drive_.head().cylinder, drive_.head().head);
@@ -106,6 +109,11 @@ std::string VldDisk::check_consistency() const {
       ++live;
     }
     if (live != live_blocks_) return "live block count is off";
+    const std::string why = blocks_on_.check([this](uint32_t b) -> std::optional<uint32_t> {
+      if (!map_[b].mapped()) return std::nullopt;
+      return track_of(map_[b]);
+    });
+    if (!why.empty()) return "data blocks per track: " + why;
     for (uint32_t p = 0; p < layout_.pieces; ++p) {
       const LogNode& n = log_.node(p);
       if (n.seq) expect.allocate(n.psn / layout_.spt, n.psn % layout_.spt, 1);

@@ -26,6 +26,7 @@
 
 #include "core/store/backing_store.h"
 #include "core/vld/compactor.h"
+#include "core/vld/track_lists.h"
 #include "core/store/crash_store.h"
 #include "core/disk_controller.h"
 #include "core/image.h"
@@ -412,6 +413,93 @@ TEST(VldCompaction, KeepsEveryByteThroughRoundsAndReopens) {
 // survive in any subset, and whatever survives, every flushed byte reads
 // back: a move is a map update whose data is unchanged, and the old copy is
 // freed only by the record.
+// ---------------------------------------------------- per-track lists
+
+// live_on answers from per-track lists (core/vld/track_lists.h), no longer
+// from a scan of the map and the log: it must say what that scan says.
+void expect_live_on_is_the_scan(const VldDisk& d) {
+  const uint32_t spt = d.superblock().geometry.sectors_per_track;
+  const uint32_t tracks = d.free_space().tracks();
+  std::vector<std::vector<uint64_t>> blocks(tracks);
+  std::vector<std::vector<uint32_t>> pieces(tracks);
+  for (uint64_t b = 0; b < d.map().size(); ++b)
+    if (d.map()[b].mapped()) blocks[d.map()[b].psn() / spt].push_back(b);
+  for (uint32_t p = 0; p < d.virtual_log().pieces(); ++p)
+    if (d.virtual_log().node(p).seq) pieces[d.virtual_log().node(p).psn / spt].push_back(p);
+  for (uint32_t t = 0; t < tracks; ++t) {
+    std::vector<uint64_t> b;
+    std::vector<uint32_t> p;
+    d.live_on(t, &b, &p);
+    ASSERT_EQ(b, blocks[t]) << "data blocks on track " << t;
+    ASSERT_EQ(p, pieces[t]) << "map sectors on track " << t;
+  }
+}
+
+TEST(VldTrackLists, AddRemoveCountAndCheck) {
+  for (bool doubly : {false, true}) {
+    SCOPED_TRACE(doubly ? "doubly linked" : "singly linked");
+    TrackLists l(4, 10, doubly);
+    std::vector<std::optional<uint32_t>> truth(10);
+    auto track_of = [&](uint32_t i) { return truth[i]; };
+    std::mt19937_64 rng(3);
+    for (int step = 0; step < 2000; ++step) {
+      const uint32_t i = static_cast<uint32_t>(rng() % 10);
+      if (truth[i]) {
+        l.remove(*truth[i], i);
+        truth[i].reset();
+      } else {
+        truth[i] = static_cast<uint32_t>(rng() % 4);
+        l.add(*truth[i], i);
+      }
+      ASSERT_EQ(l.check(track_of), "");
+    }
+    for (uint32_t t = 0; t < 4; ++t) {
+      std::vector<uint32_t> on;
+      l.items(t, &on);
+      EXPECT_EQ(on.size(), l.count(t));
+    }
+    // The check finds a list that disagrees with the truth.
+    if (!truth[0]) {
+      l.add(0, 0);
+      truth[0] = 0;
+    }
+    truth[0] = (*truth[0] + 1) % 4;  // listed on one track, said to be on another
+    EXPECT_NE(l.check(track_of), "");
+  }
+}
+
+TEST(VldTrackLists, LiveOnIsTheScanThroughWritesTrimsCompactionRepackAndReopen) {
+  const Superblock sb = small_superblock();
+  Rig r(sb);
+  age(r, 2025);
+  ASSERT_NO_FATAL_FAILURE(expect_live_on_is_the_scan(*r.disk));
+  std::mt19937_64 rng(17);
+  for (int round = 0; round < 6; ++round) {
+    SCOPED_TRACE("round " + std::to_string(round));
+    r.random_ops(150, rng);
+    r.ctl->idle_until(r.ctl->busy_until() + sim_ms(40));
+    ASSERT_EQ(r.disk->check_consistency(), "");
+    ASSERT_NO_FATAL_FAILURE(expect_live_on_is_the_scan(*r.disk));
+  }
+  EXPECT_GT(r.disk->compactor().stats().tracks_compacted, 0u);
+  ASSERT_TRUE(r.disk->repack_now(r.ctl->busy_until()));
+  ASSERT_EQ(r.disk->check_consistency(), "");
+  ASSERT_NO_FATAL_FAILURE(expect_live_on_is_the_scan(*r.disk));
+  r.random_ops(100, rng);  // the record that frees the repack's victim
+  ASSERT_NO_FATAL_FAILURE(expect_live_on_is_the_scan(*r.disk));
+  const std::vector<std::byte> unclean = r.store->bytes();
+  r.ctl->close();  // a checkpoint moves every piece
+  {
+    Opened o(sb, r.store->bytes());
+    ASSERT_EQ(o.disk->check_consistency(), "");
+    ASSERT_NO_FATAL_FAILURE(expect_live_on_is_the_scan(*o.disk));
+  }
+  Opened o(sb, unclean);  // recovery's own checkpoint
+  ASSERT_EQ(o.disk->check_consistency(), "");
+  ASSERT_NO_FATAL_FAILURE(expect_live_on_is_the_scan(*o.disk));
+  EXPECT_EQ(r.first_difference_on(*o.ctl), std::nullopt);
+}
+
 TEST(VldCompaction, CrashLosingUnsyncedMovesKeepsEveryFlushedByte) {
   const Superblock sb = small_superblock();
   Rig r(sb);

@@ -493,6 +493,67 @@ TEST(PlanImage, RejectsAnExportThatDoesNotFitTheDrive) {
   expect_plan_error(o, {"spare="});
 }
 
+// mode=vld and mode=lld name physical sectors in 32 bits (kMaxPlatterSectors):
+// st19101 with cylinders=4000000 (4096 sectors a cylinder) holds at most
+// 1,048,575 cylinders. With 4 KiB blocks and spare=25 the largest export
+// needs exactly that many; one block more needs 1,048,576 (2^32 sectors).
+constexpr uint64_t kLargestVld4k = 1745579585536;  // 1.59 TiB
+
+FormatOptions huge_drive_options(DiskMode mode, uint64_t export_bytes) {
+  FormatOptions o = good_options();
+  o.mode = mode;
+  o.export_bytes = export_bytes;
+  o.geometry.cylinders = 4'000'000;  // seek curve: full stroke 4.7 s
+  return o;
+}
+
+TEST(PlanImage, VldAtTheAddressLimitPlansAndOneBlockMoreIsRefused) {
+  const Superblock sb = plan_image(huge_drive_options(DiskMode::kVld, kLargestVld4k));
+  EXPECT_EQ(sb.simulated_cylinders, 1'048'575u);
+  EXPECT_LE(uint64_t{sb.simulated_cylinders} * sb.geometry.sectors_per_cylinder(),
+            kMaxPlatterSectors);
+  const FormatOptions over = huge_drive_options(DiskMode::kVld, kLargestVld4k + 4096);
+  EXPECT_EQ(cylinders_needed(over.geometry, over.export_bytes, 4096, 25), 1'048'576u);
+  // The parameter, its value, the limit, and what will do: the largest
+  // whole GiB that plans, and the spare that would (at the same size).
+  expect_plan_error(over, {"size=1.588 TiB", "spare=25", "mode=vld", "2 TiB", "2^32",
+                           "use size<=1625G", "or spare<=24"});
+  FormatOptions fix = huge_drive_options(DiskMode::kVld, 1625ull << 30);
+  EXPECT_NO_THROW(plan_image(fix));
+  fix.export_bytes = 1626ull << 30;
+  expect_plan_error(fix, {"size<=1625G"});
+  fix = over;
+  fix.spare_percent = 24;
+  EXPECT_NO_THROW(plan_image(fix));
+  // The refusal is about the image, not its checks: the unchecked plan
+  // refuses too.
+  EXPECT_THROW(plan_image_unchecked(over), Error);
+}
+
+TEST(PlanImage, LldHasTheAddressLimitInplaceDoesNot) {
+  // mode=lld's system area makes its limit a little lower than vld's.
+  expect_plan_error(huge_drive_options(DiskMode::kLld, kLargestVld4k),
+                    {"mode=lld", "2^32", "use size<=", "checkpoints and NVRAM"});
+  EXPECT_NO_THROW(plan_image(huge_drive_options(DiskMode::kLld, 1500ull << 30)));
+  // mode=inplace addresses by 64-bit offsets: 3 TiB of export plans.
+  const Superblock sb = plan_image(huge_drive_options(DiskMode::kInplace, 3ull << 40));
+  EXPECT_GT(uint64_t{sb.simulated_cylinders} * sb.geometry.sectors_per_cylinder(),
+            kMaxPlatterSectors);
+}
+
+TEST(Superblock, VldPlattersBeyondTheAddressLimitAreInvalid) {
+  Superblock sb = plan_image(huge_drive_options(DiskMode::kVld, kLargestVld4k));
+  sb.simulated_cylinders += 1;  // 2^32 sectors: as no plan makes it
+  auto bytes = encode_superblock(sb);
+  Superblock back;
+  std::string why;
+  EXPECT_EQ(decode_superblock(bytes.data(), &back, &why), DecodeResult::kInvalid);
+  EXPECT_NE(why.find("2^32"), std::string::npos) << why;
+  sb.mode = DiskMode::kInplace;  // the same platters are fine in place
+  bytes = encode_superblock(sb);
+  EXPECT_EQ(decode_superblock(bytes.data(), &back, &why), DecodeResult::kOk) << why;
+}
+
 // mode=lld on st19101, 64 MiB: the 41 cylinders mode=vld gets, plus the
 // system area's whole cylinders. That area, sized for the whole drive
 // (6962 cylinders / 4-track segments = 27848 segments): two checkpoint slots

@@ -1,0 +1,146 @@
+#include "tools/bench/scan_bench.h"
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <chrono>
+#include <fstream>
+#include <iostream>
+#include <memory>
+#include <random>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "core/image.h"
+#include "core/util/error.h"
+#include "core/vld/vld_disk.h"
+#include "geometry/presets.h"
+
+namespace vld {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double us_since(Clock::time_point t0) {
+  return std::chrono::duration<double, std::micro>(Clock::now() - t0).count();
+}
+
+// VmRSS and VmHWM of this process, in MiB.
+nlohmann::json memory_now() {
+  std::ifstream in("/proc/self/status");
+  nlohmann::json j;
+  for (std::string line; std::getline(in, line);)
+    for (const char* key : {"VmRSS", "VmHWM"})
+      if (line.rfind(std::string(key) + ":", 0) == 0)
+        j[key] = std::stod(line.substr(line.find(':') + 1)) / 1024.0;
+  return j;
+}
+
+// The drive: the preset, with as many cylinders as the export needs.
+Superblock plan(const ScanBenchSpec& spec) {
+  FormatOptions o;
+  o.mode = DiskMode::kVld;
+  o.export_bytes = spec.export_bytes;
+  o.geometry = *find_preset(spec.geometry);
+  o.geometry.cylinders = std::max(
+      o.geometry.cylinders, cylinders_needed(o.geometry, o.export_bytes, o.block_bytes, 25));
+  return plan_image(o);
+}
+
+// A new image in a new directory under spec.dir; both go when it does.
+struct ScratchImage {
+  std::string dir, path;
+  explicit ScratchImage(const std::string& parent) {
+    std::string tmpl = parent + "/vld-bench-scan-XXXXXX";
+    if (!mkdtemp(tmpl.data())) throw Error("vld-bench scan: cannot make a directory in " + parent, EIO);
+    dir = tmpl;
+    path = dir + "/disk.img";
+  }
+  ~ScratchImage() {
+    ::unlink(path.c_str());
+    ::rmdir(dir.c_str());
+  }
+};
+
+// Random 4 KiB writes, back to back; returns when the last ends, and the
+// last block written in *last.
+SimTime write_randomly(VldDisk& disk, const ScanBenchSpec& spec, SimTime t, uint64_t* last) {
+  std::mt19937_64 rng(spec.seed);
+  const uint64_t blocks = spec.export_bytes / 4096;
+  std::vector<std::byte> data(4096);
+  for (uint64_t i = 0; i < spec.writes; ++i) {
+    for (size_t k = 0; k < data.size(); k += 8) {
+      const uint64_t x = rng();
+      std::copy_n(reinterpret_cast<const std::byte*>(&x), 8, data.begin() + k);
+    }
+    *last = rng() % blocks;
+    t = disk.write(*last * 4096, data, /*fua=*/false, t).end;
+  }
+  return t;
+}
+
+// live_on of the track holding the most recently written block: median and
+// max of spec.repeats calls.
+nlohmann::json time_live_on(const VldDisk& disk, uint32_t track, uint32_t repeats) {
+  std::vector<double> us;
+  size_t found = 0;
+  for (uint32_t r = 0; r < std::max(repeats, 1u); ++r) {
+    std::vector<uint64_t> blocks;
+    std::vector<uint32_t> pieces;
+    const auto t0 = Clock::now();
+    disk.live_on(track, &blocks, &pieces);
+    us.push_back(us_since(t0));
+    found = blocks.size() + pieces.size();
+  }
+  std::sort(us.begin(), us.end());
+  return {{"median", us[us.size() / 2]}, {"max", us.back()}, {"items_found", found}};
+}
+
+// What live_on did before the per-track lists: every map entry looked at.
+double time_map_scan(const VldDisk& disk, uint32_t track) {
+  const uint64_t spt = disk.superblock().geometry.sectors_per_track;
+  const auto t0 = Clock::now();
+  size_t n = 0;
+  for (const MapEntry& e : disk.map()) n += e.mapped() && e.psn() / spt == track;
+  const double us = us_since(t0);
+  if (n == 0) std::cerr << "vld-bench scan: the scan found nothing on track " << track << "\n";
+  return us;
+}
+
+}  // namespace
+
+int cmd_scan(const ScanBenchSpec& spec) {
+  const Superblock sb = plan(spec);
+  ScratchImage image(spec.dir);
+  nlohmann::json j{{"experiment", "scan"}, {"export_bytes", spec.export_bytes},
+                   {"cylinders", sb.simulated_cylinders}, {"writes", spec.writes}};
+  j["rss_mib"]["start"] = memory_now();
+  auto t0 = Clock::now();
+  VldDisk disk(create_image(image.path, sb), sb);
+  j["open_ms"] = us_since(t0) / 1000;
+  j["rss_mib"]["opened"] = memory_now();
+  t0 = Clock::now();
+  uint64_t last = 0;
+  SimTime t = write_randomly(disk, spec, kSimEpoch, &last);
+  j["writes_s"] = us_since(t0) / 1e6;
+  j["rss_mib"]["written"] = memory_now();
+  j["track_lists_mib"] = static_cast<double>(disk.track_lists_bytes()) / (1 << 20);
+
+  const uint32_t track =
+      static_cast<uint32_t>(disk.map()[last].psn() / sb.geometry.sectors_per_track);
+  j["track"] = track;
+  j["live_on_us"] = time_live_on(disk, track, spec.repeats);
+  j["map_scan_us"] = time_map_scan(disk, track);
+  t0 = Clock::now();
+  const bool repacked = disk.repack_now(t);
+  j["repack_us"] = us_since(t0);
+  j["repacked"] = repacked;
+  j["repack_blocks_moved"] = disk.vld_stats().repack_blocks_moved;
+  std::cout << j.dump() << std::endl;
+  return 0;
+}
+
+}  // namespace vld
