@@ -47,6 +47,7 @@
 #include "geometry/presets.h"
 #include "plugin/idle_worker.h"
 #include "plugin/nbdkit_sink.h"
+#include "plugin/open_progress.h"
 #include "plugin/options.h"
 #include "plugin/pacer.h"
 #include "plugin/stats_json.h"
@@ -241,12 +242,15 @@ std::unique_ptr<Disk> open_disk(bool readonly, Superblock* sb) {
   std::unique_ptr<FileBackingStore> store = open_image_locked_by(path, readonly, *g_image_lock, sb);
   if (std::string why = conflicts_with_image(g_options, *sb); !why.empty()) throw Error(why, EINVAL);
   std::unique_ptr<Disk> disk;
+  OpenProgress progress(path);  // lines on stderr once the open takes a second
+  DiskOptions options = g_options.disk;
+  options.vld.open_progress = progress.callback();
   if (readonly) {
-    disk = make_disk(std::make_unique<OverlayStore>(std::move(store)), *sb, g_options.disk);
+    disk = make_disk(std::make_unique<OverlayStore>(std::move(store)), *sb, options);
   } else {
     auto fail_stop = std::make_unique<FailStopStore>(std::move(store), g_stopped_why);
     fail_stop->check();  // a sync failed before: no new recovery on the same page cache
-    disk = make_disk(std::move(fail_stop), *sb, g_options.disk);
+    disk = make_disk(std::move(fail_stop), *sb, options);
   }
   give_back_freed_memory();
   return disk;

@@ -127,7 +127,7 @@ class Salvage {
   void scan(const ScanProgress& progress) {
     for (uint32_t t = 1; t < L_.tracks; ++t) {
       map_sectors_on(reader_.track(t), t, L_, sb_.secret, /*after_seq=*/0, &found_);
-      if (progress) progress(t, L_.tracks - 1);
+      if (progress) progress("scanning the whole disk", t, L_.tracks - 1);
     }
     for (size_t i = 0; i < found_.size(); ++i) {
       by_seq_.emplace(found_[i].m.seq, i);  // one sector per seq: a second is a copy
@@ -340,7 +340,8 @@ class Recovery {
     if (at.psn < VldLayout::kRecordSlots || at.psn >= uint64_t{L_.tracks} * L_.spt)
       throw base_damaged(at, "is outside the platters");
     SectorBytes b = reader_.sector(at.psn);
-    ++st_.report.map_sectors_walked;
+    if (++st_.report.map_sectors_walked % 4096 == 0 && progress_)
+      progress_("walking the map", st_.report.map_sectors_walked, L_.pieces);
     walk_at_ = decode_map_sector(b.data(), sb_.secret);
     if (!walk_at_) throw base_damaged(at, "fails its MAC check");
     const MapSector& m = *walk_at_;
@@ -402,7 +403,8 @@ class Recovery {
         map_sectors_on(track, t, L_, sb_.secret, rec_->durable_seq, &cands_);
         for (size_t i = first_new; i < cands_.size(); ++i) want_data_of(cands_[i].m, uint64_t{k} * L_.heads + h);
         check_wanted_on(t, track);
-        if (progress_) progress_(uint64_t{k} * L_.heads + h + 1, uint64_t{count} * L_.heads);
+        if (progress_)
+          progress_("scanning the window", uint64_t{k} * L_.heads + h + 1, uint64_t{count} * L_.heads);
       }
     }
     st_.report.candidates = cands_.size();

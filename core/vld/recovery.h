@@ -56,6 +56,7 @@
 #include <functional>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/store/backing_store.h"
@@ -89,9 +90,12 @@ struct RecoveredState {
 // How far an unclean recovery moves the seq counter on (see recover()).
 inline constexpr uint64_t kRecoveryEpochGap = uint64_t{1} << 32;
 
-// Called after each whole track a scan reads (tracks read, tracks to read):
-// a full scan of a large image takes a while.
-using ScanProgress = std::function<void(uint64_t done, uint64_t total)>;
+// How far an open has come, for long ones (issue 17: a clean walk of a
+// 1 TiB image reads a million map sectors): what it is doing, and how much
+// of it is done. Phases: "walking the map" (map sectors; total: the pieces,
+// an upper bound), "scanning the window" and "scanning the whole disk"
+// (tracks). Called every few thousand map sectors and after every track.
+using ScanProgress = std::function<void(std::string_view what, uint64_t done, uint64_t total)>;
 
 // track_buffer: the drive reads through its track buffer (DriveModel), as
 // it does when serving; sectors read from a track the walk just visited cost

@@ -39,7 +39,8 @@ VldDisk::VldDisk(std::unique_ptr<BackingStore> store, const Superblock& sb, VldO
   drive_.set_track_buffer(track_buffer);
   compactor_.costs() = CompactionCosts::from_drive(
       sb.geometry.revolution(), sb.geometry.seek.time(sb.geometry.cylinders - 1));
-  RecoveredState st = recover(*store_, sb_, track_buffer);
+  RecoveredState st = recover(*store_, sb_, track_buffer, options_.open_progress);
+  options_.open_progress = nullptr;  // the caller's, for the open only
   install(st);
   recovery_ = st.report;
   if (trace::enabled(trace::Channel::kRecovery)) trace_recovery(st);

@@ -113,6 +113,9 @@ struct VldOptions {
   // allocator before issue 16, kept for vld-bench's comparisons.
   bool one_way_seeks = false;
   CompactorOptions compactor;      // compactor=, compactor_policy=, seed=
+  // How far opening has come (recovery.h); used only while the constructor
+  // runs, and dropped then.
+  ScanProgress open_progress;
 };
 
 class VldDisk final : public Disk {

@@ -80,14 +80,21 @@ void recover_or_walk(Inspection& in) {
   const LogRecord newest = in.newest_slot ? *in.slots[*in.newest_slot].record : LogRecord{};
   in.walk = walk_tree(store, in.img->sb, newest);
   try {
-    std::unique_ptr<Progress> scanning;  // a full scan after damage reads every track
-    in.state = recover(store, in.img->sb, /*track_buffer=*/true, [&](uint64_t done, uint64_t total) {
-      if (!scanning)
-        scanning = std::make_unique<Progress>("recovery: reading tracks", total,
-                                              total * in.layout.spt * kSectorBytes);
-      scanning->advance(1);
-      (void)done;
-    });
+    // A scan (of the window, or of every track after damage) reads whole
+    // tracks; the walk is quick beside it and shows no bar.
+    std::unique_ptr<Progress> scanning;
+    std::string phase;
+    in.state = recover(store, in.img->sb, /*track_buffer=*/true,
+                       [&](std::string_view what, uint64_t done, uint64_t total) {
+                         if (!what.starts_with("scanning")) return;
+                         if (!scanning || phase != what) {
+                           phase = what;
+                           scanning = std::make_unique<Progress>("recovery: " + phase, total,
+                                                                 total * in.layout.spt * kSectorBytes);
+                         }
+                         scanning->advance(1);
+                         (void)done;
+                       });
   } catch (const Error& e) {
     in.recovery_error = e.what();
     in.state = RecoveredState{};
