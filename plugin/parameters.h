@@ -306,8 +306,8 @@ inline constexpr ParameterDoc kParameters[] = {
        return true;
      },
      "vld: rewrite the map pieces written since the last checkpoint\n"
-     "as one compact group once this many are scattered; bounds\n"
-     "recovery after a crash (default 4096; 0: never)",
+     "compactly once this many are scattered; bounds recovery\n"
+     "after a crash (default 4096; 0: never)",
      "B<mode=vld>: eager writing scatters map sectors over the disk, and after a crash "
      "recovery reads each scattered one on its own (about a millisecond each). Once this "
      "many map pieces have a map sector written since the last checkpoint (or "
