@@ -33,7 +33,6 @@
 #include "core/vld/vld_disk.h"
 
 #include <algorithm>
-#include <cassert>
 
 #include "core/util/error.h"
 #include "core/util/trace.h"
@@ -111,8 +110,9 @@ bool VldDisk::write_delta_checkpoint(ServiceClock& clock, PlaceMode mode) {
       const size_t n = std::min(kDeltaGroupPieces, pieces.size() - done);
       const std::span<const uint32_t> group(pieces.data() + done, n);
       std::vector<Update> none;
-      if (!apply(none, group, /*fua=*/false, clock, mode, /*checkpoint=*/true))
-        apply(none, group, /*fua=*/false, clock, other, /*checkpoint=*/true);
+      if (!apply(none, group, /*fua=*/false, clock, mode, /*checkpoint=*/true) &&
+          !apply(none, group, /*fua=*/false, clock, other, /*checkpoint=*/true))
+        break;  // no room either way (only kHolePlug declines): the rest stays scattered
       done += n;
     }
   } catch (const Error& e) {
@@ -121,8 +121,8 @@ bool VldDisk::write_delta_checkpoint(ServiceClock& clock, PlaceMode mode) {
     if (e.err() != ENOSPC) throw;
     VLD_TRACE(kLog, 1, "delta checkpoint cut short after {} of {} pieces: {}", done,
               pieces.size(), e.what());
-    if (done == 0) return false;
   }
+  if (done == 0) return false;
   const std::vector<uint32_t> still(pieces.begin() + std::min(done, scattered),
                                     pieces.begin() + scattered);
   const uint64_t written = log_.next_seq() - first_seq;
