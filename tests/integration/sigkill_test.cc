@@ -1,5 +1,6 @@
-// SIGKILL of the real server in the middle of a workload (mode=vld, and
-// mode=lld with and without NVRAM), then a restart on the same image,
+// SIGKILL of the real server in the middle of a workload (mode=vld, also
+// with delta checkpoints every few requests, and mode=lld with and without
+// NVRAM), then a restart on the same image,
 // checked from the client (the crash contract, docs/crash-contract.md):
 //   - the image opens again without help, and the new server's stats file
 //     says recovery.clean == false;
@@ -229,8 +230,16 @@ void run_and_kill(NbdkitServer& server, Cycle& cycle, std::mt19937_64& rng, uint
 
 class Sigkill : public ::testing::TestWithParam<const char*> {};
 
+// "vld_deltas": mode=vld with delta checkpoints every 8 scattered pieces
+// and a 2-cylinder window (a record every few dozen writes), so that the
+// kills land among deltas and records, and recovery walks at most 8
+// scattered map sectors plus one request's group (16 KiB pieces: a 64 KiB
+// write spans at most 2, a relay or two may join).
+constexpr uint64_t kDeltaEvery = 8, kOneGroup = 4;
+
 TEST_P(Sigkill, AcknowledgedWritesSurviveAndRequestsStayWhole) {
-  const std::string mode = GetParam();
+  const bool deltas = std::string(GetParam()) == "vld_deltas";
+  const std::string mode = deltas ? "vld" : GetParam();
   TempDir dir;
   const std::string image = dir.file("disk.img");
   std::mt19937_64 rng(20240603);
@@ -242,6 +251,10 @@ TEST_P(Sigkill, AcknowledgedWritesSurviveAndRequestsStayWhole) {
     SCOPED_TRACE("cycle " + std::to_string(c));
     const std::string stats = dir.file("stats" + std::to_string(c) + ".json");
     std::vector<std::string> params = {"file=" + image, "latency=none", "statsfile=" + stats};
+    if (deltas) {
+      params.push_back("checkpoint_every=" + std::to_string(kDeltaEvery));
+      params.push_back("window=2");
+    }
     if (c == 0) {
       params.push_back("size=16M");
       params = with_mode(params, mode);
@@ -252,6 +265,11 @@ TEST_P(Sigkill, AcknowledgedWritesSurviveAndRequestsStayWhole) {
       // The previous cycle was killed: recovery, then the checks.
       const nlohmann::json& rec = recovery_of(j);
       EXPECT_FALSE(rec.at("clean").get<bool>()) << rec.dump();
+      if (deltas) {
+        EXPECT_LE(rec.at("scattered_walked").get<uint64_t>(), kDeltaEvery + kOneGroup) << rec.dump();
+        std::cout << "[ sigkill  ] scattered map sectors walked: " << rec.at("scattered_walked")
+                  << " of " << rec.at("map_sectors_walked") << std::endl;
+      }
       {
         NbdHandle h = server->connect();
         std::vector<uint64_t> got = read_hashes(h.get());
@@ -352,7 +370,8 @@ TEST(SigkillLldNvram, EveryAcknowledgedRequestSurvivesWithoutAFlush) {
 }
 
 // mode=inplace promises no atomic requests: it is not run here.
-INSTANTIATE_TEST_SUITE_P(Modes, Sigkill, ::testing::Values("vld", "lld", "lld_nvram0"), ModeName);
+INSTANTIATE_TEST_SUITE_P(Modes, Sigkill, ::testing::Values("vld", "vld_deltas", "lld", "lld_nvram0"),
+                         ModeName);
 
 }  // namespace
 }  // namespace vld::test
