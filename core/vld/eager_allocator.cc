@@ -401,25 +401,10 @@ std::optional<std::vector<Extent>> EagerAllocator::plan_pieces(
 }
 
 std::vector<SectorRun> EagerAllocator::runs(std::span<const Extent> extents) const {
-  // Extents that follow one another on a track are one run: the drive
-  // writes them in one pass. Charged one by one, each transfer rounds up
-  // to the nanosecond, and past the model's 16 ns slack the head "misses"
-  // the next sector and waits a revolution: a delta checkpoint's 256 map
-  // sectors in a row took 7 extra revolutions.
-  const uint32_t spt = drive_.geometry().sectors_per_track;
   std::vector<SectorRun> out;
   for (const Extent& e : extents)
-    for (const SectorRun& r : extent_runs(e, spt)) {
-      if (!out.empty()) {
-        SectorRun& last = out.back();
-        const bool same_track = last.first_psn / spt == r.first_psn / spt;
-        if (same_track && last.first_psn + last.count == r.first_psn) {
-          last.count += r.count;
-          continue;
-        }
-      }
+    for (const SectorRun& r : extent_runs(e, drive_.geometry().sectors_per_track))
       out.push_back(r);
-    }
   return out;
 }
 

@@ -86,6 +86,20 @@ TEST(DriveModel, UpToTheSlackLateIsOnTime) {
   EXPECT_EQ(m.next_slot(at_ns(46'874)), 2u);
 }
 
+TEST(DriveModel, ConsecutiveRunsOnATrackAreOnePass) {
+  // 256 one-sector runs in a row cost what one 256-sector run does: one
+  // pass, not a transfer rounded up a nanosecond per run until the head
+  // "misses" a sector past the slack and waits a revolution (7 times).
+  DriveModel m(preset("st19101"), 10);
+  std::vector<SectorRun> singles;
+  for (uint64_t s = 0; s < 256; ++s) singles.push_back(SectorRun{256 + s, 1});
+  const SectorRun whole{256, 256};
+  const Access one = m.estimate(std::span(&whole, 1), at_ns(0), false);
+  const Access many = m.estimate(singles, at_ns(0), false);
+  EXPECT_EQ(many.end, one.end);
+  EXPECT_LT((many.end - at_ns(0)).count(), 2 * kStRev);
+}
+
 TEST(DriveModel, RotationalWaitLandsOnTheSlotWithinOneRevolution) {
   std::mt19937_64 rng(20240601);
   for (const char* name : {"hp97560", "st19101", "savvio10k4"}) {
