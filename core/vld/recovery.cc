@@ -89,6 +89,12 @@ void map_sectors_on(const std::vector<unsigned char>& track, uint32_t t, const V
   }
 }
 
+// Whether entry e of m is one its request wrote and mapped: data recovery
+// must find whole before it takes the request.
+bool wrote_data(const MapSector& m, uint32_t e) {
+  return (m.changed >> e & 1) && m.entries[e].mapped();
+}
+
 // "piece P (blocks a..b, seq S) at physical sector N": what a damaged map
 // sector is called in every message.
 std::string piece_at(const VldLayout& L, uint32_t piece, uint64_t seq, uint64_t psn) {
@@ -350,10 +356,17 @@ class Recovery {
                                  ", seq " + std::to_string(m.seq) + ")");
     st_.protected_psns.push_back(at.psn);
     if (!rec_->clean && m.seq > rec_->checkpoint_seq) ++st_.report.scattered_walked;
-    cur_seq_[m.piece] = m.seq;
-    adopt(st_, L_, at.psn, m);
-    pointers_of_[m.seq].assign(m.pointers.begin(), m.pointers.begin() + m.pointer_count);
+    take(at.psn, m);
     return LogWalkVisit{&*walk_at_};
+  }
+
+  // Map sector m, at psn, as its piece's version so far (the walk's, or a
+  // request's accepted from the window): its entries, and its pointers for
+  // link_children.
+  void take(uint32_t psn, const MapSector& m) {
+    cur_seq_[m.piece] = m.seq;
+    adopt(st_, L_, psn, m);
+    pointers_of_[m.seq].assign(m.pointers.begin(), m.pointers.begin() + m.pointer_count);
   }
 
   Error base_damaged(const LogWalkStep& at, const std::string& what) const {
@@ -425,7 +438,7 @@ class Recovery {
   void want_data_of(const MapSector& m, uint64_t at) {
     for (uint32_t e = 0; e < kEntriesPerPiece; ++e) {
       const MapEntry& me = m.entries[e];
-      if (!(m.changed >> e & 1) || !me.mapped() || me.psn() >= uint64_t{L_.tracks} * L_.spt) continue;
+      if (!wrote_data(m, e) || me.psn() >= uint64_t{L_.tracks} * L_.spt) continue;
       const uint32_t t = static_cast<uint32_t>(me.psn() / L_.spt);
       const std::optional<uint64_t> when = scan_index(t);
       if (when && *when >= at)
@@ -456,7 +469,7 @@ class Recovery {
       st_.protected_psns.push_back(f.psn);
       for (uint32_t e = 0; e < kEntriesPerPiece; ++e) {
         const MapEntry& me = f.m.entries[e];
-        if ((f.m.changed >> e & 1) && me.mapped() && me.psn() >= L_.spt &&
+        if (wrote_data(f.m, e) && me.psn() >= L_.spt &&
             me.psn() < uint64_t{L_.tracks} * L_.spt)
           st_.protected_data_psns.push_back(static_cast<uint32_t>(me.psn()));
       }
@@ -499,12 +512,7 @@ class Recovery {
       } else {
         VLD_TRACE(kRecovery, 2, "accepted group seq {} ({} map sectors)", gseq, want);
         ++st_.report.groups_accepted;
-        for (const Found* f : members) {
-          cur_seq_[f->m.piece] = f->m.seq;
-          adopt(st_, L_, f->psn, f->m);
-          pointers_of_[f->m.seq].assign(f->m.pointers.begin(),
-                                        f->m.pointers.begin() + f->m.pointer_count);
-        }
+        for (const Found* f : members) take(f->psn, f->m);
         newest_root_ = LogPointer{members.back()->psn, members.back()->m.seq, members.back()->m.piece};
       }
       outcomes_[gseq] = Outcome{want, std::move(why)};
@@ -535,7 +543,7 @@ class Recovery {
   std::string data_flaw(const MapSector& m) {
     for (uint32_t e = 0; e < kEntriesPerPiece; ++e) {
       const MapEntry& me = m.entries[e];
-      if (!(m.changed >> e & 1) || !me.mapped()) continue;
+      if (!wrote_data(m, e)) continue;
       const uint64_t block = uint64_t{m.piece} * kEntriesPerPiece + e;
       if (block >= L_.blocks || me.psn() >= uint64_t{L_.tracks} * L_.spt)
         return fmt::format("block {} maps outside the platters", block);
