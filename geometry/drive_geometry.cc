@@ -44,8 +44,13 @@ void DriveGeometry::derive_skews() {
   double st = sector_time_ns();
   track_skew_sectors =
       static_cast<uint32_t>(std::ceil(static_cast<double>(head_switch.count()) / st));
+  // Crossing to the next cylinder also selects head 0 (from the last head
+  // unless there is one): the head is ready after max(seek(1), head switch),
+  // as DriveModel::reposition() charges it.
+  SimDuration cross = seek.time(1);
+  if (tracks_per_cylinder > 1) cross = std::max(cross, head_switch);
   cylinder_skew_sectors =
-      static_cast<uint32_t>(std::ceil(static_cast<double>(seek.time(1).count()) / st));
+      static_cast<uint32_t>(std::ceil(static_cast<double>(cross.count()) / st));
   track_skew_sectors %= sectors_per_track;
   cylinder_skew_sectors %= sectors_per_track;
 }

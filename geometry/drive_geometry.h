@@ -66,7 +66,8 @@ struct DriveGeometry {
   uint32_t angular_slot(Chs chs) const;
 
   // Sets the skews to the smallest whole number of sectors that covers a head
-  // switch (track skew) and a one-cylinder seek (cylinder skew).
+  // switch (track skew) and a move to the next cylinder's first track,
+  // max(seek(1), head switch) (cylinder skew).
   void derive_skews();
 
   // Why this geometry is unusable, or "" if it is fine.

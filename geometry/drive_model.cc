@@ -79,9 +79,13 @@ ServiceBreakdown DriveModel::reposition(HeadPosition from, HeadPosition to) cons
     uint32_t d = from.cylinder > to.cylinder ? from.cylinder - to.cylinder
                                              : to.cylinder - from.cylinder;
     b.seek = geometry_.seek.time(d);
-  } else if (from.head != to.head) {
-    b.head_switch = geometry_.head_switch;
   }
+  // Selecting another head settles in parallel with the arm's move: the
+  // head is ready after max(seek, head switch), never their sum. Where the
+  // switch is the longer (a track-to-track seek shorter than a head switch,
+  // as on modern drives), the excess is charged as head switch time.
+  if (from.head != to.head && geometry_.head_switch > b.seek)
+    b.head_switch = geometry_.head_switch - b.seek;
   return b;
 }
 

@@ -108,7 +108,8 @@ class DriveModel {
   uint32_t next_slot(SimTime at) const;
   // Time for `sectors` consecutive sectors to pass under the head.
   SimDuration transfer_time(uint32_t sectors) const;
-  // Moving the head between tracks: a seek, a head switch, or nothing.
+  // Moving the head between tracks: a seek, a head switch, or nothing; a
+  // seek that also changes heads takes max(seek, head switch).
   ServiceBreakdown reposition(HeadPosition from, HeadPosition to) const;
 
   // Cost of one command transferring `runs` in order, from the current head

@@ -170,6 +170,67 @@ TEST(DriveModel, RepositionIsSeekOrHeadSwitchOrNothing) {
   EXPECT_EQ(m.reposition({0, 0}, {1, 0}).seek.count(), 3'640'000);
 }
 
+// A drive whose head switch (5 ms) is longer than its one-cylinder seek
+// (3.64 ms), as on modern drives: issue 18's reproduction geometry,
+// `geometry=hp97560 head_switch_us=5000`.
+DriveGeometry hp97560_slow_switch() {
+  DriveGeometry g = preset("hp97560");
+  g.head_switch = sim_ms(5);
+  g.derive_skews();
+  return g;
+}
+
+TEST(DriveModel, SeekThatChangesHeadsTakesTheLongerOfSeekAndHeadSwitch) {
+  DriveModel m(hp97560_slow_switch(), 100);
+  // The arm moves one cylinder (3.64 ms) while the head switch settles
+  // (5 ms): ready after 5 ms, charged as the seek plus the switch's excess.
+  ServiceBreakdown both = m.reposition({0, 0}, {1, 5});
+  EXPECT_EQ(both.seek.count(), 3'640'000);
+  EXPECT_EQ(both.head_switch.count(), 1'360'000);
+  EXPECT_EQ(both.total().count(), 5'000'000);
+  // Same head: the seek alone. A seek longer than the switch: the seek alone.
+  EXPECT_EQ(m.reposition({0, 5}, {1, 5}).total().count(), 3'640'000);
+  ServiceBreakdown far = m.reposition({0, 0}, {100, 5});
+  EXPECT_EQ(far.seek.count(), 7'240'000);
+  EXPECT_EQ(far.head_switch.count(), 0);
+}
+
+TEST(DriveModel, ReadAfterASeekThatChangesHeadsWaitsForTheHeadSwitch) {
+  // Issue 18's reproduction: 8 sectors at sector 0, then 8 at sector 1751
+  // (cylinder 1, head 5, sector 23). Sector time 60 s / 4002 / 72 =
+  // 208,229 ns; track skew ceil(5 ms / st) = 25; the cylinder skew covers
+  // max(seek(1), head switch) = 5 ms too: 25 (it was 18 from the seek alone).
+  DriveModel m(hp97560_slow_switch(), 100);
+  EXPECT_EQ(m.geometry().track_skew_sectors, 25u);
+  EXPECT_EQ(m.geometry().cylinder_skew_sectors, 25u);
+  // Slot of (1, 5, 23): 23 + (18 * 25 + 25) + 5 * 25 = 623 = 47 mod 72.
+  EXPECT_EQ(m.geometry().angular_slot({1, 5, 23}), 47u);
+  SectorRun first{0, 8}, second{1751, 8};
+  Access a = m.access(std::span(&first, 1), at_ns(0));
+  Access b = m.access(std::span(&second, 1), a.end);
+  // The head may not read before a.end + overhead 2.3 ms + 5 ms: one
+  // charged 3.64 ms would be ready 1.36 ms (6.5 sectors) too early.
+  const SimTime ready = a.end + sim_ms(2.3) + sim_ms(5);
+  EXPECT_EQ(b.breakdown.seek.count() + b.breakdown.head_switch.count(), 5'000'000);
+  EXPECT_EQ(b.breakdown.rotation, m.rotational_wait(ready, 47));
+  EXPECT_EQ(b.end, ready + m.rotational_wait(ready, 47) + m.transfer_time(8));
+}
+
+TEST(DriveModel, CrossingACylinderWithALongHeadSwitchLosesNoRevolution) {
+  // From the last head of cylinder 0 to head 0 of cylinder 1: the cylinder
+  // skew covers the 5 ms head switch, so the transfer goes on within a
+  // sector of rotation instead of waiting most of a revolution.
+  DriveModel m(hp97560_slow_switch(), 100);
+  m.set_head({0, 18});
+  SectorRun run{72 * 19 - 4, 8};  // the last 4 sectors of (0,18), 4 of (1,0)
+  SectorRun first_track{72 * 19 - 4, 4};
+  const SimDuration first_wait =
+      m.estimate(std::span(&first_track, 1), at_ns(0)).breakdown.rotation;
+  Access a = m.access(std::span(&run, 1), at_ns(0));
+  EXPECT_EQ(a.breakdown.seek.count() + a.breakdown.head_switch.count(), 5'000'000);
+  EXPECT_LT((a.breakdown.rotation - first_wait).count(), 208'230);
+}
+
 TEST(DriveModel, CommandOnlyCostsTheOverhead) {
   DriveModel m(preset("hp97560"), 10);
   Access a = m.command_only(at_ns(123));

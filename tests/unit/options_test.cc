@@ -345,9 +345,10 @@ TEST(FormatOptions, OverridesReplaceThePresetAndRederiveSkews) {
   EXPECT_EQ(f.spare_percent, 50u);
   EXPECT_EQ(f.geometry.head_switch.count(), 1'000'000);
   EXPECT_EQ(f.geometry.controller_overhead.count(), 250'000);
-  // 1 ms / 23,437.5 ns = 42.67 -> 43 sectors; the cylinder skew is unchanged.
+  // 1 ms / 23,437.5 ns = 42.67 -> 43 sectors; the cylinder skew covers
+  // max(seek(1) = 0.5 ms, head switch 1 ms): 43 too (22 with the preset's).
   EXPECT_EQ(f.geometry.track_skew_sectors, 43u);
-  EXPECT_EQ(f.geometry.cylinder_skew_sectors, 22u);
+  EXPECT_EQ(f.geometry.cylinder_skew_sectors, 43u);
 
   PluginOptions r;
   ASSERT_EQ(set_option(&r, "size", "16M"), "");
