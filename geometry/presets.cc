@@ -6,6 +6,9 @@ namespace {
 
 DriveGeometry hp97560() {
   // Paper 001, Table 1: n = 72, t = 19, s = 2.5 ms, 4002 RPM, o = 2.3 ms.
+  // Ruemmler and Wilkes (below) give head switch 1.6 ms and controller
+  // overhead 2.2 ms for the same drive; the preset keeps paper 001's, since
+  // its figures are what vld reproduces. hp97560-rw has theirs.
   // Cylinders and seek curve: C. Ruemmler and J. Wilkes, "An introduction to
   // disk drive modeling", IEEE Computer 27(3), 1994, Table 1 (HP 97560):
   // 1962 cylinders; 3.24 + 0.400*sqrt(d) ms below 383 cylinders,
@@ -19,6 +22,17 @@ DriveGeometry hp97560() {
   g.head_switch = sim_ms(2.5);
   g.controller_overhead = sim_ms(2.3);
   g.seek = SeekCurve(3.24, 0.400, 383, 8.00, 0.008);
+  return g;
+}
+
+DriveGeometry hp97560_rw() {
+  // The HP 97560 as C. Ruemmler and J. Wilkes measured it ("An introduction
+  // to disk drive modeling", Table 1): head switch 1.6 ms, controller
+  // overhead 2.2 ms; everything else as hp97560.
+  DriveGeometry g = hp97560();
+  g.name = "hp97560-rw";
+  g.head_switch = sim_ms(1.6);
+  g.controller_overhead = sim_ms(2.2);
   return g;
 }
 
@@ -69,11 +83,20 @@ DriveGeometry savvio10k4() {
 
 }  // namespace
 
-std::vector<std::string> preset_names() { return {"hp97560", "st19101", "savvio10k4"}; }
+std::vector<std::string> preset_names() {
+  return {"hp97560", "hp97560-rw", "st19101", "savvio10k4"};
+}
+
+std::string preset_names_joined(std::string_view sep) {
+  std::string out;
+  for (const std::string& n : preset_names()) out += (out.empty() ? "" : std::string(sep)) + n;
+  return out;
+}
 
 std::optional<DriveGeometry> find_preset(std::string_view name) {
   DriveGeometry g;
   if (name == "hp97560") g = hp97560();
+  else if (name == "hp97560-rw") g = hp97560_rw();
   else if (name == "st19101") g = st19101();
   else if (name == "savvio10k4") g = savvio10k4();
   else return std::nullopt;

@@ -17,6 +17,8 @@ namespace vld {
 // The preset's geometry with skews derived, or nullopt for an unknown name.
 std::optional<DriveGeometry> find_preset(std::string_view name);
 std::vector<std::string> preset_names();
+// The names joined by `sep`, e.g. "hp97560, hp97560-rw, st19101, savvio10k4".
+std::string preset_names_joined(std::string_view sep);
 
 }  // namespace vld
 

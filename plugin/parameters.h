@@ -144,12 +144,18 @@ inline constexpr ParameterDoc kParameters[] = {
     {"geometry", "NAME", ParameterGroup::kFormat,
      {ValueKind::kPreset, "unknown geometry; choose one of "},
      [](PluginOptions& o, const ParameterValue& v) { o.geometry = v.text; return true; },
-     "drive preset: hp97560|st19101|savvio10k4 (default st19101)",
+     "drive preset: hp97560|hp97560-rw|st19101|savvio10k4\n"
+     "(default st19101)",
      "The drive: one of the presets\n\n"
      "=over 4\n\n"
      "=item B<hp97560>\n\n"
      "HP 97560 (1992), the paper's older drive: 72 sectors per track, 19 heads, 1962 "
-     "cylinders, 4002 RPM, 2.3 ms controller overhead.\n\n"
+     "cylinders, 4002 RPM, 2.5 ms head switch, 2.3 ms controller overhead (paper 001's "
+     "Table 1).\n\n"
+     "=item B<hp97560-rw>\n\n"
+     "The same drive with the head switch (1.6 ms) and controller overhead (2.2 ms) "
+     "Ruemmler and Wilkes measured; the two sources disagree, and the difference moves "
+     "Figure 8 on this drive (F<docs/geometry.md>).\n\n"
      "=item B<st19101>\n\n"
      "Seagate ST19101 (1997), the paper's newer drive and the default: 256 sectors per "
      "track, 16 heads, 6962 cylinders, 10,000 RPM, 0.5 ms head switch, 0.1 ms controller "
@@ -161,7 +167,7 @@ inline constexpr ParameterDoc kParameters[] = {
      "Each number of the preset can be overridden by the parameters that follow; the "
      "resulting geometry is stored in the image. Where each number comes from is in "
      "F<docs/geometry.md> of the source.",
-     "B<hp97560>|B<st19101>|B<savvio10k4>"},
+     "B<hp97560>|B<hp97560-rw>|B<st19101>|B<savvio10k4>"},
 
     {"block", "BYTES", ParameterGroup::kFormat,
      {ValueKind::kSize, "expected a power of two from 512 to 64K (bytes), e.g. block=4096", 512,

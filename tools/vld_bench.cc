@@ -718,7 +718,7 @@ struct Subcommands {
 // The options of a disk that is filled and updated (fig11, table2).
 void add_disk_options(CLI::App* command, BenchOptions& options) {
   DiskSpec& spec = options.disk;
-  command->add_option("--geometry", spec.geometry, "drive preset: hp97560, st19101, savvio10k4")
+  command->add_option("--geometry", spec.geometry, "drive preset: " + preset_names_joined(", "))
       ->capture_default_str();
   command->add_option("--size", options.size, "export size (K/M/G suffixes)")->capture_default_str();
   command->add_option("--spare", spec.spare_percent, "spare platter percent")->capture_default_str();
@@ -807,7 +807,7 @@ CLI::App* add_fig2(CLI::App& app, BenchOptions& options) {
 
 CLI::App* add_fill(CLI::App& app, BenchOptions& options) {
   auto* fill = app.add_subcommand("fill", "every block of a new disk written once, back to back");
-  fill->add_option("--geometry", options.disk.geometry, "drive preset: hp97560, st19101, savvio10k4")
+  fill->add_option("--geometry", options.disk.geometry, "drive preset: " + preset_names_joined(", "))
       ->capture_default_str();
   fill->add_option("--size", options.size, "export size (K/M/G suffixes)")->capture_default_str();
   fill->add_option("--spare", options.fill_spare, "spare platter percent (spare=)")->capture_default_str();
@@ -823,7 +823,7 @@ CLI::App* add_fill(CLI::App& app, BenchOptions& options) {
 
 // --geometry and --size, as aru, qd and scan take them.
 void add_drive_options(CLI::App* command, std::string& geometry, std::string& size) {
-  command->add_option("--geometry", geometry, "drive preset: hp97560, st19101, savvio10k4")
+  command->add_option("--geometry", geometry, "drive preset: " + preset_names_joined(", "))
       ->capture_default_str();
   command->add_option("--size", size, "export size (K/M/G/T suffixes)")->capture_default_str();
 }

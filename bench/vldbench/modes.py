@@ -58,6 +58,9 @@ SPARE_DEFAULTS = {
     ("hp97560", "vld"): 13, ("hp97560", "inplace"): 4, ("hp97560", "lld"): 3,
     ("hp97560", "lld-nonvram"): 3,
 }
+# hp97560-rw is the same drive (geometry/presets.cc): the same disk.
+SPARE_DEFAULTS.update({("hp97560-rw", label): spare for (g, label), spare
+                       in list(SPARE_DEFAULTS.items()) if g == "hp97560"})
 SPARE_FALLBACK = 5
 # A point whose region the export cannot hold is measured with the whole
 # export instead if that is within this many points of U (the check fig8
@@ -100,7 +103,8 @@ def nvram_region_bytes(label, sectors_per_track):
 def spare(geometry, label, env=None):
     """spare= for LABEL on GEOMETRY: the environment's override, else the table."""
     env = os.environ if env is None else env
-    for var in (f"SPARE_{geometry}_{label.replace('-', '_')}", f"SPARE_{geometry}", "SPARE"):
+    g = geometry.replace("-", "_")
+    for var in (f"SPARE_{g}_{label.replace('-', '_')}", f"SPARE_{g}", "SPARE"):
         if env.get(var, "") != "":
             return int(env[var])
     return SPARE_DEFAULTS.get((geometry, label), SPARE_FALLBACK)

@@ -26,7 +26,7 @@ DriveGeometry preset(const char* name) {
 // ---------------------------------------------------------------- presets
 
 TEST(Presets, NamesAreTheThreeDocumented) {
-  EXPECT_EQ(preset_names(), (std::vector<std::string>{"hp97560", "st19101", "savvio10k4"}));
+  EXPECT_EQ(preset_names(), (std::vector<std::string>{"hp97560", "hp97560-rw", "st19101", "savvio10k4"}));
   EXPECT_FALSE(find_preset("foo").has_value());
   EXPECT_FALSE(find_preset("").has_value());
   EXPECT_FALSE(find_preset("HP97560").has_value());
@@ -55,6 +55,21 @@ TEST(Presets, St19101MatchesTable1) {
   EXPECT_EQ(g.head_switch.count(), 500'000);          // 0.5 ms
   EXPECT_EQ(g.controller_overhead.count(), 100'000);  // 0.1 ms
   EXPECT_EQ(g.check(), "");
+}
+
+TEST(Presets, Hp97560RwIsRuemmlerAndWilkesSwitchAndOverhead) {
+  DriveGeometry paper = preset("hp97560"), rw = preset("hp97560-rw");
+  EXPECT_EQ(rw.name, "hp97560-rw");
+  EXPECT_EQ(rw.head_switch.count(), 1'600'000);          // 1.6 ms, not paper 001's 2.5
+  EXPECT_EQ(rw.controller_overhead.count(), 2'200'000);  // 2.2 ms, not 2.3
+  EXPECT_EQ(rw.track_skew_sectors, 8u);                  // ceil(1.6 ms / 208,229 ns)
+  // Everything else is the same drive.
+  rw.name = paper.name;
+  rw.head_switch = paper.head_switch;
+  rw.controller_overhead = paper.controller_overhead;
+  rw.derive_skews();
+  EXPECT_EQ(rw, paper);
+  EXPECT_EQ(preset("hp97560-rw").check(), "");
 }
 
 TEST(Presets, Savvio10k4MatchesProductManual) {

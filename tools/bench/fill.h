@@ -33,7 +33,7 @@ inline FormatOptions preset_format(const std::string& geometry, DiskMode mode,
   f.block_bytes = 4096;
   auto g = find_preset(geometry);
   if (!g)
-    throw Error("--geometry " + geometry + ": unknown; choose hp97560, st19101 or savvio10k4",
+    throw Error("--geometry " + geometry + ": unknown; choose one of " + preset_names_joined(", "),
                 EINVAL);
   f.geometry = *g;
   f.geometry.derive_skews();
