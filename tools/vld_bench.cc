@@ -938,7 +938,9 @@ int run(BenchOptions options, const Subcommands& sub) {
 int main(int argc, char** argv) {
   using namespace vld;
   CLI::App app{"vld-bench: paper 001's idle-time and technology experiments, in-process "
-               "and deterministic (simulated time only). One JSON object per line per point."};
+               "and deterministic (simulated time only). One JSON object per line per point.",
+               "vld-bench"};
+  app.set_version_flag("--version", "vld-bench " VLD_VERSION);
   app.require_subcommand(1);
   BenchOptions options;
   const Subcommands sub{add_fig10(app, options), add_fig11(app, options), add_table2(app, options),

@@ -7,9 +7,13 @@
 #   - the installed plugin loads; the installed man page renders with man(1),
 #     has nbdkit's sections, documents every parameter `--help` lists and
 #     every debug flag the plugin exports.
+#   - the command-line tools (VLD_TOOLS) are installed in bin with man pages
+#     made from their --help.
 # VLD_BUILD_DIR: the build directory (set by ctest).
+# VLD_TOOLS: the installed programs, "vld-inspect vld-bench ..." (set by ctest).
 set -euo pipefail
 BUILD=${VLD_BUILD_DIR:?VLD_BUILD_DIR must name the build directory}
+VLD_TOOLS=${VLD_TOOLS:?VLD_TOOLS must name the installed programs}
 ME=install_test
 fail() { echo "$ME: FAIL: $*" >&2; exit 1; }
 
@@ -78,4 +82,29 @@ sed -n '/^DEBUG FLAGS$/,/^EXAMPLES$/p' "$tmp/man.txt" |
 diff -u "$tmp/flags" "$tmp/man-flags" >"$tmp/flags.diff" ||
   fail "exported debug flags and DEBUG FLAGS disagree (- plugin, + man): $(cat "$tmp/flags.diff")"
 
-echo "$ME: ok: $(wc -l <"$tmp/help-keys") parameters, $(wc -l <"$tmp/flags") debug flags documented"
+# 8. The command-line tools are installed in bin, run from there, and each has
+#    a man page that renders and names every option its --help lists.
+tools_checked=0
+for tool in $VLD_TOOLS; do
+  exe=$tmp/a$prefix/bin/$tool
+  page=$tmp/a$prefix/share/man/man1/$tool.1
+  [ -x "$exe" ] || fail "no $exe"
+  [ -f "$page" ] || fail "no man page $page"
+  "$exe" --version | grep -q "^$tool " || fail "$tool --version does not name it"
+  MANWIDTH=200 man -l "$page" >"$tmp/$tool.txt" 2>"$tmp/$tool.err" ||
+    fail "man -l $tool.1 failed: $(cat "$tmp/$tool.err")"
+  groff -man -Tutf8 -ww -z "$page" 2>"$tmp/groff.err" || fail "groff failed on $tool.1"
+  [ ! -s "$tmp/groff.err" ] || fail "groff warns on $tool.1: $(head -3 "$tmp/groff.err")"
+  for section in NAME SYNOPSIS DESCRIPTION OPTIONS "SEE ALSO"; do
+    grep -qx "$section" "$tmp/$tool.txt" || fail "$tool.1 has no $section section"
+  done
+  "$exe" --help | grep -o -- '--[a-z][a-z-]*' | sort -u >"$tmp/$tool-options"
+  [ -s "$tmp/$tool-options" ] || fail "$tool --help lists no options"
+  while read -r option; do
+    grep -q -- "$option" "$tmp/$tool.txt" || fail "$tool.1 does not mention $option"
+  done <"$tmp/$tool-options"
+  tools_checked=$((tools_checked + 1))
+done
+
+echo "$ME: ok: $(wc -l <"$tmp/help-keys") parameters, $(wc -l <"$tmp/flags") debug flags documented;" \
+  "$tools_checked tools installed with man pages"

@@ -120,6 +120,7 @@ int main(int argc, char** argv) {
       "Exit status (as fsck): 0 no errors, 4 --check found errors (left uncorrected), "
       "8 operational error (cannot open, not a vld image, in use by a server, cannot write the "
       "PNG), 16 usage error.");
+  app.set_version_flag("--version", "vld-inspect " VLD_VERSION);
   Args args;
   app.add_option("IMAGE", args.image, "the vld image (the file= of nbdkit-vld-plugin)")
       ->required();
