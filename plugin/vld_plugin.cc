@@ -188,14 +188,18 @@ void vld_unload() {
 
 int vld_config(const char* key, const char* value) {
   std::string k(key), v(value);
-  // nbdkit changes directory to / when it daemonizes: keep paths absolute.
-  if (k == "file" || k == "statsfile") {
+  // nbdkit changes directory to / when it daemonizes: keep paths absolute
+  // ("" is left to set_option, which says which parameter needs a path).
+  if ((k == "file" || k == "statsfile") && *value) {
     char* abs = nbdkit_absolute_path(value);
     if (!abs) return -1;
     v = abs;
     free(abs);
   }
-  std::string why = set_option(&g_options, k, v);
+  // Sizes, booleans and numbers are read as every nbdkit plugin reads them.
+  static const ValueParsers kNbdkitParsers = {nbdkit_parse_size, nbdkit_parse_bool,
+                                              nbdkit_parse_uint64_t};
+  std::string why = set_option(&g_options, k, v, kNbdkitParsers);
   if (!why.empty()) {
     nbdkit_error("vld: %s", why.c_str());
     return -1;
