@@ -54,9 +54,10 @@ struct CheckedValue {
   uint64_t value = 0;  // when kOk
 };
 
-// nbdkit_parse_size: optional leading blanks and '+', decimal digits, and at
-// most one suffix: b (bytes), s (512-byte sectors), k, m, g, t, p, e (powers
-// of 1024), any case. At most INT64_MAX bytes.
+// nbdkit_parse_size: optional leading blanks and sign (a '-' is refused,
+// but "-0" is 0), decimal digits, and at most one suffix: b (bytes), s
+// (512-byte sectors), k, m, g, t, p, e (powers of 1024), any case. At most
+// INT64_MAX bytes.
 inline constexpr uint64_t kMaxNbdkitSize = INT64_MAX;
 CheckedValue check_size(const std::string& text);
 
