@@ -18,16 +18,19 @@
 // arrival time), so no worker runs; programs grant idle time explicitly with
 // DiskController::idle_until (tools/vld-bench, tests).
 //
+// A step that throws stops the worker; it hands the reason to its host (the
+// plugin: nbdkit_error), as this header knows nothing of nbdkit.
+//
 // Thread-safety: owns one thread; construct and destroy from one thread.
+// `report` is called at most once, from that thread.
 #ifndef VLD_PLUGIN_IDLE_WORKER_H_
 #define VLD_PLUGIN_IDLE_WORKER_H_
-
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <chrono>
 #include <condition_variable>
 #include <mutex>
+#include <string>
 #include <thread>
 
 #include "core/disk_controller.h"
@@ -37,8 +40,12 @@ namespace vld {
 
 class IdleWorker {
  public:
-  IdleWorker(DiskController& controller, const Pacer& pacer, std::chrono::milliseconds quiet)
-      : controller_(controller), pacer_(pacer), quiet_(quiet) {
+  // Called with "compactor stopped: <why>" if a step throws.
+  using Report = void (*)(const std::string& line);
+
+  IdleWorker(DiskController& controller, const Pacer& pacer, std::chrono::milliseconds quiet,
+             Report report)
+      : controller_(controller), pacer_(pacer), quiet_(quiet), report_(report) {
     thread_ = std::thread([this] { run(); });
   }
   ~IdleWorker() {
@@ -75,13 +82,14 @@ class IdleWorker {
     } catch (const std::exception& e) {
       // A step failed (say, a data block that no longer checks out): the
       // drive keeps serving requests, which report such damage themselves.
-      spdlog::error("compactor stopped: {}", e.what());
+      report_(std::string("compactor stopped: ") + e.what());
     }
   }
 
   DiskController& controller_;
   const Pacer& pacer_;
   std::chrono::milliseconds quiet_;
+  Report report_;
   std::mutex mu_;               // guards stop_ only
   std::condition_variable cv_;  // signalled when stop_ is set
   bool stop_ = false;

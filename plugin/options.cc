@@ -1,8 +1,8 @@
 #include "plugin/options.h"
 
 #include <algorithm>
-#include <charconv>
 #include <cmath>
+#include <cstdlib>
 #include <string>
 
 #include "core/lld/cleaner_policy.h"
@@ -22,92 +22,123 @@ std::string join_presets() {
   return out;
 }
 
-template <typename T>
-std::optional<T> parse_uint(std::string_view v) {
-  T x{};
-  auto [p, ec] = std::from_chars(v.data(), v.data() + v.size(), x);
-  if (ec != std::errc() || p != v.data() + v.size() || v.empty()) return std::nullopt;
-  return x;
-}
-
-std::optional<double> parse_double(std::string_view v) {
-  std::string str(v);
-  char* end = nullptr;
-  double x = std::strtod(str.c_str(), &end);
-  if (str.empty() || *end != '\0' || !std::isfinite(x) || x < 0) return std::nullopt;
-  return x;
-}
-
-}  // namespace
-
-std::optional<uint64_t> parse_size(std::string_view text) {
-  size_t digits = 0;
-  while (digits < text.size() && text[digits] >= '0' && text[digits] <= '9') ++digits;
-  if (digits == 0) return std::nullopt;
-  auto n = parse_uint<uint64_t>(text.substr(0, digits));
-  if (!n) return std::nullopt;
-  std::string_view suffix = text.substr(digits);
-  int shift = 0;
-  if (suffix.empty() || suffix == "b" || suffix == "B") shift = 0;
-  else {
-    switch (suffix[0]) {
-      case 'k': case 'K': shift = 10; break;
-      case 'm': case 'M': shift = 20; break;
-      case 'g': case 'G': shift = 30; break;
-      case 't': case 'T': shift = 40; break;
-      default: return std::nullopt;
-    }
-    std::string_view rest = suffix.substr(1);
-    if (!(rest.empty() || rest == "B" || rest == "iB")) return std::nullopt;
-  }
-  if (shift && *n > (UINT64_MAX >> shift)) return std::nullopt;
-  return *n << shift;
-}
-
-namespace {
-
-std::optional<bool> on_off(std::string_view v) {
-  if (v == "on" || v == "1" || v == "true") return true;
-  if (v == "off" || v == "0" || v == "false") return false;
-  return std::nullopt;
-}
-
 const ParameterDoc* find_parameter(std::string_view key) {
   for (const ParameterDoc& p : kParameters)
     if (key == p.key) return &p;
   return nullptr;
 }
 
-// Reads v by the rule: "" and *out filled, or why not (only the reason,
-// without "key=value: ", which the caller adds).
-std::string read_value(const ValueRule& rule, std::string_view v, ParameterValue* out) {
-  out->text = v;
+// What a value that is not of its kind's form is (the problem, before
+// "; " + the rule's expected).
+constexpr const char* kNotASize =
+    "not a size (bytes: a whole number, optionally with one suffix: s for 512-byte sectors, "
+    "or K, M, G, T, P, E for powers of 1024)";
+constexpr const char* kNotAWholeNumber =
+    "not a whole number (decimal, 0x hexadecimal or 0 octal)";
+constexpr const char* kNotABoolean = "not a boolean";
+// Only if nbdkit refused what check_* accepted; nbdkit has said why.
+constexpr const char* kRefusedByNbdkit = "refused by nbdkit";
+
+// A size as one would write it: "64K", "1G", "1000 bytes".
+std::string size_text(uint64_t n) {
+  static constexpr char kSuffixes[] = "KMGTPE";
+  for (int i = 5; i >= 0; --i) {
+    const int shift = 10 * (i + 1);
+    if (n != 0 && n % (uint64_t{1} << shift) == 0)
+      return std::to_string(n >> shift) + kSuffixes[i];
+  }
+  return std::to_string(n) + (n == 1 ? " byte" : " bytes");
+}
+
+// The problem with a value read as x from `text` that is not within [min,
+// max], or "". Shows x when the text does not (0x10, 1K, 010).
+std::string out_of_range(uint64_t x, const std::string& text, uint64_t min, uint64_t max,
+                         bool size) {
+  if (x >= min && x <= max) return "";
+  const auto bound = [size](uint64_t b) { return size ? size_text(b) : std::to_string(b); };
+  std::string is;
+  if (text != std::to_string(x)) is = std::to_string(x) + (size ? " bytes; " : "; ");
+  return x < min ? "too small (" + is + "at least " + bound(min) + ")"
+                 : "too large (" + is + "at most " + bound(max) + ")";
+}
+
+// The problem of a value the check refused ("" for kOk).
+std::string check_problem(ValueCheck c, const char* malformed, const std::string& too_large) {
+  switch (c) {
+    case ValueCheck::kOk: return "";
+    case ValueCheck::kMalformed: return malformed;
+    case ValueCheck::kNegative: return "negative";
+    case ValueCheck::kTooLarge: return "too large (" + too_large + ")";
+  }
+  return malformed;
+}
+
+// Each reader returns "" with *out filled, or the problem.
+
+std::string read_size(const ValueRule& rule, const std::string& v, const ValueParsers& parsers,
+                      ParameterValue* out) {
+  const uint64_t max = std::min(rule.max, kMaxNbdkitSize);
+  const std::string problem =
+      check_problem(check_size(v).check, kNotASize, "at most " + size_text(max));
+  if (!problem.empty()) return problem;
+  const int64_t x = parsers.parse_size(v.c_str());
+  if (x < 0) return kRefusedByNbdkit;
+  out->number = static_cast<uint64_t>(x);
+  return out_of_range(out->number, v, rule.min, max, /*size=*/true);
+}
+
+std::string read_whole_number(const char* key, const ValueRule& rule, const std::string& v,
+                              const ValueParsers& parsers, ParameterValue* out) {
+  const std::string problem = check_problem(check_uint64(v).check, kNotAWholeNumber,
+                                            "at most " + std::to_string(rule.max));
+  if (!problem.empty()) return problem;
+  if (parsers.parse_uint64_t(key, v.c_str(), &out->number) != 0) return kRefusedByNbdkit;
+  return out_of_range(out->number, v, rule.min, rule.max, /*size=*/false);
+}
+
+std::string read_bool(const std::string& v, const ValueParsers& parsers, ParameterValue* out) {
+  if (!check_bool(v)) return kNotABoolean;
+  const int b = parsers.parse_bool(v.c_str());
+  if (b < 0) return kRefusedByNbdkit;
+  out->on = b != 0;
+  return "";
+}
+
+// nbdkit 1.32 has no parser for fractions: strtod, from 0 to 1 s. Bounded
+// here, not only by the geometry's check: a larger double would overflow
+// the nanosecond count it becomes (sim_us).
+std::string read_microseconds(const std::string& v, ParameterValue* out) {
+  char* end = nullptr;
+  const double x = std::strtod(v.c_str(), &end);
+  if (end == v.c_str() || *end != '\0' || std::isnan(x))
+    return "not a number (microseconds, fractions allowed)";
+  if (x < 0) return "negative";
+  if (x > 1e6) return "too large (at most 1000000)";
+  out->real = x;
+  return "";
+}
+
+// Reads v by p's rule: "" and *out filled, or why not (without "key=value: ",
+// which the caller adds).
+std::string read_value(const ParameterDoc& p, const std::string& v, const ValueParsers& parsers,
+                       ParameterValue* out) {
+  const ValueRule& rule = p.rule;
   const std::string expected = rule.expected;
+  const auto with_expected = [&](const std::string& problem) {
+    return problem.empty() ? problem : problem + "; " + expected;
+  };
   switch (rule.kind) {
     case ValueKind::kText:
     case ValueKind::kNonEmpty:
       return "";
     case ValueKind::kSize:
-    case ValueKind::kWholeNumber: {
-      auto x = rule.kind == ValueKind::kSize ? parse_size(v) : parse_uint<uint64_t>(v);
-      if (!x || *x < rule.min || *x > rule.max) return expected;
-      out->number = *x;
-      return "";
-    }
-    case ValueKind::kMicroseconds: {
-      // Bounded here, not only by the geometry's check: a larger double
-      // would overflow the nanosecond count it becomes (sim_us).
-      auto x = parse_double(v);
-      if (!x || *x > 1e6) return expected;
-      out->real = *x;
-      return "";
-    }
-    case ValueKind::kOnOff: {
-      auto x = on_off(v);
-      if (!x) return expected;
-      out->on = *x;
-      return "";
-    }
+      return with_expected(read_size(rule, v, parsers, out));
+    case ValueKind::kWholeNumber:
+      return with_expected(read_whole_number(p.key, rule, v, parsers, out));
+    case ValueKind::kMicroseconds:
+      return with_expected(read_microseconds(v, out));
+    case ValueKind::kOnOff:
+      return with_expected(read_bool(v, parsers, out));
     case ValueKind::kPreset:
       return find_preset(v) ? "" : expected + join_presets();
     case ValueKind::kSeekCurve: {
@@ -127,16 +158,23 @@ std::string read_value(const ValueRule& rule, std::string_view v, ParameterValue
 
 }  // namespace
 
-std::string set_option(PluginOptions* o, std::string_view key, std::string_view v) {
+std::string set_option(PluginOptions* o, std::string_view key, std::string_view v,
+                       const ValueParsers& parsers) {
   const ParameterDoc* p = find_parameter(key);
   if (!p) return "unknown parameter '" + s(key) + "'; see nbdkit vld --help for the list";
   if (p->rule.kind == ValueKind::kNonEmpty && v.empty())
     return s(key) + "= " + p->rule.expected;
+  const std::string text(v);
   ParameterValue value;
-  std::string why = read_value(p->rule, v, &value);
+  value.text = v;
+  std::string why = read_value(*p, text, parsers, &value);
   if (why.empty() && !p->store(*o, value)) why = p->rule.expected;
-  if (!why.empty()) return s(key) + "=" + s(v) + ": " + why;
+  if (!why.empty()) return s(key) + "=" + text + ": " + why;
   return "";
+}
+
+std::string set_option(PluginOptions* o, std::string_view key, std::string_view v) {
+  return set_option(o, key, v, builtin_parsers());
 }
 
 namespace {

@@ -9,7 +9,10 @@
 // compactor*, seed; mode=lld's partial, cleaner_policy, nvram_us) apply to this server
 // only; those of one mode are ignored by the others.
 //
-// Every error is one line that names the parameter and says what to do.
+// Sizes, booleans and whole numbers are read by nbdkit's parsers
+// (plugin/nbdkit_values.h). Every error is one line that names the
+// parameter and its value, says what is wrong with it (not of the form, or
+// out of range) and what is accepted.
 //
 // Thread-safety: plain values; nbdkit calls config serially.
 #ifndef VLD_PLUGIN_OPTIONS_H_
@@ -24,6 +27,7 @@
 #include "core/image.h"
 #include "core/sched/command_queue.h"
 #include "geometry/seek_curve.h"
+#include "plugin/nbdkit_values.h"
 
 namespace vld {
 
@@ -69,11 +73,13 @@ struct PluginOptions {
 inline constexpr const char* kDefaultGeometry = "st19101";
 inline constexpr DiskMode kDefaultMode = DiskMode::kVld;
 
-// Applies one key=value. Returns "" or the error.
+// Applies one key=value, reading sizes, booleans and whole numbers with
+// `parsers` (the plugin: nbdkit's). Returns "" or the error, one line:
+//   size=0: too small (at least 512 bytes); expected a size of at least ...
+std::string set_option(PluginOptions* o, std::string_view key, std::string_view value,
+                       const ValueParsers& parsers);
+// The same with builtin_parsers(): for tests and programs without nbdkit.
 std::string set_option(PluginOptions* o, std::string_view key, std::string_view value);
-
-// Parses sizes like nbdkit: 1048576, 512K, 1M, 1G, 1T (powers of 1024).
-std::optional<uint64_t> parse_size(std::string_view text);
 
 // FormatOptions for a new image, or the error (e.g. size= missing, or
 // segment= without mode=lld).

@@ -12,7 +12,8 @@
 // entry says how its value is read and checked (`rule`: a ValueKind with
 // its bounds and error text) and where it is stored (`store`). So a
 // parameter is added here and nowhere else, unless it needs a new kind.
-// tests/unit/options_test.cc checks that set_option() knows every key.
+// tests/unit/options_test.cc checks that set_option() knows every key and
+// has a table of good and bad values with a row for each.
 //
 // Rules for the texts: `help` is wrapped by hand, lines separated by '\n',
 // no trailing newline. `pod` is POD (perlpod(1)): paragraphs separated by
@@ -35,15 +36,20 @@ namespace vld {
 
 enum class ParameterGroup { kImage, kFormat, kRunTime };
 
-// How set_option() reads a value; options.cc has one reader per kind. An
-// error is "key=value: " + expected, unless said otherwise.
+// How set_option() reads a value; options.cc has one reader per kind.
+// Sizes, whole numbers and booleans are read by nbdkit's parsers
+// (plugin/nbdkit_values.h), so they take nbdkit's forms. A value of the
+// wrong form or out of range is refused with "key=value: " + the problem
+// (e.g. "not a size", "too small (at least 512 bytes)") + "; " + expected;
+// the other kinds' errors are "key=value: " + expected, unless said
+// otherwise.
 enum class ValueKind {
   kText,              // any text; the store checks it
   kNonEmpty,          // any text but ""; "" is refused with "key= " + expected
-  kSize,              // parse_size() (1G, 512K, 1048576), from min to max
-  kWholeNumber,       // decimal digits, from min to max
-  kMicroseconds,      // a duration in microseconds from 0 to 1000000
-  kOnOff,             // on|off (or 1|0, true|false)
+  kSize,              // nbdkit_parse_size (1G, 512K, 131072s, 1048576), from min to max
+  kWholeNumber,       // nbdkit_parse_uint64_t (decimal, 0x hex, 0 octal), from min to max
+  kMicroseconds,      // a duration in microseconds from 0 to 1000000, fractions allowed
+  kOnOff,             // nbdkit_parse_bool: on|off, yes|no, true|false, 1|0, any case
   kPreset,            // a geometry preset's name; the error lists them after expected
   kSeekCurve,         // SeekCurve::parse(); the error is its reason, then expected
   kCompactionPolicy,  // parse_compaction_policy()
@@ -55,7 +61,9 @@ inline constexpr uint64_t kMaxU32 = UINT32_MAX;
 struct ValueRule {
   ValueKind kind;
   const char* expected;    // the error's text
-  uint64_t min = 0;        // kSize, kWholeNumber: bounds, inclusive
+  // kSize, kWholeNumber: bounds, inclusive (a size is at most
+  // kMaxNbdkitSize whatever max says).
+  uint64_t min = 0;
   uint64_t max = UINT64_MAX;
 };
 
@@ -77,6 +85,8 @@ using StoreValue = bool (*)(PluginOptions& o, const ParameterValue& v);
 
 inline constexpr const char* kMicrosecondsExpected =
     "expected a duration in microseconds from 0 to 1000000 (1 s), e.g. 500";
+inline constexpr const char* kOnOffExpected =
+    "expected on or off (or yes|no, true|false, 1|0, in any case)";
 
 struct ParameterDoc {
   const char* key;        // "file"
@@ -114,12 +124,17 @@ inline constexpr ParameterDoc kParameters[] = {
      nullptr, /*magic=*/true},
 
     {"size", "SIZE", ParameterGroup::kFormat,
-     {ValueKind::kSize, "expected a size such as 1G, 512M or 1048576", 1},
+     {ValueKind::kSize,
+      "expected a size of at least one 512-byte sector, e.g. size=1G, size=131072s or "
+      "size=1048576",
+      512},
      [](PluginOptions& o, const ParameterValue& v) { o.size_bytes = v.number; return true; },
-     "export size for a new image, e.g. 1G (no default)",
-     "The size of the export (the disk clients see) when B<file=> is created: bytes, or a "
-     "number with the suffix B<K>, B<M>, B<G> or B<T> (powers of 1024), e.g. C<size=1G>. "
-     "There is no default. The simulated platters are larger: see B<spare=>."},
+     "export size for a new image, e.g. 1G or 131072s (no default)",
+     "The size of the export (the disk clients see) when B<file=> is created, as nbdkit "
+     "reads sizes (see L</Values>): bytes, or a number with one suffix, B<s> for 512-byte "
+     "sectors or B<K>, B<M>, B<G>, B<T>, B<P>, B<E> for powers of 1024, e.g. C<size=1G> or "
+     "C<size=131072s>. It must be a multiple of B<block=>. There is no default. The "
+     "simulated platters are larger: see B<spare=>."},
 
     {"mode", "vld|inplace|lld", ParameterGroup::kFormat,
      {ValueKind::kText, "expected mode=vld, mode=inplace or mode=lld"},
@@ -250,7 +265,7 @@ inline constexpr ParameterDoc kParameters[] = {
      "C<seek=3.24,0.400,383,8.00,0.008>."},
 
     {"segment", "SIZE", ParameterGroup::kFormat,
-     {ValueKind::kSize, "expected a segment size such as 512K", 1},
+     {ValueKind::kSize, "expected a segment size such as 512K or 1M", 1},
      [](PluginOptions& o, const ParameterValue& v) { o.segment_bytes = v.number; return true; },
      "lld: segment size of a new image, rounded to whole\n"
      "tracks (default 512K, paper 001 section 4.4)",
@@ -340,7 +355,7 @@ inline constexpr ParameterDoc kParameters[] = {
      "number of scattered pieces. Default 60; 0: only B<checkpoint_every> and idle time."},
 
     {"track_buffer", "on|off", ParameterGroup::kRunTime,
-     {ValueKind::kOnOff, "expected track_buffer=on or track_buffer=off"},
+     {ValueKind::kOnOff, kOnOffExpected},
      [](PluginOptions& o, const ParameterValue& v) { o.disk.track_buffer = v.on; return true; },
      "reads go through the drive's one-track read-ahead buffer\n"
      "(paper 001 section 4.2) (default on)",
@@ -352,7 +367,7 @@ inline constexpr ParameterDoc kParameters[] = {
      "B<on>|B<off>"},
 
     {"compactor", "on|off", ParameterGroup::kRunTime,
-     {ValueKind::kOnOff, "expected compactor=on or compactor=off"},
+     {ValueKind::kOnOff, kOnOffExpected},
      [](PluginOptions& o, const ParameterValue& v) {
        o.disk.vld.compactor.enabled = v.on;
        return true;
@@ -507,7 +522,7 @@ inline constexpr ParameterDoc kParameters[] = {
      "more when nbdkit exits. See L</STATISTICS>. By default none are written."},
 
     {"seed", "N", ParameterGroup::kRunTime,
-     {ValueKind::kWholeNumber, "expected a whole number"},
+     {ValueKind::kWholeNumber, "expected a whole number from 0 to 2^64 - 1, e.g. seed=42"},
      [](PluginOptions& o, const ParameterValue& v) {
        o.seed = v.number;
        o.disk.vld.compactor.seed = v.number;

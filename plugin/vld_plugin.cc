@@ -23,11 +23,13 @@
 // nbdkit sets the exported ints vld_debug_FLAG below after loading the
 // plugin; get_ready turns them into levels of core's trace channels
 // (core/util/trace.h), whose sink is nbdkit_debug.
+//
+// Logging is nbdkit's alone: errors through nbdkit_error, everything else
+// through nbdkit_debug, directly or as a trace channel's line (why there is
+// no logging library: nbdkit-vld-plugin(1), "Logging").
 #define NBDKIT_API_VERSION 2
 #include <malloc.h>
 #include <nbdkit-plugin.h>
-
-#include <spdlog/spdlog.h>
 #include <sys/stat.h>
 
 #include <condition_variable>
@@ -46,7 +48,6 @@
 #include "core/util/trace.h"
 #include "geometry/presets.h"
 #include "plugin/idle_worker.h"
-#include "plugin/nbdkit_sink.h"
 #include "plugin/open_progress.h"
 #include "plugin/options.h"
 #include "plugin/pacer.h"
@@ -115,7 +116,7 @@ class StatsWriter {
     try {
       write_stats_file(path_, stats_to_json(*g_controller, g_options.latency));
     } catch (const std::exception& e) {
-      spdlog::error("{}", e.what());
+      nbdkit_error("vld: %s", e.what());
     }
   }
 
@@ -162,12 +163,6 @@ int guarded(Fn&& fn, int quiet_errno = 0) {
   return -1;
 }
 
-void vld_load() {
-  auto logger = std::make_shared<spdlog::logger>("vld", std::make_shared<NbdkitSink>());
-  logger->set_level(spdlog::level::debug);  // nbdkit_debug itself obeys -v
-  spdlog::set_default_logger(logger);
-}
-
 void trace_to_nbdkit(trace::Channel c, std::string_view line) {
   nbdkit_debug("%s: %.*s", trace::channel_name(c), static_cast<int>(line.size()), line.data());
 }
@@ -189,19 +184,22 @@ void vld_unload() {
   g_stats_writer.reset();
   g_controller.reset();
   g_image_lock.reset();
-  spdlog::shutdown();
 }
 
 int vld_config(const char* key, const char* value) {
   std::string k(key), v(value);
-  // nbdkit changes directory to / when it daemonizes: keep paths absolute.
-  if (k == "file" || k == "statsfile") {
+  // nbdkit changes directory to / when it daemonizes: keep paths absolute
+  // ("" is left to set_option, which says which parameter needs a path).
+  if ((k == "file" || k == "statsfile") && *value) {
     char* abs = nbdkit_absolute_path(value);
     if (!abs) return -1;
     v = abs;
     free(abs);
   }
-  std::string why = set_option(&g_options, k, v);
+  // Sizes, booleans and numbers are read as every nbdkit plugin reads them.
+  static const ValueParsers kNbdkitParsers = {nbdkit_parse_size, nbdkit_parse_bool,
+                                              nbdkit_parse_uint64_t};
+  std::string why = set_option(&g_options, k, v, kNbdkitParsers);
   if (!why.empty()) {
     nbdkit_error("vld: %s", why.c_str());
     return -1;
@@ -281,8 +279,9 @@ int vld_get_ready() {
     if (::stat(path.c_str(), &st) == 0) {
       g_controller = std::make_unique<DiskController>(open_disk(/*readonly=*/true, &sb),
                                                       /*read_only=*/true);
-      spdlog::debug("opened {} read-only until a writable connection: {} mode, {} bytes, {}",
-                    path, mode_name(sb.mode), sb.export_bytes, sb.geometry.name);
+      nbdkit_debug("vld: opened %s read-only until a writable connection: %s mode, %llu bytes, %s",
+                   path.c_str(), mode_name(sb.mode),
+                   static_cast<unsigned long long>(sb.export_bytes), sb.geometry.name.c_str());
     } else {
       if (errno != ENOENT) throw_errno("file=" + path);
       FormatOptions fo;
@@ -290,9 +289,9 @@ int vld_get_ready() {
         throw Error(why, EINVAL);
       sb = plan_image(fo);  // refuses a plan that cannot hold its export
       std::unique_ptr<FileBackingStore> store = create_image(path, sb);
-      spdlog::debug("created {}: {} mode, {} bytes on {} cylinders of a {}", path,
-                    mode_name(sb.mode), sb.export_bytes, sb.simulated_cylinders,
-                    sb.geometry.name);
+      nbdkit_debug("vld: created %s: %s mode, %llu bytes on %u cylinders of a %s", path.c_str(),
+                   mode_name(sb.mode), static_cast<unsigned long long>(sb.export_bytes),
+                   sb.simulated_cylinders, sb.geometry.name.c_str());
       g_controller =
           std::make_unique<DiskController>(make_disk(std::move(store), sb, g_options.disk));
     }
@@ -319,7 +318,8 @@ int vld_after_fork() {
                                 std::make_shared<PacerClock>(*g_pacer));
   if (g_options.latency == LatencyMode::kSleep && has_idle_work())
     g_idle_worker = std::make_unique<IdleWorker>(
-        *g_controller, *g_pacer, std::chrono::milliseconds(g_options.compactor_quiet_ms));
+        *g_controller, *g_pacer, std::chrono::milliseconds(g_options.compactor_quiet_ms),
+        [](const std::string& line) { nbdkit_error("vld: %s", line.c_str()); });
   if (!g_options.statsfile.empty())
     return guarded([] { g_stats_writer = std::make_unique<StatsWriter>(g_options.statsfile); });
   return 0;
@@ -525,7 +525,6 @@ struct nbdkit_plugin make_plugin() {
   p.version = VLD_VERSION;
   p.description =
       "Serves a simulated disk drive (update-in-place, virtual log or log-structured).";
-  p.load = vld_load;
   p.unload = vld_unload;
   p.config = vld_config;
   p.config_complete = vld_config_complete;

@@ -12,7 +12,9 @@
 #include "core/image.h"
 #include "core/store/backing_store.h"
 #include "geometry/presets.h"
+#include "plugin/parameters.h"
 #include "tests/integration/nbdkit_harness.h"
+#include "tests/parameter_values.h"
 
 namespace vld::test {
 namespace {
@@ -104,6 +106,66 @@ void ExpectRejectedOnNewFile(const std::vector<std::string>& extra, const std::s
   params.insert(params.end(), extra.begin(), extra.end());
   ExpectCleanFailure(run_nbdkit(params), param, needles);
   EXPECT_FALSE(Exists(file)) << file << " was created";
+}
+
+// tests/parameter_values.h, read by the real nbdkit's parsers: every bad
+// value stops nbdkit with exactly one line, which names the parameter and
+// the value and says what is wrong and what is accepted; the image it was
+// given stays as it was.
+TEST(BadParameters, EveryBadValueInTheTable) {
+  TempDir dir;
+  const std::string file = MakeImage(dir);
+  const std::string before = file_fingerprint(file);
+  for (const BadValue& b : kBadValues) {
+    const std::string kv = std::string(b.key) + "=" + b.value;
+    SCOPED_TRACE(kv);
+    const RunResult r = run_nbdkit({"file=" + file, kv});
+    EXPECT_NE(r.exit_code, 0);
+    const std::vector<std::string> lines = NonEmptyLines(r.stderr_text);
+    ASSERT_EQ(lines.size(), 1u) << "want one line:\n" << r.stderr_text;
+    EXPECT_NE(lines[0].find("error"), std::string::npos) << lines[0];
+    EXPECT_NE(lines[0].find("vld: " + kv), std::string::npos) << lines[0];
+    EXPECT_NE(lines[0].find(b.problem), std::string::npos) << lines[0];
+  }
+  EXPECT_EQ(file_fingerprint(file), before) << "the image changed";
+}
+
+// The table's good values of run-time parameters, read by the real nbdkit:
+// each is taken on an existing image (format-time ones are in
+// NbdkitForms.ReachTheImage, as most would conflict with the image).
+TEST(GoodParameters, EveryRunTimeValueInTheTable) {
+  TempDir dir;
+  const std::string file = MakeImage(dir);
+  for (const GoodValue& g : kGoodValues) {
+    const ParameterDoc* p = nullptr;
+    for (const ParameterDoc& d : kParameters)
+      if (std::string(d.key) == g.key) p = &d;
+    ASSERT_NE(p, nullptr) << g.key;
+    if (p->group != ParameterGroup::kRunTime) continue;
+    const std::string kv = std::string(g.key) + "=" +
+                           (std::string(g.key) == "statsfile" ? dir.file("s.json") : g.value);
+    const RunResult r = run_nbdkit({"file=" + file, kv});
+    EXPECT_EQ(r.exit_code, 0) << kv << ":\n" << r.stderr_text;
+  }
+}
+
+// nbdkit's forms of sizes, numbers and booleans, as every plugin takes
+// them, make the image they say: 8192 sectors, a block of 8 sectors, hex
+// and octal numbers, booleans in any case.
+TEST(NbdkitForms, ReachTheImage) {
+  TempDir dir;
+  const std::string file = dir.file("forms.img");
+  const RunResult r =
+      run_nbdkit({"file=" + file, "size=8192s", "block=8s", "spare=0x32", "tracks_per_cylinder=010",
+                  "window=0x20", "fill=075", "track_buffer=No", "compactor=YES", "seed=+7",
+                  "latency=none"});
+  ASSERT_EQ(r.exit_code, 0) << r.stderr_text;
+  auto store = FileBackingStore::open(file, /*readonly=*/true);
+  const Superblock sb = read_superblock(*store, file);
+  EXPECT_EQ(sb.export_bytes, 4u << 20);
+  EXPECT_EQ(sb.block_bytes, 4096u);
+  EXPECT_EQ(sb.spare_percent, 50u);
+  EXPECT_EQ(sb.geometry.tracks_per_cylinder, 8u);
 }
 
 TEST(BadParameters, UnknownGeometry) {
@@ -289,8 +351,11 @@ TEST(BadParameters, BadLatency) {
 }
 
 TEST(BadParameters, BadSize) {
-  ExpectRejectedOnNewFile({"size=abc"}, "size", {"size=abc"});
-  ExpectRejectedOnImage({"size=abc"}, "size", {"size=abc"});
+  ExpectRejectedOnNewFile({"size=abc"}, "size", {"size=abc", "not a size"});
+  ExpectRejectedOnImage({"size=abc"}, "size", {"size=abc", "not a size"});
+  // Out of range, not "not a size" (issue 18).
+  ExpectRejectedOnNewFile({"size=0"}, "size", {"size=0: too small (at least 512 bytes)"});
+  ExpectRejectedOnNewFile({"size=16E"}, "size", {"size=16E: too large (at most"});
 }
 
 TEST(BadParameters, MalformedSeek) {

@@ -11,6 +11,7 @@
 #include "geometry/presets.h"
 #include "plugin/options.h"
 #include "plugin/parameters.h"
+#include "tests/parameter_values.h"
 
 namespace vld {
 namespace {
@@ -19,31 +20,101 @@ bool mentions(const std::string& text, const std::string& word) {
   return text.find(word) != std::string::npos;
 }
 
-// ---------------------------------------------------------- parse_size
+// ------------------------------------------------------- nbdkit_values
 
-TEST(ParseSize, AcceptsNbdkitSizes) {
-  EXPECT_EQ(parse_size("4096"), 4096u);
-  EXPECT_EQ(parse_size("0"), 0u);
-  EXPECT_EQ(parse_size("1048576"), 1048576u);
-  EXPECT_EQ(parse_size("512K"), 512u * 1024);
-  EXPECT_EQ(parse_size("512k"), 512u * 1024);
-  EXPECT_EQ(parse_size("512M"), 512ull * 1024 * 1024);
-  EXPECT_EQ(parse_size("1G"), 1ull << 30);
-  EXPECT_EQ(parse_size("1g"), 1ull << 30);
-  EXPECT_EQ(parse_size("1GiB"), 1ull << 30);
-  EXPECT_EQ(parse_size("2T"), 2ull << 40);
-  EXPECT_EQ(parse_size("64KiB"), 65536u);
-  EXPECT_EQ(parse_size("100B"), 100u);
+// check_size and check_uint64 accept what nbdkit 1.32's nbdkit_parse_size
+// and nbdkit_parse_uint64_t accept, with the same value, and classify the
+// rest in the order those test it.
+TEST(NbdkitValues, SizesAsNbdkitParseSizeReadsThem) {
+  const std::pair<const char*, uint64_t> good[] = {
+      {"0", 0},
+      {"4096", 4096},
+      {"100B", 100},
+      {"100b", 100},
+      {"131072s", 64ull << 20},
+      {"1S", 512},
+      {"512K", 512u << 10},
+      {"512k", 512u << 10},
+      {"1M", 1u << 20},
+      {"1G", 1ull << 30},
+      {"1g", 1ull << 30},
+      {"2T", 2ull << 40},
+      {"3P", 3ull << 50},
+      {"7E", 7ull << 60},
+      {"+1G", 1ull << 30},
+      {" \t1G", 1ull << 30},
+      {"-0", 0},  // strtoimax's -0 is not negative
+      {"9223372036854775807", INT64_MAX},
+      {"8191P", 8191ull << 50},
+  };
+  for (auto [text, want] : good) {
+    const CheckedValue c = check_size(text);
+    EXPECT_EQ(c.check, ValueCheck::kOk) << "\"" << text << "\"";
+    EXPECT_EQ(c.value, want) << "\"" << text << "\"";
+    EXPECT_EQ(builtin_parsers().parse_size(text), static_cast<int64_t>(want)) << text;
+  }
+  const std::pair<const char*, ValueCheck> bad[] = {
+      {"", ValueCheck::kMalformed},     {"G", ValueCheck::kMalformed},
+      {"1X", ValueCheck::kMalformed},   {"1.5G", ValueCheck::kMalformed},
+      {"1G ", ValueCheck::kMalformed},  {"1 G", ValueCheck::kMalformed},
+      {"1GiB", ValueCheck::kMalformed}, {"1KB", ValueCheck::kMalformed},
+      {"0x10", ValueCheck::kMalformed}, {"K1", ValueCheck::kMalformed},
+      {"-1", ValueCheck::kNegative},    {"-1X", ValueCheck::kNegative},
+      {"8E", ValueCheck::kTooLarge},    {"16E", ValueCheck::kTooLarge},
+      {"8192P", ValueCheck::kTooLarge}, {"9223372036854775808", ValueCheck::kTooLarge},
+      {"18446744073709551615", ValueCheck::kTooLarge},
+      {"99999999999999999999X", ValueCheck::kTooLarge},  // nbdkit tests the range first
+  };
+  for (auto [text, want] : bad) {
+    EXPECT_EQ(check_size(text).check, want) << "\"" << text << "\"";
+    EXPECT_EQ(builtin_parsers().parse_size(text), -1) << "\"" << text << "\"";
+  }
 }
 
-TEST(ParseSize, RejectsMalformedSizes) {
-  for (const char* bad : {"", "G", "1X", "-1", "1.5G", " 1G", "1G ", "1 G", "1Gi", "1GiBB", "K1",
-                          "0x10", "1KG", "+1", "18446744073709551616", "16777216T"}) {
-    EXPECT_EQ(parse_size(bad), std::nullopt) << "accepted \"" << bad << "\"";
+TEST(NbdkitValues, WholeNumbersAsNbdkitParseUint64Reads) {
+  const std::pair<const char*, uint64_t> good[] = {
+      {"0", 0},       {"42", 42},     {"0x2a", 42}, {"0X2A", 42}, {"052", 42},
+      {"+42", 42},    {" 42", 42},    {"00", 0},
+      {"18446744073709551615", UINT64_MAX},         {"0xffffffffffffffff", UINT64_MAX},
+  };
+  for (auto [text, want] : good) {
+    const CheckedValue c = check_uint64(text);
+    EXPECT_EQ(c.check, ValueCheck::kOk) << "\"" << text << "\"";
+    EXPECT_EQ(c.value, want) << "\"" << text << "\"";
+    uint64_t r = 0;
+    EXPECT_EQ(builtin_parsers().parse_uint64_t("test", text, &r), 0) << text;
+    EXPECT_EQ(r, want) << text;
   }
-  // The largest that fits in 64 bits.
-  EXPECT_EQ(parse_size("16777215T"), 16777215ull << 40);
-  EXPECT_EQ(parse_size("18446744073709551615"), UINT64_MAX);
+  const std::pair<const char*, ValueCheck> bad[] = {
+      {"", ValueCheck::kMalformed},    {" ", ValueCheck::kMalformed},
+      {"x", ValueCheck::kMalformed},   {"42 ", ValueCheck::kMalformed},
+      {"1.5", ValueCheck::kMalformed}, {"08", ValueCheck::kMalformed},
+      {"0x", ValueCheck::kMalformed},  {"1K", ValueCheck::kMalformed},
+      {"-1", ValueCheck::kNegative},   {" -0", ValueCheck::kNegative},
+      {"18446744073709551616", ValueCheck::kTooLarge},
+      {"0x10000000000000000", ValueCheck::kTooLarge},
+  };
+  for (auto [text, want] : bad) {
+    EXPECT_EQ(check_uint64(text).check, want) << "\"" << text << "\"";
+    uint64_t r = 7;
+    EXPECT_EQ(builtin_parsers().parse_uint64_t("test", text, &r), -1) << text;
+    EXPECT_EQ(r, 7u) << "*r changed on error: " << text;
+  }
+}
+
+TEST(NbdkitValues, BooleansAsNbdkitParseBoolReadsThem) {
+  for (const char* t : {"1", "true", "TRUE", "t", "T", "yes", "Yes", "y", "on", "ON", "oN"}) {
+    EXPECT_EQ(check_bool(t), true) << t;
+    EXPECT_EQ(builtin_parsers().parse_bool(t), 1) << t;
+  }
+  for (const char* f : {"0", "false", "False", "f", "no", "NO", "n", "off", "Off"}) {
+    EXPECT_EQ(check_bool(f), false) << f;
+    EXPECT_EQ(builtin_parsers().parse_bool(f), 0) << f;
+  }
+  for (const char* bad : {"", "2", "01", "00", "onn", "of", "yess", " on", "on ", "enable"}) {
+    EXPECT_EQ(check_bool(bad), std::nullopt) << "\"" << bad << "\"";
+    EXPECT_EQ(builtin_parsers().parse_bool(bad), -1) << bad;
+  }
 }
 
 // ---------------------------------------------------------- set_option
@@ -158,48 +229,147 @@ TEST(SetOption, DefaultsAreTheDocumentedOnes) {
   EXPECT_EQ(kDefaultNvramBytes, 6'100'000u);
 }
 
-TEST(SetOption, BadValuesNameTheKey) {
-  struct Case {
-    const char* key;
-    const char* value;
-  };
-  const Case cases[] = {
-      {"file", ""},
-      {"size", ""}, {"size", "0"}, {"size", "lots"}, {"size", "1X"}, {"size", "-1"},
-      {"geometry", "foo"}, {"geometry", ""},
-      {"mode", "log"}, {"mode", ""},
-      {"block", "1000"}, {"block", "256"}, {"block", "128K"}, {"block", "4k4"},
-      {"spare", "1001"}, {"spare", "-1"}, {"spare", "25%"},
-      {"sectors_per_track", "0"}, {"sectors_per_track", "x"}, {"sectors_per_track", "-5"},
-      {"tracks_per_cylinder", "0"}, {"tracks_per_cylinder", "1.5"},
-      {"cylinders", "0"}, {"cylinders", "99999999999"},
-      {"rpm", "0"}, {"rpm", "fast"},
-      {"head_switch_us", "-1"}, {"head_switch_us", "abc"}, {"head_switch_us", ""},
-      {"head_switch_us", "inf"},
-      {"overhead_us", "-0.5"}, {"overhead_us", "1ms"}, {"overhead_us", "1e300"},
-      {"head_switch_us", "1000000.5"},
-      {"seek", "1,2,3"}, {"seek", "5,1,10,0,0.001"}, {"seek", ""},
-      {"latency", "fast"},
-      {"statsfile", ""},
-      {"seed", "-1"}, {"seed", "abc"}, {"seed", ""},
-      {"track_buffer", "yes"}, {"track_buffer", ""},
-      {"compactor", "sometimes"}, {"compactor", ""},
-      {"compactor_policy", "greedy"}, {"compactor_policy", ""},
-      {"compactor_quiet_ms", "-1"}, {"compactor_quiet_ms", "5s"}, {"compactor_quiet_ms", "3600001"},
-      {"fill", "0"}, {"fill", "101"}, {"window", "0"},
-      {"mode", "lfs"}, {"mode", "LLD"},
-      {"segment", "0"}, {"segment", ""}, {"segment", "half"}, {"segment", "-1"},
-      {"nvram", ""}, {"nvram", "6.1M"}, {"nvram", "-1"},
-      {"partial", "0"}, {"partial", "101"}, {"partial", "75%"}, {"partial", ""},
-      {"cleaner_policy", "fewest-live"}, {"cleaner_policy", "Greedy"}, {"cleaner_policy", ""},
-      {"nvram_us", "-1"}, {"nvram_us", "fast"}, {"nvram_us", ""}, {"nvram_us", "1000001"},
-  };
-  for (const Case& k : cases) {
+// tests/parameter_values.h: every good value is taken, every bad one
+// refused with one line that starts "key=value" and says what is wrong.
+TEST(SetOption, TableOfGoodValues) {
+  for (const test::GoodValue& g : test::kGoodValues) {
     PluginOptions o;
-    std::string err = set_option(&o, k.key, k.value);
-    EXPECT_FALSE(err.empty()) << k.key << "=" << k.value << " accepted";
-    EXPECT_TRUE(mentions(err, k.key)) << k.key << "=" << k.value << ": \"" << err << "\"";
+    EXPECT_EQ(set_option(&o, g.key, g.value), "") << g.key << "=" << g.value;
   }
+}
+
+TEST(SetOption, TableOfBadValues) {
+  for (const test::BadValue& b : test::kBadValues) {
+    PluginOptions o;
+    const std::string kv = std::string(b.key) + "=" + b.value;
+    const std::string err = set_option(&o, b.key, b.value);
+    EXPECT_EQ(err.rfind(kv, 0), 0u) << kv << " -> \"" << err << "\"";
+    EXPECT_TRUE(mentions(err, b.problem)) << kv << " -> \"" << err << "\"";
+    EXPECT_FALSE(mentions(err, "\n")) << kv << " -> \"" << err << "\"";
+  }
+}
+
+// A parameter added to plugin/parameters.h needs rows in the table.
+TEST(Parameters, EveryParameterHasGoodAndBadValuesInTheTable) {
+  for (const ParameterDoc& p : kParameters) {
+    bool good = false, bad = false;
+    for (const test::GoodValue& g : test::kGoodValues) good |= std::string(g.key) == p.key;
+    for (const test::BadValue& b : test::kBadValues) bad |= std::string(b.key) == p.key;
+    EXPECT_TRUE(good) << p.key << "= has no good value in tests/parameter_values.h";
+    EXPECT_TRUE(bad) << p.key << "= has no bad value in tests/parameter_values.h";
+  }
+}
+
+// Every size, whole number and boolean is of its kind's form or out of
+// range in one row at least: so the error of each way of being wrong is
+// tested for each parameter that can be wrong that way.
+TEST(Parameters, TheTableTriesEveryKindsFormAndBounds) {
+  for (const ParameterDoc& p : kParameters) {
+    const ValueKind k = p.rule.kind;
+    if (k != ValueKind::kSize && k != ValueKind::kWholeNumber && k != ValueKind::kOnOff) continue;
+    bool malformed = false, range = false;
+    for (const test::BadValue& b : test::kBadValues) {
+      if (std::string(b.key) != p.key) continue;
+      malformed |= mentions(b.problem, "not a");
+      range |= mentions(b.problem, "too ") || mentions(b.problem, "negative");
+    }
+    EXPECT_TRUE(malformed) << p.key << "= has no bad row of the wrong form";
+    EXPECT_TRUE(range || k == ValueKind::kOnOff) << p.key << "= has no bad row out of range";
+  }
+}
+
+// Parsers that stand for nbdkit's: they count their calls, and fail the
+// test if handed a text nbdkit would refuse (nbdkit would print a second
+// line). parse_size answers 3 sectors whatever the text, to show that the
+// value is the parser's.
+int g_parser_calls = 0;
+const ValueParsers kCountingParsers = {
+    [](const char* str) -> int64_t {
+      ++g_parser_calls;
+      EXPECT_EQ(check_size(str).check, ValueCheck::kOk) << "nbdkit would refuse " << str;
+      return 1536;
+    },
+    [](const char* str) -> int {
+      ++g_parser_calls;
+      EXPECT_TRUE(check_bool(str).has_value()) << "nbdkit would refuse " << str;
+      return *check_bool(str);
+    },
+    [](const char* what, const char* str, uint64_t* r) -> int {
+      ++g_parser_calls;
+      EXPECT_EQ(check_uint64(str).check, ValueCheck::kOk) << what << ": nbdkit would refuse "
+                                                            << str;
+      *r = check_uint64(str).value;
+      return 0;
+    },
+};
+
+TEST(SetOption, ValuesComeFromTheGivenParsers) {
+  PluginOptions o;
+  g_parser_calls = 0;
+  EXPECT_EQ(set_option(&o, "size", "1G", kCountingParsers), "");
+  EXPECT_EQ(o.size_bytes, 1536u);
+  EXPECT_EQ(set_option(&o, "track_buffer", "no", kCountingParsers), "");
+  EXPECT_FALSE(o.disk.track_buffer);
+  EXPECT_EQ(set_option(&o, "window", "0x10", kCountingParsers), "");
+  EXPECT_EQ(o.disk.vld.window_cylinders, 16u);
+  EXPECT_EQ(g_parser_calls, 3);
+}
+
+// nbdkit's parsers print a line of their own when they refuse a value:
+// set_option() must never hand them one they refuse.
+TEST(SetOption, BadValuesNeverReachTheParsersAsTextTheyRefuse) {
+  for (const test::BadValue& b : test::kBadValues) {  // kCountingParsers check each call
+    PluginOptions o;
+    set_option(&o, b.key, b.value, kCountingParsers);
+  }
+  // Values of the wrong form, negative, or beyond the type are refused
+  // before; those the type holds but the parameter does not are read, then
+  // bounded.
+  for (const char* kv : {"size=abc", "size=16E", "size=-1", "seed=-0", "seed=x",
+                         "track_buffer=maybe", "fill=08", "window=99999999999999999999"}) {
+    const std::string_view t(kv);
+    PluginOptions o;
+    const int before = g_parser_calls;
+    EXPECT_NE(set_option(&o, t.substr(0, t.find('=')), t.substr(t.find('=') + 1),
+                         kCountingParsers),
+              "")
+        << kv;
+    EXPECT_EQ(g_parser_calls, before) << kv << " reached the parser";
+  }
+}
+
+// If nbdkit refused what the check let through (a future nbdkit), the
+// value is refused all the same.
+TEST(SetOption, AParserThatRefusesStillRefuses) {
+  const ValueParsers refusing = {
+      [](const char*) -> int64_t { return -1; },
+      [](const char*) -> int { return -1; },
+      [](const char*, const char*, uint64_t*) -> int { return -1; },
+  };
+  for (auto [k, v] : {std::pair{"size", "1G"}, std::pair{"compactor", "on"},
+                      std::pair{"fill", "50"}}) {
+    PluginOptions o;
+    const std::string err = set_option(&o, k, v, refusing);
+    EXPECT_TRUE(mentions(err, std::string(k) + "=" + v)) << err;
+    EXPECT_TRUE(mentions(err, "refused by nbdkit")) << err;
+  }
+}
+
+// The error says both the problem and what is accepted, on one line.
+TEST(SetOption, ErrorsSayTheProblemAndTheRange) {
+  PluginOptions o;
+  EXPECT_EQ(set_option(&o, "size", "0"),
+            "size=0: too small (at least 512 bytes); expected a size of at least one 512-byte "
+            "sector, e.g. size=1G, size=131072s or size=1048576");
+  EXPECT_EQ(set_option(&o, "size", "16E"),
+            "size=16E: too large (at most 9223372036854775807 bytes); expected a size of at "
+            "least one 512-byte sector, e.g. size=1G, size=131072s or size=1048576");
+  EXPECT_TRUE(mentions(set_option(&o, "size", "1G!"), "size=1G!: not a size (bytes: "));
+  EXPECT_EQ(set_option(&o, "fill", "150"),
+            "fill=150: too large (at most 100); expected the percentage an empty track is "
+            "filled to, 1-100, e.g. fill=75");
+  EXPECT_TRUE(mentions(set_option(&o, "track_buffer", "maybe"),
+                       "track_buffer=maybe: not a boolean; expected on or off"));
 }
 
 TEST(SetOption, UnknownGeometryListsThePresets) {
