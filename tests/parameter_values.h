@@ -30,7 +30,8 @@ inline constexpr GoodValue kGoodValues[] = {
     {"size", "1G"}, {"size", "131072s"}, {"size", "512"}, {"size", "64m"}, {"size", "1E"},
     {"size", "+4M"}, {"size", " 4M"}, {"size", "4096B"},
     {"mode", "vld"}, {"mode", "inplace"}, {"mode", "lld"},
-    {"geometry", "st19101"}, {"geometry", "hp97560"}, {"geometry", "savvio10k4"},
+    {"geometry", "st19101"}, {"geometry", "hp97560"}, {"geometry", "hp97560-rw"},
+    {"geometry", "savvio10k4"},
     {"block", "4096"}, {"block", "4K"}, {"block", "8s"}, {"block", "512"}, {"block", "64K"},
     // Whole numbers: nbdkit_parse_uint64_t's (decimal, 0x hex, 0 octal).
     {"spare", "0"}, {"spare", "1000"}, {"spare", "0x19"},
