@@ -11,7 +11,8 @@
 //     entry for every class a cell shows, counts adding up to the cells and
 //     the sectors, at 16 MiB (a column per cylinder) and 9 GiB (cylinders
 //     aggregated), in every mode; --layout writes a PNG (through vld-plot)
-//     and, off a terminal, no progress on stderr;
+//     and, off a terminal, no progress on stderr; on a pseudo-terminal,
+//     percentages and an erased line;
 //   - mode=inplace images report what applies; mode=lld images are read
 //     through the disk recovered in memory (report, check, picture);
 //   - the image is byte-identical after every invocation.
@@ -23,6 +24,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
@@ -610,6 +613,51 @@ TEST(Inspect, DrawsAndChecksANineGigabyteImage) {
                                                        " cylinders"),
             std::string::npos);
   expect_png(png, l);
+}
+
+// Runs vld-inspect with stderr on a pseudo-terminal (stdout to a file);
+// returns what it wrote on the terminal.
+std::string inspect_on_terminal(const TempDir& dir, const std::vector<std::string>& args) {
+  const int master = ::posix_openpt(O_RDWR | O_NOCTTY);
+  if (master == -1 || ::grantpt(master) != 0 || ::unlockpt(master) != 0)
+    throw std::runtime_error(std::string("posix_openpt: ") + std::strerror(errno));
+  const std::string slave = ::ptsname(master), out = dir.file("inspect.out");
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, slave.c_str(), O_RDWR | O_NOCTTY, 0);
+  std::vector<char*> argv{const_cast<char*>(VLD_INSPECT_PATH)};
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid;
+  const int rc = posix_spawn(&pid, VLD_INSPECT_PATH, &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) throw std::runtime_error(std::string("posix_spawn: ") + std::strerror(rc));
+  std::string terminal;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(master, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR);)
+    if (n > 0) terminal.append(buf, static_cast<size_t>(n));  // EIO: the child closed it
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ::close(master);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << terminal;
+  return terminal;
+}
+
+// On a terminal, the long work on a large image (platters over
+// Progress::kMinBytes) shows percentages and leaves a clean line.
+TEST(Inspect, ShowsProgressOnATerminal) {
+  TempDir dir;
+  const std::string image = dir.file("disk.img");
+  make_image(dir, image, "384M", {1, 2, 3}, Stop::kClean);
+  const std::string png = dir.file("disk.png");
+  const std::string shown = inspect_on_terminal(dir, {"--check", "--layout", png, image});
+  for (const char* what : {"vld-inspect: counting free space", "vld-inspect: layout: counting sectors"}) {
+    EXPECT_NE(shown.find(what), std::string::npos) << shown;
+  }
+  EXPECT_NE(shown.find("100% ("), std::string::npos) << shown;
+  EXPECT_EQ(shown.substr(shown.size() - 1), "\r") << "the last line is erased";
+  EXPECT_EQ(inspect(dir, {"--check", "--layout", png, image}).err, "") << "piped: quiet";
 }
 
 TEST(Inspect, ReportsAnInplaceImage) {
