@@ -183,7 +183,7 @@ void expect_png(const std::string& path, const json& layout) {
   EXPECT_EQ(png.substr(12, 4), "IHDR");
   EXPECT_GE(be32(png, 16), 600u);  // a picture with room for its text
   EXPECT_EQ(png.substr(png.size() - 8, 4), "IEND");
-  EXPECT_EQ(layout["png"], path);
+  EXPECT_EQ(layout["path"], path);
 }
 
 // The names of the legend's entries that colour at least one cell.
@@ -578,7 +578,7 @@ TEST(Inspect, DrawsTheLayoutOfASmallImage) {
   // Without --layout, --json still holds the grid; text mode prints the scale.
   json plain = inspect_json(dir, {image});
   EXPECT_EQ(plain["layout"]["grid"], l["grid"]);
-  EXPECT_FALSE(plain["layout"].contains("png"));
+  EXPECT_FALSE(plain["layout"].contains("path"));
   InspectRun r = inspect_unchanged(dir, image, {"--layout", png, image});
   EXPECT_EQ(r.exit_code, 0) << r.err;
   EXPECT_NE(r.out.find("layout: " + png + ": 1 column = 1 cylinder,"), std::string::npos) << r.out;

@@ -224,6 +224,9 @@ json layout_json(const Inspection& in, const LayoutGrid& grid) {
   j["notes"] = json::array({"the superblock lies in the image file before the platters "
                             "(bytes 0-4095), on no track: it has no cell"});
   add_cells(grid, j);
+  // As the layout object had them before the grid (report.h).
+  j["columns"] = grid.columns;
+  j["cylinders_per_column"] = grid.cylinders_per_column;
   return j;
 }
 

@@ -99,14 +99,14 @@ int run(const Args& args) {
   if (args.json || !args.layout.empty()) layout = layout_json(in, build_layout_grid(in));
   if (!args.layout.empty()) {
     draw_layout_png(*layout, args.layout);
-    (*layout)["png"] = args.layout;
+    (*layout)["path"] = args.layout;
   }
 
   if (args.json) {
     nlohmann::json j = report_json(in);
     j["layout"] = std::move(*layout);
     if (findings) j["check"] = check_json(*findings);
-    std::cout << j.dump(2) << "\n";
+    std::cout << json_text(j) << "\n";
   } else {
     if (findings)
       print_check(in, *findings, std::cout);

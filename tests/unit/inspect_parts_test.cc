@@ -1,10 +1,12 @@
-// vld-inspect's Progress (tools/inspect/progress.h) and the layout grid's
-// shape (tools/inspect/layout_grid.h), without an image:
+// Parts of vld-inspect that need no image: Progress (tools/inspect/
+// progress.h), the layout grid's shape (layout_grid.h), json_text (report.h):
 //   - on a terminal, long work shows a percentage and erases its line at
 //     the end; short work, and any work when the output is not a terminal,
 //     writes nothing at all;
 //   - the grid has at most kMaxColumns columns covering every cylinder, and
-//     heads x bands rows, at most kMaxRows; row_of follows the angle.
+//     heads x bands rows, at most kMaxRows; row_of follows the angle;
+//   - json_text puts arrays of numbers on one line, and nothing else
+//     changes: it parses back to the same JSON, strings untouched.
 #include <gtest/gtest.h>
 
 #include <cstdio>
@@ -12,6 +14,7 @@
 
 #include "tools/inspect/layout_grid.h"
 #include "tools/inspect/progress.h"
+#include "tools/inspect/report.h"
 
 namespace vld::inspect {
 namespace {
@@ -66,6 +69,20 @@ TEST(LayoutGridShape, LargeDriveAggregatesCylinders) {
   }
   EXPECT_EQ(LayoutGrid(10, 200, 72).bands, 1u);  // more heads than rows: one band each
   EXPECT_EQ(LayoutGrid(10, 2, 4).bands, 4u);      // never more bands than sectors
+}
+
+TEST(JsonText, NumberArraysOnOneLine) {
+  const nlohmann::json j = {{"grid", {{"class", {{0, 1, 2}, {3, 4, 5}}}}},
+                            {"name", "a [1, 2]\n \"[3,\n4]\""},
+                            {"ranges", {{15, 41}, {0, 6}}},
+                            {"mixed", {1, "two", 3.5}},
+                            {"empty", nlohmann::json::array()},
+                            {"neg", {-1, 2e9}}};
+  const std::string text = json_text(j);
+  EXPECT_EQ(nlohmann::json::parse(text), j);
+  EXPECT_NE(text.find("\n      [0, 1, 2],\n      [3, 4, 5]\n"), std::string::npos) << text;
+  EXPECT_NE(text.find("[-1, 2000000000.0]"), std::string::npos) << text;
+  EXPECT_NE(text.find("\n    1,\n    \"two\","), std::string::npos) << text;  // not all numbers
 }
 
 }  // namespace
