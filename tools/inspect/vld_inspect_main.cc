@@ -45,9 +45,13 @@
 // uncorrected, 8 operational error, 16 usage error. An operational error is
 // a vld::Error (or any other exception) caught here: one line on stderr.
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <algorithm>
+#include <cerrno>
+#include <cstring>
+#include <filesystem>
 #include <exception>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -74,18 +78,23 @@ struct Args {
 };
 
 // Refuses a --layout path that is the image itself (writing the PNG would
-// destroy it).
-void refuse_layout_over_image(const std::string& layout_path, const OpenedImage& img) {
+// destroy it), or in a directory that is missing or not writable -- before
+// the inspection, which can take minutes on a large image.
+void check_layout_path(const std::string& layout_path, const OpenedImage& img) {
   struct stat st;
   if (::stat(layout_path.c_str(), &st) == 0 && st.st_dev == img.st.st_dev &&
       st.st_ino == img.st.st_ino)
     throw Error("--layout " + layout_path + " is the image itself; give another path for the PNG",
                 EINVAL);
+  const std::string dir = std::filesystem::path(layout_path).parent_path().string();
+  if (::access(dir.empty() ? "." : dir.c_str(), W_OK) != 0)
+    throw Error("--layout " + layout_path + ": cannot create it (" + std::strerror(errno) + ")",
+                errno);
 }
 
 int run(const Args& args) {
   OpenedImage img = open_read_only(args.image);
-  if (!args.layout.empty()) refuse_layout_over_image(args.layout, img);
+  if (!args.layout.empty()) check_layout_path(args.layout, img);
   Inspection in(img);
   std::optional<Findings> findings;
   try {
