@@ -148,7 +148,9 @@ int main(int argc, char** argv) {
   app.add_flag("--check", args.check,
                "full consistency check: map sector MACs, mappings in range, no sector claimed "
                "twice, the free map, every data checksum");
-  app.add_flag("--json", args.json, "print one JSON object on stdout instead of text");
+  app.add_flag("--json", args.json,
+               "print one JSON object on stdout instead of text (its \"layout\" section: the "
+               "platters as a grid, what --layout draws)");
   app.add_option("--layout", args.layout,
                  "write a picture of the platters to FILE (drawn by vld-plot, which must be "
                  "installed beside vld-inspect or on PATH): cylinders across, heads down, each "
