@@ -21,18 +21,22 @@ std::vector<uint64_t> count_cells(const Inspection& in, const LayoutGrid& grid,
   std::vector<uint64_t> counts(size_t{grid.rows} * grid.columns * n_classes, 0);
   const DriveGeometry& geometry = in.img->sb.geometry;
   const uint32_t tracks = grid.cylinders * grid.heads;
-  Progress progress("layout: counting sectors", tracks, uint64_t{tracks} * grid.sectors_per_track * kSectorBytes,
-                    output);
+  Progress progress("layout: counting sectors", tracks,
+                    uint64_t{tracks} * grid.sectors_per_track * kSectorBytes, output);
   std::vector<uint8_t> classes(grid.sectors_per_track);
+  std::vector<uint32_t> band_of_slot(grid.sectors_per_track);  // no division per sector
+  for (uint32_t slot = 0; slot < grid.sectors_per_track; ++slot)
+    band_of_slot[slot] = grid.row_of(0, slot);
   for (uint32_t t = 0; t < tracks; ++t) {
     progress.advance(1);
     const uint32_t cylinder = t / grid.heads, head = t % grid.heads;
-    const uint32_t column = cylinder / grid.cylinders_per_column;
-    const uint32_t skew = geometry.angular_slot(Chs{cylinder, head, 0});
+    const size_t column = cylinder / grid.cylinders_per_column;
+    uint32_t slot = geometry.angular_slot(Chs{cylinder, head, 0});  // sector 0's
     classifier.classify(t, classes);
     for (uint32_t s = 0; s < grid.sectors_per_track; ++s) {
-      const uint32_t row = grid.row_of(head, (s + skew) % grid.sectors_per_track);
-      ++counts[(size_t{row} * grid.columns + column) * n_classes + classes[s]];
+      const size_t row = size_t{head} * grid.bands + band_of_slot[slot];
+      ++counts[(row * grid.columns + column) * n_classes + classes[s]];
+      slot = slot + 1 == grid.sectors_per_track ? 0 : slot + 1;
     }
   }
   return counts;

@@ -130,9 +130,9 @@ TrackClassifier lld_classifier(const Inspection& in) {
   }
   const LldDisk& disk = *in.lld.disk;
   const LldLayout& l = disk.layout();
+  const uint64_t record_bytes = kNvramRecordHeaderBytes + uint64_t{in.img->sb.block_bytes};
   const uint64_t used_bytes =
-      l.nvram.sectors ? kNvramRecordsOffsetBytes + in.lld.report->nvram_used_records *
-                                                       (kNvramRecordHeaderBytes + uint64_t{in.img->sb.block_bytes})
+      l.nvram.sectors ? kNvramRecordsOffsetBytes + in.lld.report->nvram_used_records * record_bytes
                       : 0;
   const uint64_t nvram_used_end = l.nvram.first_psn + (used_bytes + kSectorBytes - 1) / kSectorBytes;
   c.classify = [&disk, live = lld_live_sectors(in), nvram_used_end, spt](uint32_t track,
