@@ -9,9 +9,10 @@
 // angle (where a sector passes under the head, DriveGeometry::angular_slot,
 // so the track and cylinder skews are taken into account), kMaxRows rows at
 // most (one row per head if there are more heads than that). Each cell
-// counts its sectors by class (sector_classes.h) and keeps the dominant class -- the class with the most sectors among the
-// non-background ones, or the background class with the most if the cell
-// holds nothing else -- and that class's share of the cell's sectors.
+// counts its sectors by class (sector_classes.h) and keeps the dominant
+// class -- the class with the most sectors among the non-background ones,
+// or the background class with the most if the cell holds nothing else --
+// and that class's share of the cell's sectors.
 //
 // Invariants after build_layout_grid: columns * cylinders_per_column >=
 // cylinders > (columns - 1) * cylinders_per_column; rows == heads * bands;
