@@ -327,5 +327,8 @@ const LldLayout& LldDisk::layout() const { return impl_->layout(); }
 std::optional<uint64_t> LldDisk::segment_psn(uint32_t block) const {
   return impl_->segment_psn(block);
 }
+SegmentState LldDisk::segment_state(uint32_t segment) const {
+  return impl_->segment_state(segment);
+}
 
 }  // namespace vld

@@ -39,6 +39,7 @@
 #include "core/lld/cleaner_policy.h"
 #include "core/lld/lld_layout.h"
 #include "core/lld/lld_report.h"
+#include "core/lld/segment_usage.h"
 #include "core/store/backing_store.h"
 
 namespace vld {
@@ -98,6 +99,8 @@ class LldDisk final : public Disk {
   // The first sector of block's newest copy in a segment; nullopt if the
   // segments hold none (never written, trimmed, or only in the buffer).
   std::optional<uint64_t> segment_psn(uint32_t block) const;
+  // Free, open or full (segment_usage.h). REQUIRES: segment < layout().segment_count.
+  SegmentState segment_state(uint32_t segment) const;
 
  private:
   class Impl;

@@ -78,6 +78,7 @@ class LldDisk::Impl {
   LldReport report() const;
   std::string check_consistency() const;
   const LldLayout& layout() const { return layout_; }
+  SegmentState segment_state(uint32_t segment) const { return usage_.state(segment); }
   std::optional<uint64_t> segment_psn(uint32_t block) const {
     if (block >= map_.size() || map_[block].psn_plus_one == 0) return std::nullopt;
     return psn_of(map_[block]);

@@ -6,9 +6,13 @@
 #   - with another --prefix both move under it;
 #   - the installed plugin loads; the installed man page renders with man(1),
 #     has nbdkit's sections, documents every parameter `--help` lists and
-#     every debug flag the plugin exports.
-#   - the command-line tools (VLD_TOOLS) are installed in bin with man pages
-#     made from their --help.
+#     every debug flag the plugin exports;
+#   - vld-inspect and vld-plot land in bin, vld-plot's package in
+#     share/vld/python; the installed vld-plot runs from wherever the tree is
+#     (DESTDIR included) and draws a layout; the installed vld-inspect runs
+#     the vld-plot beside it for --layout.
+#   - every installed tool (VLD_TOOLS) has a man page made from its --help
+#     that renders and names every option of its --help.
 # VLD_BUILD_DIR: the build directory (set by ctest).
 # VLD_TOOLS: the installed programs, "vld-inspect vld-bench ..." (set by ctest).
 set -euo pipefail
@@ -82,7 +86,28 @@ sed -n '/^DEBUG FLAGS$/,/^EXAMPLES$/p' "$tmp/man.txt" |
 diff -u "$tmp/flags" "$tmp/man-flags" >"$tmp/flags.diff" ||
   fail "exported debug flags and DEBUG FLAGS disagree (- plugin, + man): $(cat "$tmp/flags.diff")"
 
-# 8. The command-line tools are installed in bin, run from there, and each has
+# 8. vld-inspect and vld-plot, moved together by the prefix.
+for d in "$tmp/a$prefix" "$tmp/c/opt/vld"; do
+  for f in bin/vld-inspect bin/vld-plot share/vld/python/vldplot/layout.py; do
+    [ -f "$d/$f" ] || fail "no $d/$f"
+  done
+  "$d/bin/vld-plot" --version | grep -q '^vld-plot [0-9]' || fail "$d/bin/vld-plot --version"
+done
+src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$BUILD/CMakeCache.txt")
+"$tmp/c/opt/vld/bin/vld-plot" layout "$src/bench/tests/data/layout/inspect-vld.json" -o "$tmp/layout.png" ||
+  fail "the installed vld-plot cannot draw a layout"
+[ "$(head -c 4 "$tmp/layout.png" | tail -c 3)" = PNG ] || fail "vld-plot wrote no PNG"
+img=$tmp/disk.img
+nbdkit -U "$tmp/sock" -P "$tmp/pid" "$so" file="$img" size=16M latency=none >"$tmp/nbdkit.log" 2>&1 ||
+  fail "nbdkit cannot serve a new image: $(cat "$tmp/nbdkit.log")"
+for _ in $(seq 50); do [ -s "$tmp/pid" ] && break; sleep 0.1; done
+kill "$(cat "$tmp/pid")"
+for _ in $(seq 50); do kill -0 "$(cat "$tmp/pid")" 2>/dev/null || break; sleep 0.1; done
+PATH=/usr/bin:/bin "$tmp/c/opt/vld/bin/vld-inspect" --layout "$tmp/disk.png" "$img" >"$tmp/inspect.out" 2>&1 ||
+  fail "the installed vld-inspect --layout: $(cat "$tmp/inspect.out")"
+[ "$(head -c 4 "$tmp/disk.png" | tail -c 3)" = PNG ] || fail "vld-inspect --layout wrote no PNG"
+
+# 9. The command-line tools are installed in bin, run from there, and each has
 #    a man page that renders and names every option its --help lists.
 tools_checked=0
 for tool in $VLD_TOOLS; do
@@ -107,4 +132,4 @@ for tool in $VLD_TOOLS; do
 done
 
 echo "$ME: ok: $(wc -l <"$tmp/help-keys") parameters, $(wc -l <"$tmp/flags") debug flags documented;" \
-  "$tools_checked tools installed with man pages"
+  "$tools_checked tools installed with man pages; vld-inspect --layout draws through vld-plot"

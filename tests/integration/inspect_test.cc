@@ -7,8 +7,12 @@
 //     tail, or a sector below it); 8 on a missing file, a file that is not an
 //     image, a truncated image, and an image a running server holds (locked);
 //     16 on a usage error; every refusal is one line on stderr;
-//   - --layout writes a PNG whose signature and IHDR size are what the report
-//     says, at 16 MiB (a column per cylinder) and 9 GiB (cylinders aggregated);
+//   - --json's "layout" section has the title, axes, scale and a legend
+//     entry for every class a cell shows, counts adding up to the cells and
+//     the sectors, at 16 MiB (a column per cylinder) and 9 GiB (cylinders
+//     aggregated), in every mode; --layout writes a PNG (through vld-plot)
+//     and, off a terminal, no progress on stderr; on a pseudo-terminal,
+//     percentages and an erased line;
 //   - mode=inplace images report what applies; mode=lld images are read
 //     through the disk recovered in memory (report, check, picture);
 //   - the image is byte-identical after every invocation.
@@ -20,10 +24,14 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cerrno>
+#include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <map>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -166,16 +174,70 @@ uint32_t be32(const std::string& s, size_t at) {
          uint32_t(uint8_t(s[at + 2])) << 8 | uint32_t(uint8_t(s[at + 3]));
 }
 
-// The PNG's signature and IHDR size match the report's.
+// A PNG (drawn by vld-plot), and the layout section names it.
 void expect_png(const std::string& path, const json& layout) {
   const std::string png = slurp(path);
   ASSERT_GE(png.size(), 33u) << path;
   EXPECT_EQ(png.substr(0, 8), std::string("\x89PNG\r\n\x1a\n", 8));
   EXPECT_EQ(be32(png, 8), 13u);  // IHDR length
   EXPECT_EQ(png.substr(12, 4), "IHDR");
-  EXPECT_EQ(be32(png, 16), layout["width_px"].get<uint32_t>());
-  EXPECT_EQ(be32(png, 20), layout["height_px"].get<uint32_t>());
+  EXPECT_GE(be32(png, 16), 600u);  // a picture with room for its text
   EXPECT_EQ(png.substr(png.size() - 8, 4), "IEND");
+  EXPECT_EQ(layout["path"], path);
+}
+
+// The names of the legend's entries that colour at least one cell.
+std::set<std::string> drawn_classes(const json& layout) {
+  std::set<std::string> names;
+  for (const json& e : layout["legend"])
+    if (e["cells"].get<uint64_t>() > 0) names.insert(e["name"].get<std::string>());
+  return names;
+}
+
+// The --json "layout" section of report j: title, axes with units, scale,
+// a legend entry for every class a cell has, whose counts add up to the
+// cells and to the platters' sectors.
+void expect_layout_section(const json& j) {
+  const json& l = j["layout"];
+  ASSERT_TRUE(l.is_object()) << j.dump(1).substr(0, 2000);
+  EXPECT_EQ(l["schema"], "vld-inspect layout 1");
+  EXPECT_EQ(l["title"]["mode"], j["mode"]);
+  EXPECT_EQ(l["title"]["drive"], j["geometry"]["name"]);
+  EXPECT_EQ(l["title"]["image"], j["image"]);
+  EXPECT_DOUBLE_EQ(l["title"]["utilization"].get<double>(), j["utilization"].get<double>());
+  EXPECT_NE(l["title"]["text"].get<std::string>().find("utilization"), std::string::npos);
+  EXPECT_EQ(l["axes"]["x"]["unit"], "cylinder");
+  EXPECT_EQ(l["axes"]["x"]["max"], j["geometry"]["simulated_cylinders"]);
+  EXPECT_EQ(l["axes"]["y"]["unit"], "head");
+  EXPECT_EQ(l["axes"]["y"]["heads"], j["geometry"]["tracks_per_cylinder"]);
+  EXPECT_NE(l["scale"]["text"].get<std::string>().find("1 column = "), std::string::npos);
+  const json& g = l["grid"];
+  const uint64_t rows = g["rows"], columns = g["columns"];
+  EXPECT_EQ(rows, l["axes"]["y"]["heads"].get<uint64_t>() * l["axes"]["y"]["bands_per_head"].get<uint64_t>());
+  EXPECT_LE(columns, 1000u);
+  ASSERT_EQ(g["class"].size(), rows);
+  ASSERT_EQ(g["percent"].size(), rows);
+  std::map<uint64_t, uint64_t> cells_of;
+  for (uint64_t r = 0; r < rows; ++r) {
+    ASSERT_EQ(g["class"][r].size(), columns);
+    for (uint64_t c = 0; c < columns; ++c) {
+      ++cells_of[g["class"][r][c].get<uint64_t>()];
+      EXPECT_LE(g["percent"][r][c].get<uint64_t>(), 100u);
+    }
+  }
+  uint64_t cells = 0, sectors = 0;
+  for (uint64_t k = 0; k < l["legend"].size(); ++k) {
+    const json& e = l["legend"][k];
+    EXPECT_EQ(e["index"], k);
+    EXPECT_FALSE(e["name"].get<std::string>().empty());
+    EXPECT_EQ(e["colour"].get<std::string>().size(), 7u) << e;
+    EXPECT_EQ(e["cells"].get<uint64_t>(), cells_of[k]) << e;
+    cells += e["cells"].get<uint64_t>();
+    sectors += e["sectors"].get<uint64_t>();
+  }
+  EXPECT_EQ(cells_of.rbegin()->first < l["legend"].size(), true) << "a cell's class has no entry";
+  EXPECT_EQ(cells, rows * columns);
+  EXPECT_EQ(sectors, j["tracks"].get<uint64_t>() * j["geometry"]["sectors_per_track"].get<uint64_t>());
 }
 
 TEST(Inspect, ReportsACleanImage) {
@@ -439,6 +501,10 @@ TEST(Inspect, ReportsChecksAndDrawsAnLldImage) {
   EXPECT_EQ(j["live_blocks"], kDistinct);
   EXPECT_EQ(j["lld"]["recovery"]["clean"], true);
   EXPECT_EQ(j["lld"]["consistent"], true);
+  expect_layout_section(j);
+  const std::set<std::string> drawn = drawn_classes(j["layout"]);
+  for (const char* name : {"live data", "checkpoint slot", "free segment"})
+    EXPECT_EQ(drawn.count(name), 1u) << name << " in " << j["layout"]["legend"].dump(1);
   expect_png(png, j["layout"]);
   json c = inspect_json(dir, {"--check", image});
   EXPECT_EQ(c["check"]["status"], "clean") << c["check"].dump(2);
@@ -495,19 +561,32 @@ TEST(Inspect, DrawsTheLayoutOfASmallImage) {
   const std::string before = fingerprint(image);
   json j = inspect_json(dir, {"--layout", png, image});
   EXPECT_EQ(fingerprint(image), before);
+  expect_layout_section(j);
   const json& l = j["layout"];
-  EXPECT_EQ(l["cylinders_per_column"], 1u);
-  EXPECT_EQ(l["columns"], j["geometry"]["simulated_cylinders"]);
-  EXPECT_GE(l["cell_width_px"].get<uint32_t>(), 8u);  // a small image is drawn large
+  EXPECT_EQ(l["scale"]["cylinders_per_column"], 1u);
+  EXPECT_EQ(l["grid"]["columns"], j["geometry"]["simulated_cylinders"]);
+  EXPECT_EQ(l["axes"]["y"]["bands_per_head"], 8u);  // st19101's 16 heads, 8 angles each
+  const std::set<std::string> want = {"free", "data", "log record"};
+  const std::set<std::string> drawn = drawn_classes(l);
+  EXPECT_TRUE(std::includes(drawn.begin(), drawn.end(), want.begin(), want.end()))
+      << l["legend"].dump(1);
+  std::set<std::string> marks;
+  for (const json& m : l["marks"]) marks.insert(m["name"].get<std::string>());
+  EXPECT_EQ(marks.size(), 3u) << l["marks"].dump(1);  // the log tail, the head, the window
   expect_png(png, l);
 
-  // Text mode prints the caption, saying the scale.
+  // Without --layout, --json still holds the grid; text mode prints the scale.
+  json plain = inspect_json(dir, {image});
+  EXPECT_EQ(plain["layout"]["grid"], l["grid"]);
+  EXPECT_FALSE(plain["layout"].contains("path"));
   InspectRun r = inspect_unchanged(dir, image, {"--layout", png, image});
   EXPECT_EQ(r.exit_code, 0) << r.err;
-  EXPECT_NE(r.out.find("layout: " + png), std::string::npos) << r.out;
-  EXPECT_NE(r.out.find("one column of"), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("layout: " + png + ": 1 column = 1 cylinder,"), std::string::npos) << r.out;
+  EXPECT_EQ(r.err, "");
 }
 
+// Off a terminal (stderr a file here) the long work of --check and --layout
+// on a 9 GiB image shows no progress: stderr stays empty.
 TEST(Inspect, DrawsAndChecksANineGigabyteImage) {
   TempDir dir;
   const std::string image = dir.file("big.img");
@@ -516,18 +595,69 @@ TEST(Inspect, DrawsAndChecksANineGigabyteImage) {
   make_image(dir, image, "9G", blocks, Stop::kClean);
   const std::string png = dir.file("big.png");
   const std::string before = fingerprint(image);
-  json j = inspect_json(dir, {"--check", "--layout", png, image});
+  InspectRun r = inspect(dir, {"--json", "--check", "--layout", png, image});
   EXPECT_EQ(fingerprint(image), before);
+  ASSERT_EQ(r.exit_code, 0) << r.err;
+  EXPECT_EQ(r.err, "") << "progress written off a terminal";
+  json j = json::parse(r.out);
   EXPECT_EQ(j["live_blocks"], 64u);
   EXPECT_EQ(j["check"]["status"], "clean") << j["check"].dump(2);
+  expect_layout_section(j);
   const json& l = j["layout"];
   const uint64_t cylinders = j["geometry"]["simulated_cylinders"];
-  EXPECT_GT(cylinders, 1600u);
-  EXPECT_GT(l["cylinders_per_column"].get<uint32_t>(), 1u);
-  EXPECT_GE(l["columns"].get<uint64_t>() * l["cylinders_per_column"].get<uint64_t>(), cylinders);
-  EXPECT_LE(l["width_px"].get<uint32_t>(), 1700u);
-  EXPECT_NE(l["caption"].get<std::string>().find("cylinders each"), std::string::npos);
+  const uint64_t per_column = l["scale"]["cylinders_per_column"];
+  EXPECT_GT(cylinders, 1000u);
+  EXPECT_GT(per_column, 1u);
+  EXPECT_GE(l["grid"]["columns"].get<uint64_t>() * per_column, cylinders);
+  EXPECT_NE(l["scale"]["text"].get<std::string>().find("1 column = " + std::to_string(per_column) +
+                                                       " cylinders"),
+            std::string::npos);
   expect_png(png, l);
+}
+
+// Runs vld-inspect with stderr on a pseudo-terminal (stdout to a file);
+// returns what it wrote on the terminal.
+std::string inspect_on_terminal(const TempDir& dir, const std::vector<std::string>& args) {
+  const int master = ::posix_openpt(O_RDWR | O_NOCTTY);
+  if (master == -1 || ::grantpt(master) != 0 || ::unlockpt(master) != 0)
+    throw std::runtime_error(std::string("posix_openpt: ") + std::strerror(errno));
+  const std::string slave = ::ptsname(master), out = dir.file("inspect.out");
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
+  posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, slave.c_str(), O_RDWR | O_NOCTTY, 0);
+  std::vector<char*> argv{const_cast<char*>(VLD_INSPECT_PATH)};
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid;
+  const int rc = posix_spawn(&pid, VLD_INSPECT_PATH, &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) throw std::runtime_error(std::string("posix_spawn: ") + std::strerror(rc));
+  std::string terminal;
+  char buf[4096];
+  for (ssize_t n; (n = ::read(master, buf, sizeof buf)) > 0 || (n < 0 && errno == EINTR);)
+    if (n > 0) terminal.append(buf, static_cast<size_t>(n));  // EIO: the child closed it
+  int status = 0;
+  ::waitpid(pid, &status, 0);
+  ::close(master);
+  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << terminal;
+  return terminal;
+}
+
+// On a terminal, the long work on a large image (platters over
+// Progress::kMinBytes) shows percentages and leaves a clean line.
+TEST(Inspect, ShowsProgressOnATerminal) {
+  TempDir dir;
+  const std::string image = dir.file("disk.img");
+  make_image(dir, image, "384M", {1, 2, 3}, Stop::kClean);
+  const std::string png = dir.file("disk.png");
+  const std::string shown = inspect_on_terminal(dir, {"--check", "--layout", png, image});
+  for (const char* what : {"vld-inspect: counting free space", "vld-inspect: layout: counting sectors"}) {
+    EXPECT_NE(shown.find(what), std::string::npos) << shown;
+  }
+  EXPECT_NE(shown.find("100% ("), std::string::npos) << shown;
+  EXPECT_EQ(shown.substr(shown.size() - 1), "\r") << "the last line is erased";
+  EXPECT_EQ(inspect(dir, {"--check", "--layout", png, image}).err, "") << "piped: quiet";
 }
 
 TEST(Inspect, ReportsAnInplaceImage) {
@@ -543,6 +673,8 @@ TEST(Inspect, ReportsAnInplaceImage) {
   EXPECT_FALSE(j.contains("clean"));
   EXPECT_FALSE(j.contains("recovery"));
   EXPECT_EQ(j["check"]["status"], "clean");
+  expect_layout_section(j);
+  EXPECT_EQ(drawn_classes(j["layout"]).count("ARU journal area"), 1u) << j["layout"]["legend"].dump(1);
   expect_png(png, j["layout"]);
   InspectRun r = inspect_unchanged(dir, image, {image});
   EXPECT_EQ(r.exit_code, 0);

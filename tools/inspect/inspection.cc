@@ -139,7 +139,9 @@ void claim_recovered_state(Inspection& in) {
 void count_track_use(Inspection& in) {
   const VldLayout& layout = in.layout;
   in.used_sectors.assign(layout.tracks, 0);
+  Progress progress("counting free space", layout.tracks, in.sectors * kSectorBytes);
   for (uint32_t t = 0; t < layout.tracks; ++t) {
+    progress.advance(1);
     uint32_t used = 0;
     for (uint64_t p = uint64_t{t} * layout.spt; p < uint64_t{t + 1} * layout.spt; ++p)
       used += in.data_claims->test(p) || in.map_claims->test(p);

@@ -1,6 +1,9 @@
 #include "tools/inspect/report.h"
 
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
+#include <cstring>
 #include <string>
 
 #include "core/image.h"
@@ -281,6 +284,57 @@ void print_report(const Inspection& in, std::ostream& out) {
   print_redo_journal(in, out);
   out << "  (mode=inplace keeps no map or log: logical sector n is physical sector n; its "
          "only recovery state is the ARU redo journal)\n";
+}
+
+namespace {
+
+// The end of the array of plain numbers opening at text[open], or npos if
+// it holds anything else (strings, objects, arrays).
+size_t number_array_end(const std::string& text, size_t open) {
+  for (size_t k = open + 1; k < text.size(); ++k) {
+    const char c = text[k];
+    if (c == ']') return k;
+    if (!std::isdigit(static_cast<unsigned char>(c)) && !std::strchr(" \n,-+.eE", c))
+      return std::string::npos;
+  }
+  return std::string::npos;
+}
+
+// The end of the string opening at text[open] (its closing quote).
+size_t string_end(const std::string& text, size_t open) {
+  size_t k = open + 1;
+  while (k < text.size() && text[k] != '"') k += text[k] == '\\' ? 2 : 1;
+  return k;
+}
+
+}  // namespace
+
+std::string json_text(const nlohmann::json& j) {
+  const std::string pretty = j.dump(2);
+  std::string out;
+  out.reserve(pretty.size());
+  for (size_t i = 0; i < pretty.size(); ++i) {
+    if (pretty[i] == '"') {
+      const size_t end = std::min(string_end(pretty, i), pretty.size() - 1);
+      out.append(pretty, i, end - i + 1);
+      i = end;
+      continue;
+    }
+    const size_t end = pretty[i] == '[' ? number_array_end(pretty, i) : std::string::npos;
+    if (end == std::string::npos) {
+      out += pretty[i];
+      continue;
+    }
+    out += '[';
+    for (size_t k = i + 1; k < end; ++k) {
+      if (pretty[k] == ' ' || pretty[k] == '\n') continue;
+      out += pretty[k];
+      if (pretty[k] == ',') out += ' ';
+    }
+    out += ']';
+    i = end;
+  }
+  return out;
 }
 
 }  // namespace vld::inspect
