@@ -11,6 +11,7 @@
 #include "core/disk_controller.h"
 #include "core/inplace/inplace_disk.h"
 #include "core/store/backing_store.h"
+#include "plugin/options.h"
 #include "plugin/stats_json.h"
 #include "tests/unit/test_superblock.h"
 
@@ -129,6 +130,18 @@ TEST(StatsSeries, IntervalLineHasTheDocumentedKeys) {
   EXPECT_LT(mean, b[1].get<double>());
   EXPECT_TRUE(interval_to_json(dc->take_interval(std::nullopt), std::nullopt)["wall_start"]
                   .is_null());
+}
+
+// stats_interval= (plugin/parameters.h): whole seconds from 0 to a day.
+TEST(StatsSeries, IntervalParameter) {
+  PluginOptions o;
+  EXPECT_EQ(o.stats_interval_s, 1u);
+  EXPECT_EQ(set_option(&o, "stats_interval", "5"), "");
+  EXPECT_EQ(o.stats_interval_s, 5u);
+  EXPECT_EQ(set_option(&o, "stats_interval", "0"), "");
+  EXPECT_EQ(o.stats_interval_s, 0u);
+  for (const char* bad : {"-1", "86401", "1.5", "", "1s"})
+    EXPECT_NE(set_option(&o, "stats_interval", bad), "") << bad;
 }
 
 }  // namespace
