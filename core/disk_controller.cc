@@ -158,7 +158,7 @@ RequestTiming DiskController::serve(Kind kind, bool fua, uint64_t bytes,
     c = op(start);
   } catch (...) {
     ++stats_.requests.errors;
-    if (interval_) ++interval_->activity.requests.errors;
+    if (interval_) ++interval_->requests.errors;
     throw;
   }
   check_after_request();
@@ -174,7 +174,7 @@ RequestTiming DiskController::serve(Kind kind, bool fua, uint64_t bytes,
   s.now = c.end;
   s.queue_wait.add(t.queued.count());
   account(s, kind, bytes, fua, c, start);
-  if (interval_) account(interval_->activity, kind, bytes, fua, c, start);
+  if (interval_) account(*interval_, kind, bytes, fua, c, start);
   if (kind == Kind::kWrite) s.write_breakdown_sum += c.service;
   if (kind == Kind::kCommit) {
     ++s.aru.commits;
@@ -224,21 +224,23 @@ void DiskController::account(Activity& a, std::optional<Kind> kind, uint64_t byt
 
 void DiskController::start_intervals(SimTime start) {
   std::lock_guard lock(mu_);
-  interval_ = std::make_unique<IntervalStats>();
-  interval_->start = start;
+  interval_ = std::make_unique<Activity>();
+  interval_start_ = start;
 }
 
 IntervalStats DiskController::end_interval_locked(SimTime end) {
   assert(interval_);
   IntervalStats done;
-  std::swap(done, *interval_);
   done.number = ++intervals_taken_;
-  done.end = std::max(end, done.start);
+  done.start = interval_start_;
+  done.end = std::max(end, interval_start_);
+  done.activity = *interval_;
+  *interval_ = Activity{};
   done.totals = stats_;
   done.mode = disk_->mode_report();
   done.utilization = static_cast<double>(disk_->live_blocks()) /
                      static_cast<double>(disk_->physical_blocks());
-  interval_->start = done.end;
+  interval_start_ = done.end;
   return done;
 }
 
@@ -246,8 +248,8 @@ IntervalStats DiskController::take_interval(std::optional<SimTime> end) {
   std::lock_guard lock(mu_);
   const SimTime at = end ? *end : busy_until_;
   if (!interval_) {
-    interval_ = std::make_unique<IntervalStats>();
-    interval_->start = at;
+    interval_ = std::make_unique<Activity>();
+    interval_start_ = at;
   }
   return end_interval_locked(at);
 }
@@ -256,19 +258,19 @@ void DiskController::set_interval_observer(SimTime start, SimDuration every,
                                            IntervalObserver observer) {
   assert(every > SimDuration{0});
   std::lock_guard lock(mu_);
-  interval_ = std::make_unique<IntervalStats>();
-  interval_->start = start;
+  interval_ = std::make_unique<Activity>();
+  interval_start_ = start;
   interval_every_ = every;
   interval_observer_ = std::move(observer);
 }
 
 void DiskController::roll_interval_locked(SimTime start) {
-  if (!interval_observer_ || start < interval_->start + interval_every_) return;
-  const IntervalStats done = end_interval_locked(interval_->start + interval_every_);
+  if (!interval_observer_ || start < interval_start_ + interval_every_) return;
+  const IntervalStats done = end_interval_locked(interval_start_ + interval_every_);
   interval_observer_(done);
   // The next interval is the one that holds `start`.
   const int64_t skipped = (start - done.end) / interval_every_;
-  interval_->start = done.end + skipped * interval_every_;
+  interval_start_ = done.end + skipped * interval_every_;
 }
 
 RequestTiming DiskController::read(uint64_t offset, std::span<std::byte> out,
@@ -374,7 +376,7 @@ bool DiskController::step_locked(SimTime start) {
   check_after_request();  // a compaction move is a request of the drive's own
   assert(c->end >= start);
   account(stats_, std::nullopt, 0, false, *c, start);
-  if (interval_) account(interval_->activity, std::nullopt, 0, false, *c, start);
+  if (interval_) account(*interval_, std::nullopt, 0, false, *c, start);
   busy_until_ = c->end;
   busy_with_idle_step_ = true;
   return true;
@@ -412,7 +414,7 @@ void DiskController::extents(uint64_t offset, uint64_t len, const ExtentFn& fn) 
   std::lock_guard lock(mu_);
   if (closed_) throw Error("the disk is shut down", ESHUTDOWN);
   ++stats_.requests.extents;
-  if (interval_) ++interval_->activity.requests.extents;
+  if (interval_) ++interval_->requests.extents;
   disk_->extents(offset, len, fn);
 }
 

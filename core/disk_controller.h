@@ -237,8 +237,10 @@ class DiskController {
   bool read_only_ = false;
   DiskStats stats_;
   // The current interval of the time series: null until start_intervals or
-  // set_interval_observer (most controllers never take one).
-  std::unique_ptr<IntervalStats> interval_;
+  // set_interval_observer (most controllers never take one); it began at
+  // interval_start_.
+  std::unique_ptr<Activity> interval_;
+  SimTime interval_start_{};
   uint64_t intervals_taken_ = 0;
   SimDuration interval_every_{};  // > 0: intervals of simulated time
   IntervalObserver interval_observer_;
