@@ -3,7 +3,11 @@
 // Latencies are simulated service times per request (end - start, excluding
 // time spent queued behind other requests, which is reported separately as
 // queue wait). The breakdown is the mean per write request of the
-// components of paper 001's Figure 9.
+// components of paper 001's Figure 9. Read and write latencies are also
+// kept per request size class (SizeClass). What requests and idle steps do
+// is an Activity, counted for the whole run (DiskStats) and, when a time
+// series is kept, for the current interval (IntervalStats); docs/stats.md
+// has the keys each becomes.
 //
 // Thread-safety: not thread-safe; DiskController owns it under its mutex and
 // hands out copies.
