@@ -152,11 +152,13 @@ RequestTiming DiskController::serve(Kind kind, bool fua, uint64_t bytes,
   else if (arrival) gaps_.saw_arrival();
   went_idle_ = false;
   SimTime start = arrival ? std::max(*arrival, busy_until_) : busy_until_;
+  roll_interval_locked(start);
   Completion c;
   try {
     c = op(start);
   } catch (...) {
     ++stats_.requests.errors;
+    if (interval_) ++interval_->requests.errors;
     throw;
   }
   check_after_request();
@@ -170,41 +172,105 @@ RequestTiming DiskController::serve(Kind kind, bool fua, uint64_t bytes,
 
   DiskStats& s = stats_;
   s.now = c.end;
-  s.busy += c.end - start;
   s.queue_wait.add(t.queued.count());
-  s.physical_writes += c.physical_blocks_written;
-  s.physical_reads += c.physical_blocks_read;
-  s.backing_syncs += c.syncs;
+  account(s, kind, bytes, fua, c, start);
+  if (interval_) account(*interval_, kind, bytes, fua, c, start);
+  if (kind == Kind::kWrite) s.write_breakdown_sum += c.service;
+  if (kind == Kind::kCommit) {
+    ++s.aru.commits;
+    s.aru.blocks_committed += bytes / disk_->block_bytes();
+    s.aru.commit_latency.add((c.end - start).count());
+  }
+  if (kind == Kind::kPlace) s.aru.blocks_placed += bytes / disk_->block_bytes();
+  return t;
+}
+
+void DiskController::account(Activity& a, std::optional<Kind> kind, uint64_t bytes, bool fua,
+                             const Completion& c, SimTime start) const {
+  a.physical_writes += c.physical_blocks_written;
+  a.backing_syncs += c.syncs;
+  if (!kind) {  // an idle step
+    ++a.idle_steps;
+    a.idle_busy += c.end - start;
+    return;
+  }
+  a.busy += c.end - start;
+  a.physical_reads += c.physical_blocks_read;
   const int64_t service_ns = (c.end - start).count();
-  switch (kind) {
+  const auto size = static_cast<size_t>(size_class(bytes));
+  switch (*kind) {
     case Kind::kRead:
-      ++s.requests.read;
-      s.bytes_read += bytes;
-      s.read_latency.add(service_ns);
+      ++a.requests.read;
+      a.bytes_read += bytes;
+      a.read_latency.add(service_ns);
+      a.read_by_size[size].add(service_ns);
       break;
     case Kind::kWrite:
-      ++s.requests.write;
-      if (fua) ++s.requests.write_fua;
-      s.bytes_written += bytes;
-      s.write_latency.add(service_ns);
-      s.write_breakdown_sum += c.service;
+      ++a.requests.write;
+      if (fua) ++a.requests.write_fua;
+      a.bytes_written += bytes;
+      a.write_latency.add(service_ns);
+      a.write_by_size[size].add(service_ns);
       break;
     case Kind::kFlush:
-      ++s.requests.flush;
-      s.flush_latency.add(service_ns);
+      ++a.requests.flush;
+      a.flush_latency.add(service_ns);
       break;
-    case Kind::kTrim: ++s.requests.trim; break;
-    case Kind::kZero: ++s.requests.zero; break;
-    case Kind::kCommit:
-      ++s.aru.commits;
-      s.aru.blocks_committed += bytes / disk_->block_bytes();
-      s.aru.commit_latency.add(service_ns);
-      break;
-    case Kind::kPlace:
-      s.aru.blocks_placed += bytes / disk_->block_bytes();
-      break;
+    case Kind::kTrim: ++a.requests.trim; break;
+    case Kind::kZero: ++a.requests.zero; break;
+    case Kind::kCommit: case Kind::kPlace: break;  // DiskStats::aru
   }
-  return t;
+}
+
+void DiskController::start_intervals(SimTime start) {
+  std::lock_guard lock(mu_);
+  interval_ = std::make_unique<Activity>();
+  interval_start_ = start;
+}
+
+IntervalStats DiskController::end_interval_locked(SimTime end) {
+  assert(interval_);
+  IntervalStats done;
+  done.number = ++intervals_taken_;
+  done.start = interval_start_;
+  done.end = std::max(end, interval_start_);
+  done.activity = *interval_;
+  *interval_ = Activity{};
+  done.totals = stats_;
+  done.mode = disk_->mode_report();
+  done.utilization = static_cast<double>(disk_->live_blocks()) /
+                     static_cast<double>(disk_->physical_blocks());
+  interval_start_ = done.end;
+  return done;
+}
+
+IntervalStats DiskController::take_interval(std::optional<SimTime> end) {
+  std::lock_guard lock(mu_);
+  const SimTime at = end ? *end : busy_until_;
+  if (!interval_) {
+    interval_ = std::make_unique<Activity>();
+    interval_start_ = at;
+  }
+  return end_interval_locked(at);
+}
+
+void DiskController::set_interval_observer(SimTime start, SimDuration every,
+                                           IntervalObserver observer) {
+  assert(every > SimDuration{0});
+  std::lock_guard lock(mu_);
+  interval_ = std::make_unique<Activity>();
+  interval_start_ = start;
+  interval_every_ = every;
+  interval_observer_ = std::move(observer);
+}
+
+void DiskController::roll_interval_locked(SimTime start) {
+  if (!interval_observer_ || start < interval_start_ + interval_every_) return;
+  const IntervalStats done = end_interval_locked(interval_start_ + interval_every_);
+  interval_observer_(done);
+  // The next interval is the one that holds `start`.
+  const int64_t skipped = (start - done.end) / interval_every_;
+  interval_start_ = done.end + skipped * interval_every_;
 }
 
 RequestTiming DiskController::read(uint64_t offset, std::span<std::byte> out,
@@ -298,6 +364,7 @@ std::string DiskController::max_group_why() const {
 }
 
 bool DiskController::step_locked(SimTime start) {
+  roll_interval_locked(start);
   std::optional<Completion> c;
   try {
     c = disk_->idle_step(start, gaps_.expected_end(last_request_end_, start));
@@ -308,10 +375,8 @@ bool DiskController::step_locked(SimTime start) {
   if (!c) return false;
   check_after_request();  // a compaction move is a request of the drive's own
   assert(c->end >= start);
-  ++stats_.idle_steps;
-  stats_.idle_busy += c->end - start;
-  stats_.physical_writes += c->physical_blocks_written;
-  stats_.backing_syncs += c->syncs;
+  account(stats_, std::nullopt, 0, false, *c, start);
+  if (interval_) account(*interval_, std::nullopt, 0, false, *c, start);
   busy_until_ = c->end;
   busy_with_idle_step_ = true;
   return true;
@@ -349,6 +414,7 @@ void DiskController::extents(uint64_t offset, uint64_t len, const ExtentFn& fn) 
   std::lock_guard lock(mu_);
   if (closed_) throw Error("the disk is shut down", ESHUTDOWN);
   ++stats_.requests.extents;
+  if (interval_) ++interval_->requests.extents;
   disk_->extents(offset, len, fn);
 }
 

@@ -173,6 +173,23 @@ class DiskController {
   void extents(uint64_t offset, uint64_t len, const ExtentFn& fn);
 
   DiskStats stats() const;
+  // The time series (stats_interval=, docs/stats.md). After
+  // start_intervals(t), every request and idle step is also counted in the
+  // current interval, which begins at t; take_interval(end) ends it at `end`
+  // (nullopt: busy_until()), returns it with the totals and the mode report
+  // of that instant, and begins the next one there. A request counts in the
+  // interval in which it started on the drive. Without start_intervals,
+  // take_interval starts them and returns an empty interval.
+  void start_intervals(SimTime start);
+  IntervalStats take_interval(std::optional<SimTime> end);
+  // Intervals of simulated time (vld-bench --stats-interval): intervals
+  // [start + k every, start + (k+1) every); a request or idle step that
+  // starts at or after the current one's end first ends it there and calls
+  // `observer` with it, and the next interval is the one holding that start
+  // (an interval in which nothing started is skipped). The observer runs
+  // under the controller's lock: it must not call the controller.
+  using IntervalObserver = std::function<void(const IntervalStats&)>;
+  void set_interval_observer(SimTime start, SimDuration every, IntervalObserver observer);
   ModeReport mode_report() const;  // the disk mode's own (Disk::mode_report)
   double utilization() const;  // live / physical blocks
   const Superblock& superblock() const { return disk_->superblock(); }
@@ -205,11 +222,28 @@ class DiskController {
   // With VLD_CHECK_EACH_REQUEST: aborts, naming it, if the disk's state
   // disagrees with itself (Disk::check_consistency). REQUIRES: mu_ held.
   void check_after_request() const;
+  // Counts a served request (or, kind nullopt, an idle step) in `a`.
+  void account(Activity& a, std::optional<Kind> kind, uint64_t bytes, bool fua,
+               const Completion& c, SimTime start) const;
+  // Ends the sim-time interval (set_interval_observer) if `start` is past
+  // it. REQUIRES: mu_ held.
+  void roll_interval_locked(SimTime start);
+  // Ends the current interval at `end` and begins the next. REQUIRES: mu_
+  // held; intervals started.
+  IntervalStats end_interval_locked(SimTime end);
 
   mutable std::mutex mu_;  // guards everything below but waiting_
   std::unique_ptr<Disk> disk_;
   bool read_only_ = false;
   DiskStats stats_;
+  // The current interval of the time series: null until start_intervals or
+  // set_interval_observer (most controllers never take one); it began at
+  // interval_start_.
+  std::unique_ptr<Activity> interval_;
+  SimTime interval_start_{};
+  uint64_t intervals_taken_ = 0;
+  SimDuration interval_every_{};  // > 0: intervals of simulated time
+  IntervalObserver interval_observer_;
   // Runs one idle step at `start` under mu_; false if there was no work.
   bool step_locked(SimTime start);
 

@@ -65,6 +65,9 @@ struct PluginOptions {
   SchedPolicy sched = SchedPolicy::kFifo;
   uint32_t sched_aging_ms = 100;
   std::string statsfile;
+  // stats_interval=: seconds between the lines of statsfile=PATH's time
+  // series, PATH.jsonl (docs/stats.md); 0: none.
+  uint32_t stats_interval_s = 1;
   uint64_t seed = 0;
   // aru_max=: the most one ARU (export "aru") may hold (core/aru/).
   uint64_t aru_max_bytes = kDefaultAruMaxBytes;

@@ -521,6 +521,19 @@ inline constexpr ParameterDoc kParameters[] = {
      "Write the drive's statistics to this file as one JSON object, every second and once "
      "more when nbdkit exits. See L</STATISTICS>. By default none are written."},
 
+    {"stats_interval", "SECONDS", ParameterGroup::kRunTime,
+     {ValueKind::kWholeNumber, "expected seconds from 0 (no time series) to 86400, e.g. 1", 0,
+      86400},
+     [](PluginOptions& o, const ParameterValue& v) { o.stats_interval_s = v.u32(); return true; },
+     "with statsfile=PATH: append a line of that interval's\n"
+     "statistics to PATH.jsonl every SECONDS (default 1; 0: none)",
+     "With B<statsfile=>I<PATH>: every this many seconds of wall time (default 1), append "
+     "one JSON line to I<PATH>B<.jsonl> with what the drive did in that interval (requests, "
+     "latency percentiles and histograms, per request size too) and the totals so far, and "
+     "a last line for the partial interval when nbdkit exits, so that a run can be plotted "
+     "over time. The file is emptied when the server starts. B<0> writes no time series. "
+     "See L</STATISTICS> and docs/stats.md."},
+
     {"seed", "N", ParameterGroup::kRunTime,
      {ValueKind::kWholeNumber, "expected a whole number from 0 to 2^64 - 1, e.g. seed=42"},
      [](PluginOptions& o, const ParameterValue& v) {

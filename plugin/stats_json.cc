@@ -23,19 +23,26 @@ nlohmann::json latency_json(const LatencyHistogram& h) {
           {"max", us(static_cast<double>(h.max_ns()))}};
 }
 
-}  // namespace
+// latency_json and the non-empty buckets of the fixed scheme
+// (UsBuckets), each [low_us, high_us, count].
+nlohmann::json histogram_json(const LatencyHistogram& h) {
+  nlohmann::json j = latency_json(h);
+  nlohmann::json buckets = nlohmann::json::array();
+  for (const HistogramBucket& b : h.buckets_us()) buckets.push_back({b.low_us, b.high_us, b.count});
+  j["histogram"] = std::move(buckets);
+  return j;
+}
 
-nlohmann::json stats_to_json(const DiskController& c, LatencyMode latency) {
-  const DiskStats s = c.stats();
-  const Superblock& sb = c.superblock();
+nlohmann::json by_size_json(const std::array<LatencyHistogram, kSizeClasses>& h) {
+  nlohmann::json j = nlohmann::json::object();
+  for (int c = 0; c < kSizeClasses; ++c)
+    j[size_class_name(static_cast<SizeClass>(c))] = histogram_json(h[c]);
+  return j;
+}
+
+nlohmann::json geometry_json(const Superblock& sb) {
   const DriveGeometry& g = sb.geometry;
-  const double writes = s.requests.write ? static_cast<double>(s.requests.write) : 1.0;
-  auto mean_us = [&](SimDuration d) { return to_us(d) / writes; };
-
-  nlohmann::json j;
-  j["mode"] = mode_name(sb.mode);
-  j["latency"] = latency == LatencyMode::kSleep ? "sleep" : "none";
-  j["geometry"] = {
+  return {
       {"name", g.name},
       {"sectors_per_track", g.sectors_per_track},
       {"tracks_per_cylinder", g.tracks_per_cylinder},
@@ -52,51 +59,138 @@ nlohmann::json stats_to_json(const DiskController& c, LatencyMode latency) {
       {"export_bytes", sb.export_bytes},
       {"platter_bytes", sb.platter_bytes()},
   };
-  j["requests"] = {{"read", s.requests.read},   {"write", s.requests.write},
-                   {"write_fua", s.requests.write_fua}, {"flush", s.requests.flush},
-                   {"trim", s.requests.trim},   {"zero", s.requests.zero},
-                   {"extents", s.requests.extents}, {"errors", s.requests.errors}};
-  j["aru"] = {{"commits", s.aru.commits},
-              {"blocks_committed", s.aru.blocks_committed},
-              {"aborts", s.aru.aborts},
-              {"blocks_aborted", s.aru.blocks_aborted},
-              {"shadow_requests", s.aru.shadow_requests},
-              {"shadow_bytes", s.aru.shadow_bytes},
-              {"blocks_placed", s.aru.blocks_placed},
-              {"commit_latency_us", latency_json(s.aru.commit_latency)}};
-  j["write_latency_us"] = latency_json(s.write_latency);
-  j["read_latency_us"] = latency_json(s.read_latency);
-  j["flush_latency_us"] = latency_json(s.flush_latency);
-  j["queue_wait_us"] = latency_json(s.queue_wait);
-  const SchedCounts& q = s.sched;
-  j["sched"] = {{"policy", sched_policy_name(c.sched_policy())},
-                {"picks", q.picks},
-                {"reordered", q.reordered},
-                {"aged", q.aged},
-                {"mean_queue_depth",
-                 q.picks ? static_cast<double>(q.queue_depth_sum) / static_cast<double>(q.picks)
-                         : 0.0},
-                {"max_queue_depth", q.max_queue_depth}};
+}
+
+nlohmann::json requests_json(const RequestCounts& r) {
+  return {{"read", r.read},   {"write", r.write},     {"write_fua", r.write_fua},
+          {"flush", r.flush}, {"trim", r.trim},       {"zero", r.zero},
+          {"extents", r.extents}, {"errors", r.errors}};
+}
+
+nlohmann::json aru_json(const AruCounts& a) {
+  return {{"commits", a.commits},
+          {"blocks_committed", a.blocks_committed},
+          {"aborts", a.aborts},
+          {"blocks_aborted", a.blocks_aborted},
+          {"shadow_requests", a.shadow_requests},
+          {"shadow_bytes", a.shadow_bytes},
+          {"blocks_placed", a.blocks_placed},
+          {"commit_latency_us", latency_json(a.commit_latency)}};
+}
+
+nlohmann::json sched_json(const SchedCounts& q, SchedPolicy policy) {
+  return {{"policy", sched_policy_name(policy)},
+          {"picks", q.picks},
+          {"reordered", q.reordered},
+          {"aged", q.aged},
+          {"mean_queue_depth",
+           q.picks ? static_cast<double>(q.queue_depth_sum) / static_cast<double>(q.picks) : 0.0},
+          {"max_queue_depth", q.max_queue_depth}};
+}
+
+nlohmann::json breakdown_json(const DiskStats& s) {
+  const double writes = s.requests.write ? static_cast<double>(s.requests.write) : 1.0;
+  auto mean_us = [&](SimDuration d) { return to_us(d) / writes; };
   const ServiceBreakdown& b = s.write_breakdown_sum;
-  j["breakdown_us"] = {{"overhead", mean_us(b.overhead)},
-                       {"seek", mean_us(b.seek)},
-                       {"head_switch", mean_us(b.head_switch)},
-                       {"rotation", mean_us(b.rotation)},
-                       {"transfer", mean_us(b.transfer)}};
+  return {{"overhead", mean_us(b.overhead)},
+          {"seek", mean_us(b.seek)},
+          {"head_switch", mean_us(b.head_switch)},
+          {"rotation", mean_us(b.rotation)},
+          {"transfer", mean_us(b.transfer)}};
+}
+
+// The keys an Activity has in both the stats file and an interval's line.
+void add_activity(nlohmann::json& j, const Activity& a) {
+  j["requests"] = requests_json(a.requests);
+  j["write_latency_us"] = histogram_json(a.write_latency);
+  j["read_latency_us"] = histogram_json(a.read_latency);
+  j["flush_latency_us"] = histogram_json(a.flush_latency);
+  j["write_by_size_us"] = by_size_json(a.write_by_size);
+  j["read_by_size_us"] = by_size_json(a.read_by_size);
+  j["physical_writes"] = a.physical_writes;
+  j["physical_reads"] = a.physical_reads;
+  j["bytes_written"] = a.bytes_written;
+  j["bytes_read"] = a.bytes_read;
+  j["backing_syncs"] = a.backing_syncs;
+  j["busy_us"] = to_us(a.busy);
+  j["idle_steps"] = a.idle_steps;
+  j["idle_busy_us"] = to_us(a.idle_busy);
+}
+
+// Cumulative counters of an interval line's "totals" (docs/stats.md).
+nlohmann::json totals_json(const IntervalStats& i) {
+  const DiskStats& s = i.totals;
+  nlohmann::json j = {{"requests", requests_json(s.requests)},
+                      {"physical_writes", s.physical_writes},
+                      {"physical_reads", s.physical_reads},
+                      {"bytes_written", s.bytes_written},
+                      {"bytes_read", s.bytes_read},
+                      {"backing_syncs", s.backing_syncs},
+                      {"busy_us", to_us(s.busy)},
+                      {"idle_steps", s.idle_steps},
+                      {"idle_busy_us", to_us(s.idle_busy)},
+                      {"simulated_time_us", to_us(s.now - kSimEpoch)},
+                      {"utilization", i.utilization}};
+  j.update(nlohmann::json(i.mode));
+  j.erase("recovery");  // what opening the image did: in the stats file
+  return j;
+}
+
+}  // namespace
+
+nlohmann::json histogram_scheme_json() {
+  return {{"unit", "us"},
+          {"sub_buckets", 1 << UsBuckets::kSubBits},
+          {"linear_below_us", uint64_t{2} << UsBuckets::kSubBits}};
+}
+
+nlohmann::json stats_to_json(const DiskController& c, LatencyMode latency) {
+  const DiskStats s = c.stats();
+  const Superblock& sb = c.superblock();
+
+  nlohmann::json j;
+  j["mode"] = mode_name(sb.mode);
+  j["latency"] = latency == LatencyMode::kSleep ? "sleep" : "none";
+  j["geometry"] = geometry_json(sb);
+  j["histogram_scheme"] = histogram_scheme_json();
+  add_activity(j, s);
+  j["aru"] = aru_json(s.aru);
+  j["queue_wait_us"] = latency_json(s.queue_wait);
+  j["sched"] = sched_json(s.sched, c.sched_policy());
+  j["breakdown_us"] = breakdown_json(s);
   j["utilization"] = c.utilization();
-  j["physical_writes"] = s.physical_writes;
-  j["physical_reads"] = s.physical_reads;
-  j["bytes_written"] = s.bytes_written;
-  j["bytes_read"] = s.bytes_read;
-  j["backing_syncs"] = s.backing_syncs;
   j["simulated_time_us"] = to_us(s.now - kSimEpoch);
-  j["busy_us"] = to_us(s.busy);
   j.update(nlohmann::json(c.mode_report()));
   if (j.contains("compactor")) {
     j["compactor"]["idle_steps"] = s.idle_steps;
     j["compactor"]["preempt_wait_us"] = latency_json(s.preempt_wait);
   }
   return j;
+}
+
+nlohmann::json interval_to_json(const IntervalStats& i, std::optional<WallSpan> wall) {
+  nlohmann::json j;
+  j["interval"] = i.number;
+  j["wall_start"] = wall ? nlohmann::json(wall->start_s) : nlohmann::json(nullptr);
+  j["wall_end"] = wall ? nlohmann::json(wall->end_s) : nlohmann::json(nullptr);
+  j["sim_start_us"] = to_us(i.start - kSimEpoch);
+  j["sim_end_us"] = to_us(i.end - kSimEpoch);
+  add_activity(j, i.activity);
+  j["totals"] = totals_json(i);
+  return j;
+}
+
+void append_jsonl(const std::string& path, const nlohmann::json& line) {
+  const std::string text = line.dump() + "\n";
+  const int fd = ::open(path.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0644);
+  if (fd == -1) throw_errno(path + ": open");
+  // One write(2) of the whole line: O_APPEND puts it at the end in one piece.
+  const ssize_t n = ::write(fd, text.data(), text.size());
+  const int err = errno;
+  ::close(fd);
+  if (n != static_cast<ssize_t>(text.size()))
+    throw Error(path + ": cannot append a line (" + std::strerror(n < 0 ? err : ENOSPC) + ")",
+                n < 0 ? err : ENOSPC);
 }
 
 void check_stats_file_writable(const std::string& path) {

@@ -4,6 +4,7 @@
 #define VLD_PLUGIN_STATS_JSON_H_
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 
 #include "core/disk_controller.h"
@@ -12,6 +13,21 @@
 namespace vld {
 
 nlohmann::json stats_to_json(const DiskController& controller, LatencyMode latency);
+// The fixed bucket scheme of every "histogram" (UsBuckets), as the stats
+// file's "histogram_scheme".
+nlohmann::json histogram_scheme_json();
+
+// One line of the time series (PATH.jsonl): an interval, with the wall
+// clock's start and end in Unix seconds if it has them (the plugin; not
+// vld-bench, whose intervals are of simulated time only).
+struct WallSpan {
+  double start_s = 0;
+  double end_s = 0;
+};
+nlohmann::json interval_to_json(const IntervalStats& interval, std::optional<WallSpan> wall);
+// Appends `line` and a newline to `path` (created if absent) in one
+// write(2). Throws Error on failure.
+void append_jsonl(const std::string& path, const nlohmann::json& line);
 
 // Throws Error (one line: the path, the errno text, what to do) unless
 // PATH.tmp, through which write_stats_file() writes, can be created.

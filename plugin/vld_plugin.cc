@@ -95,10 +95,25 @@ std::unique_ptr<Pacer> g_pacer;
 
 // Rewrites the stats file once a second until destroyed, and once more,
 // after its thread has stopped, so that two writes never race on the
-// temporary file.
+// temporary file. With stats_interval=N (N > 0) it also appends the time
+// series: one line to PATH.jsonl (emptied at start) every N seconds of wall
+// time, and a last one for the partial interval at the end.
 class StatsWriter {
  public:
-  explicit StatsWriter(std::string path) : path_(std::move(path)) {
+  using Clock = std::chrono::steady_clock;
+
+  StatsWriter(std::string path, uint32_t interval_s)
+      : path_(std::move(path)), series_(path_ + ".jsonl"), interval_(interval_s) {
+    if (interval_.count() > 0) {
+      std::FILE* f = std::fopen(series_.c_str(), "w");  // a new run, a new series
+      if (!f)
+        throw Error("statsfile=" + path_ + ": cannot create " + series_ + " (" +
+                        std::strerror(errno) + ")",
+                    errno);
+      std::fclose(f);
+      interval_wall_ = std::chrono::system_clock::now();
+      g_controller->start_intervals(sim_now());
+    }
     thread_ = std::thread([this] { run(); });
   }
   ~StatsWriter() {
@@ -108,10 +123,16 @@ class StatsWriter {
     }
     cv_.notify_all();
     thread_.join();
+    if (interval_.count() > 0) append_interval();  // the last, partial interval
     write_now();  // the final state, e.g. after a clean close
   }
 
  private:
+  static SimTime sim_now() {
+    // latency=none: the drive's own clock (when it is next free).
+    return g_pacer->arrival().value_or(g_controller->busy_until());
+  }
+
   void write_now() {
     try {
       write_stats_file(path_, stats_to_json(*g_controller, g_options.latency));
@@ -120,16 +141,43 @@ class StatsWriter {
     }
   }
 
+  // Ends the current interval now and appends its line.
+  void append_interval() {
+    auto unix_s = [](std::chrono::system_clock::time_point t) {
+      return std::chrono::duration<double>(t.time_since_epoch()).count();
+    };
+    try {
+      const auto wall = std::chrono::system_clock::now();
+      const IntervalStats i = g_controller->take_interval(sim_now());
+      append_jsonl(series_, interval_to_json(i, WallSpan{unix_s(interval_wall_), unix_s(wall)}));
+      interval_wall_ = wall;
+    } catch (const std::exception& e) {
+      spdlog::error("{}", e.what());
+    }
+  }
+
   void run() {
     std::unique_lock lock(mu_);
+    Clock::time_point next_file = Clock::now(), next_interval = Clock::now() + interval_;
     while (!stop_) {
       lock.unlock();
-      write_now();
+      if (Clock::now() >= next_file) {
+        write_now();
+        next_file = Clock::now() + std::chrono::seconds(1);
+      }
+      if (interval_.count() > 0 && Clock::now() >= next_interval) {
+        append_interval();
+        next_interval = std::max(next_interval + interval_, Clock::now());
+      }
       lock.lock();
-      cv_.wait_for(lock, std::chrono::seconds(1), [this] { return stop_; });
+      const auto wake = interval_.count() > 0 ? std::min(next_file, next_interval) : next_file;
+      cv_.wait_until(lock, wake, [this] { return stop_; });
     }
   }
   std::string path_;
+  std::string series_;             // path_ + ".jsonl"
+  std::chrono::seconds interval_;  // stats_interval=; 0: no series
+  std::chrono::system_clock::time_point interval_wall_;  // the current interval's start
   std::mutex mu_;               // guards stop_ only
   std::condition_variable cv_;  // signalled when stop_ is set
   bool stop_ = false;
@@ -321,7 +369,9 @@ int vld_after_fork() {
         *g_controller, *g_pacer, std::chrono::milliseconds(g_options.compactor_quiet_ms),
         [](const std::string& line) { nbdkit_error("vld: %s", line.c_str()); });
   if (!g_options.statsfile.empty())
-    return guarded([] { g_stats_writer = std::make_unique<StatsWriter>(g_options.statsfile); });
+    return guarded([] { g_stats_writer =
+          std::make_unique<StatsWriter>(g_options.statsfile, g_options.stats_interval_s);
+    });
   return 0;
 }
 

@@ -58,6 +58,7 @@
 #include "geometry/presets.h"
 #include "plugin/mode_report_json.h"
 #include "tools/bench/aru_bench.h"
+#include "tools/bench/stats_recorder.h"
 #include "tools/bench/fill.h"
 #include "tools/bench/qd_bench.h"
 #include "tools/bench/scan_bench.h"
@@ -282,7 +283,12 @@ json burst_json(const BurstTotals& t, const BurstSpec& bs, double idle_ms) {
 json run_bursts(const DiskSpec& spec, const Superblock& sb, const std::vector<std::byte>& image,
                 DiskOptions options, const BurstSpec& bs, double idle_ms) {
   auto ctl = open_copy(sb, image, options);
+  stats_recorder().watch(*ctl, "compactor=" + std::string(options.vld.compactor.enabled
+                                                              ? policy_name(options.vld.compactor.policy)
+                                                              : "off") +
+                                   " idle_ms=" + json(idle_ms).dump());
   const BurstTotals t = burst_loop(*ctl, region_blocks(sb, spec.util), spec.seed, bs, idle_ms, nullptr);
+  stats_recorder().finish(*ctl);
   const ModeReport& before = t.before;
   const uint64_t n = t.n;
   const ModeReport after = ctl->mode_report();
@@ -429,11 +435,13 @@ json add_lld_delta(json sum, const ModeReport& a, const ModeReport& b) {
 json run_lld_bursts(const DiskSpec& spec, const Superblock& sb, const std::vector<std::byte>& image,
                     const LldSpec& ls, const BurstSpec& bs, double idle_ms) {
   auto ctl = open_copy(sb, image, lld_options(ls));
+  stats_recorder().watch(*ctl, "idle_ms=" + json(idle_ms).dump());
   json idle = json::object();
   const BurstTotals t = burst_loop(*ctl, region_blocks(sb, spec.util), spec.seed, bs, idle_ms,
                                    [&idle](const ModeReport& a, const ModeReport& b) {
                                      idle = add_lld_delta(idle, a, b);
                                    });
+  stats_recorder().finish(*ctl);
   const ModeReport after = ctl->mode_report();
   json j = burst_json(t, bs, idle_ms);
   j["idle_busy_ms"] = to_ms(t.idle_busy);
@@ -489,6 +497,7 @@ int cmd_table2(const DiskSpec& spec, uint64_t writes) {
     apply_spec(spec, options.vld);
     const std::vector<std::byte> image = prepared_image(spec, sb, options);
     auto ctl = open_copy(sb, image, options);
+    stats_recorder().watch(*ctl, std::string("mode=") + mode_name(mode));
     json j;
     j["experiment"] = "table2";
     j["disk"] = disk_json(spec, sb);
@@ -535,6 +544,7 @@ int cmd_table2(const DiskSpec& spec, uint64_t writes) {
       j["repacks"] = x.vld->stats.repacks;
       j["fragmented_free_fraction_end"] = x.vld->fragmented_free_fraction();
     }
+    stats_recorder().finish(*ctl);
     std::cout << j.dump() << std::endl;
   }
   return 0;
@@ -619,6 +629,7 @@ int cmd_fill(const DiskSpec& spec, const FillSpec& fs) {
     DiskOptions options;
     apply_spec(spec, options.vld);
     DiskController ctl(make_disk(std::move(store), sb, options));
+    stats_recorder().watch(ctl, std::string("mode=") + mode_name(mode));
     const uint64_t blocks = sb.export_bytes / 4096;
     std::vector<uint64_t> order(blocks);
     for (uint64_t b = 0; b < blocks; ++b) order[b] = b;
@@ -666,6 +677,7 @@ int cmd_fill(const DiskSpec& spec, const FillSpec& fs) {
       }
       std::cout << j.dump() << std::endl;
     }
+    stats_recorder().finish(ctl);
   }
   return 0;
 }
@@ -702,6 +714,8 @@ struct BenchOptions {
   ScanBenchSpec scan;
   std::string scan_size = "1T";
   double qd_util_pct = 50;
+  std::string stats_path;       // --stats (tools/bench/stats_recorder.h)
+  double stats_interval_s = 1;  // --stats-interval
 };
 
 struct Subcommands {
@@ -715,8 +729,21 @@ struct Subcommands {
   CLI::App* scan;
 };
 
+// --stats and --stats-interval (tools/bench/stats_recorder.h).
+void add_stats_options(CLI::App* command, BenchOptions& options) {
+  command->add_option("--stats", options.stats_path,
+                      "write each measured disk's statistics as statsfile= does (PATH, "
+                      "PATH.2, ... before the extension; docs/stats.md)");
+  command->add_option("--stats-interval", options.stats_interval_s,
+                      "with --stats: a line of PATH.jsonl per this many simulated seconds "
+                      "(0: none)")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+}
+
 // The options of a disk that is filled and updated (fig11, table2).
 void add_disk_options(CLI::App* command, BenchOptions& options) {
+  add_stats_options(command, options);
   DiskSpec& spec = options.disk;
   command->add_option("--geometry", spec.geometry, "drive preset: " + preset_names_joined(", "))
       ->capture_default_str();
@@ -818,6 +845,7 @@ CLI::App* add_fill(CLI::App& app, BenchOptions& options) {
       ->check(CLI::Range(1u, 1000u))
       ->capture_default_str();
   fill->add_option("--seed", options.disk.seed, "shuffle seed")->capture_default_str();
+  add_stats_options(fill, options);
   return fill;
 }
 
@@ -904,6 +932,8 @@ int run(BenchOptions options, const Subcommands& sub) {
   spec.util = options.util_pct / 100.0;
   spec.fill = options.fill_pct / 100.0;
   options.bursts.compare_off = !options.no_off;
+  for (const CLI::App* c : {sub.fig10, sub.fig11, sub.table2, sub.fill})
+    if (*c) stats_recorder().configure(c->get_name(), options.stats_path, options.stats_interval_s);
   if (*sub.fig10) {
     options.lld.segment_bytes = parse_size(options.segment);
     options.lld.nvram_bytes = options.nvram == "0" ? 0 : parse_size(options.nvram);

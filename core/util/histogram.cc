@@ -21,9 +21,24 @@ uint64_t LatencyHistogram::bucket_low(int b) {
   return mantissa << shift;
 }
 
+int UsBuckets::index(uint64_t us) {
+  if (us < (uint64_t{2} << kSubBits)) return static_cast<int>(us);
+  const int e = 63 - std::countl_zero(us);  // >= kSubBits + 1
+  const uint64_t m = us >> (e - kSubBits);  // in [16, 32)
+  return ((e - kSubBits + 1) << kSubBits) + static_cast<int>(m - (uint64_t{1} << kSubBits));
+}
+
+uint64_t UsBuckets::low(int i) {
+  if (i < (2 << kSubBits)) return static_cast<uint64_t>(i);
+  const int e = (i >> kSubBits) + kSubBits - 1;
+  const uint64_t m = (uint64_t{1} << kSubBits) + static_cast<uint64_t>(i & ((1 << kSubBits) - 1));
+  return m << (e - kSubBits);
+}
+
 void LatencyHistogram::add(int64_t value_ns) {
   uint64_t v = value_ns < 0 ? 0 : static_cast<uint64_t>(value_ns);
   ++buckets_[bucket_of(v)];
+  ++us_buckets_[UsBuckets::index(v / 1000)];
   ++count_;
   sum_ns_ += v;
   max_ns_ = std::max<int64_t>(max_ns_, static_cast<int64_t>(v));
@@ -46,6 +61,13 @@ int64_t LatencyHistogram::percentile_ns(double q) const {
     }
   }
   return max_ns_;
+}
+
+std::vector<HistogramBucket> LatencyHistogram::buckets_us() const {
+  std::vector<HistogramBucket> out;
+  for (int i = 0; i < UsBuckets::kCount; ++i)
+    if (us_buckets_[i]) out.push_back({UsBuckets::low(i), UsBuckets::high(i), us_buckets_[i]});
+  return out;
 }
 
 }  // namespace vld
