@@ -152,7 +152,7 @@ class StatsWriter {
       append_jsonl(series_, interval_to_json(i, WallSpan{unix_s(interval_wall_), unix_s(wall)}));
       interval_wall_ = wall;
     } catch (const std::exception& e) {
-      spdlog::error("{}", e.what());
+      nbdkit_error("vld: %s", e.what());
     }
   }
 

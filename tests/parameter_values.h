@@ -63,6 +63,7 @@ inline constexpr GoodValue kGoodValues[] = {
     {"sched", "fifo"}, {"sched", "sptf"},
     {"sched_aging_ms", "1"}, {"sched_aging_ms", "10000"},
     {"statsfile", "/tmp/vld-test-stats.json"},
+    {"stats_interval", "0"}, {"stats_interval", "1"}, {"stats_interval", "86400"},
     {"seed", "0"}, {"seed", "18446744073709551615"}, {"seed", "0xffffffffffffffff"},
 };
 
@@ -154,6 +155,9 @@ inline constexpr BadValue kBadValues[] = {
     {"sched_aging_ms", "10001", "too large (at most 10000)"},
     {"sched_aging_ms", "0.5", "not a whole number"},
     {"statsfile", "", "must name a file"},
+    {"stats_interval", "86401", "too large (at most 86400)"},
+    {"stats_interval", "1s", "not a whole number"},
+    {"stats_interval", "-1", "negative"},
     {"seed", "-1", "negative"},
     {"seed", "-0", "negative"},
     {"seed", "abc", "not a whole number"},
