@@ -161,3 +161,34 @@ def test_describe_says_what_a_person_reads(two_runs):
     assert "mode=vld geometry=st19101" in text
     assert "write latency (simulated): mean 300 us, p50 300, p99 500, max 544 (4 requests)" in text
     assert "time series: 2 intervals" in text
+
+
+# ------------------------------------------------------------ the command line
+
+def test_each_picture_is_a_png_and_show_prints(two_runs, tmp_path, capsys):
+    from vldplot import cli
+    paths = [r.path for r in two_runs]
+    for name in ("latency", "cdf", "histogram", "breakdown"):
+        out = tmp_path / f"{name}.png"
+        assert cli.main([name, *paths, "-o", str(out)]) == 0, name
+        assert out.read_bytes()[1:4] == b"PNG", name
+    assert cli.main(["show", *paths]) == 0
+    assert "mode=inplace geometry=st19101" in capsys.readouterr().out
+
+
+def test_bad_inputs_are_one_line_and_exit_1(two_runs, tmp_path, capsys):
+    from vldplot import cli
+    out = str(tmp_path / "x.png")
+    cases = [
+        (["cdf", str(tmp_path / "missing.json"), "-o", out], "missing.json: cannot read it"),
+        (["cdf", two_runs[0].path, "--op", "flush", "--size", "4k", "-o", out],
+         "--size applies to reads and writes"),
+        (["latency", two_runs[1].path, "-o", out], "no time series"),
+        (["breakdown", two_runs[0].path, "--label", "a", "--label", "b", "-o", out],
+         "2 --label for 1 stats files"),
+        (["cdf", two_runs[0].path, "-o", str(tmp_path / "no" / "x.png")], "cannot create it"),
+    ]
+    for argv, says in cases:
+        assert cli.main(argv) == 1, argv
+        err = capsys.readouterr().err
+        assert err.count("\n") == 1 and says in err, (argv, err)

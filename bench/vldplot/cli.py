@@ -6,7 +6,7 @@ stderr saying which and why), 2 usage error (argparse's).
 import argparse
 import sys
 
-from vldplot import layout
+from vldplot import layout, stats
 
 PROG = "vld-plot"
 
@@ -51,7 +51,94 @@ def parser(version=None):
                      help="the PNG to write")
     lay.add_argument("--dpi", type=int, default=100, help="resolution (default 100)")
     lay.set_defaults(run=run_layout)
+    add_stats_commands(sub)
     return top
+
+
+# The pictures of a run (vldplot.stats): subcommand -> (figure function,
+# whether it takes --op/--size, what it draws).
+STATS_FIGURES = {
+    "latency": (stats.figure_over_time, "op",
+                "latency over time (mean and p99 per interval) above the drive's busy share "
+                "and its idle work (compactor, cleaner), from each stats file's PATH.jsonl"),
+    "cdf": (stats.figure_cdf, "op+size", "the latency CDF of each run, from its histogram"),
+    "histogram": (stats.figure_histogram, "op+size",
+                  "the latency histogram of each run (the fixed buckets of docs/stats.md)"),
+    "breakdown": (stats.figure_breakdown, "",
+                  "where a write's time goes, paper 001's Figure 9: overhead, seek, head "
+                  "switch, rotation and transfer stacked, one bar per run"),
+}
+STATS_INPUT_HELP = ("a stats file (statsfile= of nbdkit-vld-plugin, or vld-bench --stats), "
+                    "its PATH.jsonl read too if present; or a PATH.jsonl alone")
+
+
+def add_stats_commands(sub):
+    for name, (_, takes, what) in STATS_FIGURES.items():
+        cmd = sub.add_parser(
+            name, formatter_class=Formatter, help=what,
+            description=f"Draw {what}. Several stats files are drawn side by side, one colour "
+                        "each, labelled by vld-bench's label or by mode and drive.",
+            epilog=f"Example: vld-bench table2 --writes 5000 --stats t2.json "
+                   f"--stats-interval 0.5 && vld-plot {name} t2.json t2.2.json -o {name}.png")
+        cmd.add_argument("inputs", metavar="STATS.json", nargs="+", help=STATS_INPUT_HELP)
+        cmd.add_argument("-o", "--output", metavar="OUT.png", required=True,
+                         help="the PNG to write")
+        cmd.add_argument("--label", action="append", default=[], metavar="TEXT",
+                         help="a run's label in the legend, in the order of the inputs "
+                              "(repeat; default: vld-bench's label, or mode and drive)")
+        if "op" in takes:
+            cmd.add_argument("--op", choices=stats.OPS, default="write",
+                             help="which requests (default write)")
+        if "size" in takes:
+            cmd.add_argument("--size", choices=stats.SIZE_CLASSES,
+                             help="only this request size class (reads and writes): 4k (at "
+                                  "most 4096 bytes), 64k (up to 65536), larger")
+        cmd.add_argument("--dpi", type=int, default=100, help="resolution (default 100)")
+        cmd.set_defaults(run=run_stats_figure, figure=name)
+    show = sub.add_parser(
+        "show", formatter_class=Formatter, help="print stats files for a person (no picture)",
+        description="Print each stats file as a few lines: the drive, the requests, latency "
+                    "per operation, where a write's time goes, and its time series if any.")
+    show.add_argument("inputs", metavar="STATS.json", nargs="+", help=STATS_INPUT_HELP)
+    show.set_defaults(run=run_show)
+
+
+def load_runs(paths, labels=()):
+    if len(labels) > len(paths):
+        raise Refused(f"{len(labels)} --label for {len(paths)} stats files")
+    runs = []
+    for i, path in enumerate(paths):
+        try:
+            runs.append(stats.load_run(path, labels[i] if i < len(labels) else None))
+        except OSError as e:
+            raise Refused(f"{path}: cannot read it ({e.strerror})") from e
+        except ValueError as e:
+            raise Refused(str(e)) from e
+    return runs
+
+
+def run_stats_figure(args):
+    runs = load_runs(args.inputs, args.label)
+    draw, takes, _ = STATS_FIGURES[args.figure]
+    kwargs = {}
+    if "op" in takes:
+        kwargs["op"] = args.op
+    if "size" in takes and args.size:
+        if args.op == "flush":
+            raise Refused("--size applies to reads and writes, not flushes")
+        kwargs["size"] = args.size
+    try:
+        fig = draw(runs, **kwargs)
+    except ValueError as e:
+        raise Refused(str(e)) from e
+    try:
+        fig.savefig(args.output, dpi=args.dpi)
+    except OSError as e:
+        raise Refused(f"{args.output}: cannot create it ({e.strerror or e})") from e
+
+
+def run_show(args):
+    print("\n".join(stats.describe(r) for r in load_runs(args.inputs)))
 
 
 def run_layout(args):

@@ -259,7 +259,7 @@ def figure_breakdown(runs):
 
 
 def describe(run):
-    """A run's stats file as a few lines for a person (scripts/show-stats)."""
+    """A run's stats file as a few lines for a person (vld-plot show)."""
     s, out = run.stats, []
     g, r = s.get("geometry", {}), s.get("requests", {})
     out.append(f"{run.path}: mode={s.get('mode')} geometry={g.get('name')} "
