@@ -167,26 +167,34 @@ def figure_over_time(runs, op="write"):
     return fig
 
 
-def figure_cdf(runs, op="write", size=None):
-    """The latency CDF of each run, from its histogram."""
-    fig, (ax,) = _figure(f"Simulated latency of {_what(op, size)}: CDF")
+def _draw_latencies(ax, runs, op, size, draw_one):
+    """Calls draw_one(colour, label, histogram) for each run with requests
+    of op (and size class); ValueError if none has any."""
     drawn = 0
     for i, run in enumerate(runs):
         section = latency_section(run, op, size)
-        points = cdf_points(section["histogram"])
-        if not points:
-            continue
-        xs, ys = zip(*points)
-        ax.step(xs, ys, where="post", color=f"C{i}",
-                label=f"{run.label} ({section['count']} requests)")
-        drawn += 1
+        if section["histogram"]:
+            draw_one(f"C{i}", f"{run.label} ({section['count']} requests)",
+                     section["histogram"])
+            drawn += 1
     if drawn == 0:
         raise ValueError(f"no {_what(op, size)} in any of the runs")
     ax.set_xscale("log")
     ax.set_xlabel(f"{op} latency (µs, simulated; buckets of 1/16 of a power of two)")
+    ax.grid(True, alpha=0.3)
+
+
+def figure_cdf(runs, op="write", size=None):
+    """The latency CDF of each run, from its histogram."""
+    fig, (ax,) = _figure(f"Simulated latency of {_what(op, size)}: CDF")
+
+    def draw_one(colour, label, histogram):
+        xs, ys = zip(*cdf_points(histogram))
+        ax.step(xs, ys, where="post", color=colour, label=label)
+
+    _draw_latencies(ax, runs, op, size, draw_one)
     ax.set_ylabel("fraction of requests at or below")
     ax.set_ylim(0, 1.02)
-    ax.grid(True, alpha=0.3)
     ax.legend(fontsize="small", loc="lower right")
     return fig
 
@@ -211,23 +219,15 @@ def figure_histogram(runs, op="write", size=None):
     over a logarithmic time axis (the buckets are log-linear, so each is
     about as wide as the next on it)."""
     fig, (ax,) = _figure(f"Simulated latency of {_what(op, size)}: histogram")
-    drawn = 0
-    for i, run in enumerate(runs):
-        section = latency_section(run, op, size)
-        if not section["histogram"]:
-            continue
-        values, edges = stairs(section["histogram"])
+
+    def draw_one(colour, label, histogram):
+        values, edges = stairs(histogram)
         edges[0] = max(edges[0], 0.5)  # a [0, 1) bucket on a log axis
-        ax.stairs(values, edges, fill=True, alpha=0.3, color=f"C{i}")
-        ax.stairs(values, edges, color=f"C{i}",
-                  label=f"{run.label} ({section['count']} requests)")
-        drawn += 1
-    if drawn == 0:
-        raise ValueError(f"no {_what(op, size)} in any of the runs")
-    ax.set_xscale("log")
-    ax.set_xlabel(f"{op} latency (µs, simulated; buckets of 1/16 of a power of two)")
+        ax.stairs(values, edges, fill=True, alpha=0.3, color=colour)
+        ax.stairs(values, edges, color=colour, label=label)
+
+    _draw_latencies(ax, runs, op, size, draw_one)
     ax.set_ylabel("requests in the bucket")
-    ax.grid(True, alpha=0.3)
     ax.legend(fontsize="small", loc="upper right")
     return fig
 
