@@ -1,6 +1,7 @@
 #include "plugin/stats_json.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -202,6 +203,21 @@ void check_stats_file_writable(const std::string& path) {
                 errno);
   ::close(fd);
   ::unlink(tmp.c_str());
+}
+
+void check_series_file_writable(const std::string& path) {
+  const std::string series = path + ".jsonl";
+  struct stat st;
+  const bool existed = ::stat(series.c_str(), &st) == 0;
+  // O_CREAT without O_TRUNC: a refused start must not empty the last run's
+  // series; the server empties it once it starts.
+  const int fd = ::open(series.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  if (fd == -1)
+    throw Error("statsfile=" + path + ": cannot write its time series " + series + " (" +
+                    std::strerror(errno) + "); give another statsfile= or stats_interval=0",
+                errno);
+  ::close(fd);
+  if (!existed) ::unlink(series.c_str());
 }
 
 void write_stats_file(const std::string& path, const nlohmann::json& stats) {

@@ -261,10 +261,15 @@ int vld_config_complete() {
     return -1;
   }
   // The stats file is rewritten through PATH.tmp every second after the
-  // fork: a directory that is missing or not writable is found now, before
-  // the image is touched, not once a second in the log.
+  // fork, and the series appended to PATH.jsonl: a directory that is
+  // missing or not writable, or a PATH.jsonl that cannot be written, is
+  // found now, before the image is touched and before nbdkit forks, not in
+  // the log after it (where --run's command would wait for a server gone).
   if (!g_options.statsfile.empty())
-    return guarded([] { check_stats_file_writable(g_options.statsfile); });
+    return guarded([] {
+      check_stats_file_writable(g_options.statsfile);
+      if (g_options.stats_interval_s > 0) check_series_file_writable(g_options.statsfile);
+    });
   return 0;
 }
 

@@ -2,6 +2,7 @@
 // line naming the parameter, and leaves the image as it was (or absent).
 #include <gtest/gtest.h>
 #include <libnbd.h>
+#include <sys/stat.h>
 
 #include <fstream>
 #include <random>
@@ -236,6 +237,21 @@ TEST(BadParameters, StatsFileInAMissingOrReadOnlyDirectory) {
   ExpectCleanFailure(run_nbdkit({"file=" + file, "size=4M", "statsfile=/proc/vld-stats.json"}),
                      "statsfile", {"/proc/vld-stats.json"});
   EXPECT_FALSE(Exists(file));
+}
+
+// The time series' file too, and a refused start leaves an old series as
+// it was (stats_interval=0 needs no series file at all).
+TEST(BadParameters, StatsSeriesFileThatCannotBeWritten) {
+  TempDir dir;
+  const std::string file = dir.file("disk.img");
+  const std::string stats = dir.file("s.json");
+  ASSERT_EQ(::mkdir((stats + ".jsonl").c_str(), 0755), 0);  // a directory in its way
+  ExpectCleanFailure(run_nbdkit({"file=" + file, "size=4M", "statsfile=" + stats}), "statsfile",
+                     {"s.json.jsonl", "Is a directory", "stats_interval=0"});
+  EXPECT_FALSE(Exists(file)) << "the image must not be created";
+  const RunResult ok = run_nbdkit({"file=" + file, "size=4M", "statsfile=" + stats,
+                                   "stats_interval=0"});
+  EXPECT_EQ(ok.exit_code, 0) << ok.stderr_text;
 }
 
 TEST(BadParameters, BadMode) {
