@@ -731,14 +731,16 @@ struct Subcommands {
 
 // --stats and --stats-interval (tools/bench/stats_recorder.h).
 void add_stats_options(CLI::App* command, BenchOptions& options) {
-  command->add_option("--stats", options.stats_path,
-                      "write each measured disk's statistics as statsfile= does (PATH, "
-                      "PATH.2, ... before the extension; docs/stats.md)");
+  CLI::Option* stats = command->add_option(
+      "--stats", options.stats_path,
+      "write each measured disk's statistics as statsfile= does (PATH, "
+      "PATH.2, ... before the extension; docs/stats.md)");
   command->add_option("--stats-interval", options.stats_interval_s,
                       "with --stats: a line of PATH.jsonl per this many simulated seconds "
                       "(0: none)")
       ->check(CLI::NonNegativeNumber)
-      ->capture_default_str();
+      ->capture_default_str()
+      ->needs(stats);
 }
 
 // The options of a disk that is filled and updated (fig11, table2).
