@@ -57,6 +57,7 @@
 #include "geometry/drive_model.h"
 #include "geometry/presets.h"
 #include "plugin/mode_report_json.h"
+#include "plugin/nbdkit_values.h"
 #include "tools/bench/aru_bench.h"
 #include "tools/bench/stats_recorder.h"
 #include "tools/bench/fill.h"
@@ -749,7 +750,8 @@ void add_disk_options(CLI::App* command, BenchOptions& options) {
   DiskSpec& spec = options.disk;
   command->add_option("--geometry", spec.geometry, "drive preset: " + preset_names_joined(", "))
       ->capture_default_str();
-  command->add_option("--size", options.size, "export size (K/M/G suffixes)")->capture_default_str();
+  command->add_option("--size", options.size, "export size, as the plugin's size=: 256M, 1G, 131072s")
+      ->capture_default_str();
   command->add_option("--spare", spec.spare_percent, "spare platter percent")->capture_default_str();
   command->add_option("--util", options.util_pct, "percent of physical blocks filled and updated")
       ->check(CLI::Range(1.0, 95.0))
@@ -838,7 +840,8 @@ CLI::App* add_fill(CLI::App& app, BenchOptions& options) {
   auto* fill = app.add_subcommand("fill", "every block of a new disk written once, back to back");
   fill->add_option("--geometry", options.disk.geometry, "drive preset: " + preset_names_joined(", "))
       ->capture_default_str();
-  fill->add_option("--size", options.size, "export size (K/M/G suffixes)")->capture_default_str();
+  fill->add_option("--size", options.size, "export size, as the plugin's size=: 256M, 1G, 131072s")
+      ->capture_default_str();
   fill->add_option("--spare", options.fill_spare, "spare platter percent (spare=)")->capture_default_str();
   fill->add_flag("--shuffled", options.fill.shuffled, "write the blocks in a random order (--seed)");
   fill->add_option("--flush-every", options.fill.flush_every, "writes between flushes (0: none)")
@@ -855,7 +858,8 @@ CLI::App* add_fill(CLI::App& app, BenchOptions& options) {
 void add_drive_options(CLI::App* command, std::string& geometry, std::string& size) {
   command->add_option("--geometry", geometry, "drive preset: " + preset_names_joined(", "))
       ->capture_default_str();
-  command->add_option("--size", size, "export size (K/M/G/T suffixes)")->capture_default_str();
+  command->add_option("--size", size, "export size, as the plugin's size=: 256M, 1T, 131072s")
+      ->capture_default_str();
 }
 
 CLI::App* add_aru(CLI::App& app, BenchOptions& options) {
@@ -910,49 +914,43 @@ CLI::App* add_scan(CLI::App& app, BenchOptions& options) {
   return scan;
 }
 
-// "256M", "1G", "4096": bytes (K, M, G, T are powers of 1024).
-uint64_t parse_size(const std::string& text) {
-  char* end = nullptr;
-  double value = std::strtod(text.c_str(), &end);
-  uint64_t multiplier = 1;
-  switch (end && *end ? *end : ' ') {
-    case 'K': case 'k': multiplier = 1ull << 10; break;
-    case 'M': case 'm': multiplier = 1ull << 20; break;
-    case 'G': case 'g': multiplier = 1ull << 30; break;
-    case 'T': case 't': multiplier = 1ull << 40; break;
-    case ' ': break;
-    default: throw Error("--size " + text + ": expected a size such as 256M or 1G", EINVAL);
-  }
-  if (!(value > 0)) throw Error("--size " + text + ": expected a size such as 256M or 1G", EINVAL);
-  return static_cast<uint64_t>(value * static_cast<double>(multiplier));
+// A size option read as the plugin reads size= (nbdkit_parse_size's forms:
+// 256M, 1G, 131072s, 4096; K..E are powers of 1024), and at least 1 byte.
+uint64_t parse_size(const char* option, const std::string& text) {
+  const CheckedValue v = check_size(text);
+  if (v.check == ValueCheck::kOk && v.value > 0) return v.value;
+  throw Error(std::string(option) + " " + text + ": " +
+                  (v.check == ValueCheck::kTooLarge ? "too large; " : "") +
+                  "expected a size such as 256M, 1G or 131072s (512-byte sectors)",
+              EINVAL);
 }
 
 // Runs the subcommand given. Throws vld::Error on a bad option value.
 int run(BenchOptions options, const Subcommands& sub) {
   DiskSpec& spec = options.disk;
-  spec.export_bytes = parse_size(options.size);
+  spec.export_bytes = parse_size("--size", options.size);
   spec.util = options.util_pct / 100.0;
   spec.fill = options.fill_pct / 100.0;
   options.bursts.compare_off = !options.no_off;
   for (const CLI::App* c : {sub.fig10, sub.fig11, sub.table2, sub.fill})
     if (*c) stats_recorder().configure(c->get_name(), options.stats_path, options.stats_interval_s);
   if (*sub.fig10) {
-    options.lld.segment_bytes = parse_size(options.segment);
-    options.lld.nvram_bytes = options.nvram == "0" ? 0 : parse_size(options.nvram);
+    options.lld.segment_bytes = parse_size("--segment", options.segment);
+    options.lld.nvram_bytes = options.nvram == "0" ? 0 : parse_size("--nvram", options.nvram);
     return cmd_fig10(spec, options.bursts, options.lld);
   }
   if (*sub.fig11) return cmd_fig11(spec, options.bursts);
   if (*sub.aru) {
-    options.aru.export_bytes = parse_size(options.aru_size);
+    options.aru.export_bytes = parse_size("--size", options.aru_size);
     return cmd_aru(options.aru);
   }
   if (*sub.qd) {
-    options.qd.export_bytes = parse_size(options.qd_size);
+    options.qd.export_bytes = parse_size("--size", options.qd_size);
     options.qd.util = options.qd_util_pct / 100.0;
     return cmd_qd(options.qd);
   }
   if (*sub.scan) {
-    options.scan.export_bytes = parse_size(options.scan_size);
+    options.scan.export_bytes = parse_size("--size", options.scan_size);
     return cmd_scan(options.scan);
   }
   if (*sub.table2) return cmd_table2(spec, options.table2_writes);
