@@ -124,5 +124,14 @@ TEST(BenchStats, Table2WritesTheStatsFileSchemaAndASeriesThatAddsUp) {
   }
 }
 
+// --size takes the plugin's forms (nbdkit_parse_size's): 65536 sectors of
+// 512 bytes are 32 MiB.
+TEST(BenchStats, SizeInSectorsAsThePluginTakesIt) {
+  TempDir dir;
+  const std::vector<json> lines = bench(dir, {"table2", "--writes", "10", "--size", "65536s"});
+  ASSERT_FALSE(lines.empty());
+  for (const json& l : lines) EXPECT_EQ(l.at("disk").at("export_bytes"), 32u << 20);
+}
+
 }  // namespace
 }  // namespace vld::test
