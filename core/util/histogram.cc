@@ -1,43 +1,13 @@
 #include "core/util/histogram.h"
 
 #include <algorithm>
-#include <bit>
 #include <cmath>
 
 namespace vld {
 
-int LatencyHistogram::bucket_of(uint64_t v) {
-  if (v < (uint64_t{1} << kSubBits)) return static_cast<int>(v);
-  int msb = 63 - std::countl_zero(v);          // >= kSubBits
-  int shift = msb - kSubBits;                  // bits dropped
-  uint64_t mantissa = v >> shift;              // in [128, 256)
-  return ((shift + 1) << kSubBits) + static_cast<int>(mantissa - (uint64_t{1} << kSubBits));
-}
-
-uint64_t LatencyHistogram::bucket_low(int b) {
-  if (b < (1 << kSubBits)) return static_cast<uint64_t>(b);
-  int shift = (b >> kSubBits) - 1;
-  uint64_t mantissa = (uint64_t{1} << kSubBits) + (b & ((1 << kSubBits) - 1));
-  return mantissa << shift;
-}
-
-int UsBuckets::index(uint64_t us) {
-  if (us < (uint64_t{2} << kSubBits)) return static_cast<int>(us);
-  const int e = 63 - std::countl_zero(us);  // >= kSubBits + 1
-  const uint64_t m = us >> (e - kSubBits);  // in [16, 32)
-  return ((e - kSubBits + 1) << kSubBits) + static_cast<int>(m - (uint64_t{1} << kSubBits));
-}
-
-uint64_t UsBuckets::low(int i) {
-  if (i < (2 << kSubBits)) return static_cast<uint64_t>(i);
-  const int e = (i >> kSubBits) + kSubBits - 1;
-  const uint64_t m = (uint64_t{1} << kSubBits) + static_cast<uint64_t>(i & ((1 << kSubBits) - 1));
-  return m << (e - kSubBits);
-}
-
 void LatencyHistogram::add(int64_t value_ns) {
   uint64_t v = value_ns < 0 ? 0 : static_cast<uint64_t>(value_ns);
-  ++buckets_[bucket_of(v)];
+  ++buckets_[NsBuckets::index(v)];
   ++us_buckets_[UsBuckets::index(v / 1000)];
   ++count_;
   sum_ns_ += v;
@@ -55,7 +25,7 @@ int64_t LatencyHistogram::percentile_ns(double q) const {
     seen += buckets_[b];
     if (seen >= rank) {
       // Middle of the bucket, clamped to what was really seen.
-      uint64_t lo = bucket_low(b), hi = bucket_low(b + 1);
+      uint64_t lo = NsBuckets::low(b), hi = NsBuckets::high(b);
       int64_t mid = static_cast<int64_t>(lo + (hi - lo) / 2);
       return std::clamp(mid, min_ns_, max_ns_);
     }

@@ -15,13 +15,39 @@
 #define VLD_CORE_UTIL_HISTOGRAM_H_
 
 #include <array>
+#include <bit>
 #include <cstdint>
 #include <vector>
 
 namespace vld {
 
-// The exported bucket scheme, log-linear in whole microseconds with 16
-// sub-buckets per power of two (docs/stats.md, "Histograms"):
+// Log-linear bucket indexes (HdrHistogram's shape) with 2^SubBits
+// sub-buckets per power of two: a value v below 2^(SubBits + 1) has bucket
+// v; above, with e = floor(log2 v) and m = v >> (e - SubBits) (in
+// [2^SubBits, 2^(SubBits + 1))), bucket (e - SubBits + 1) 2^SubBits + m -
+// 2^SubBits, bounds [m << (e - SubBits), (m + 1) << (e - SubBits)): each
+// bucket 1/2^SubBits of its power of two.
+template <int SubBits>
+struct LogLinearBuckets {
+  static constexpr int kSubBits = SubBits;
+  static int index(uint64_t v) {
+    if (v < (uint64_t{1} << kSubBits)) return static_cast<int>(v);
+    const int shift = 63 - std::countl_zero(v) - kSubBits;  // bits dropped
+    const uint64_t mantissa = v >> shift;                   // in [2^k, 2^(k+1))
+    return ((shift + 1) << kSubBits) + static_cast<int>(mantissa - (uint64_t{1} << kSubBits));
+  }
+  static uint64_t low(int i) {  // inclusive
+    if (i < (1 << kSubBits)) return static_cast<uint64_t>(i);
+    const int shift = (i >> kSubBits) - 1;
+    const uint64_t mantissa =
+        (uint64_t{1} << kSubBits) + static_cast<uint64_t>(i & ((1 << kSubBits) - 1));
+    return mantissa << shift;
+  }
+  static uint64_t high(int i) { return low(i + 1); }  // exclusive
+};
+
+// The exported bucket scheme, in whole microseconds with 16 sub-buckets per
+// power of two (docs/stats.md, "Histograms"):
 //   us < 32:            bucket i = us, bounds [us, us + 1)
 //   us >= 32, e = floor(log2 us), m = us >> (e - 4) (16..31):
 //                       bucket i = 16 (e - 3) + m - 16,
@@ -29,13 +55,9 @@ namespace vld {
 // so a bucket is 1 us wide below 32 us and 1/16 of its power of two above
 // (at most 6.25% of its low bound). A sample of t ns counts in the bucket
 // with low * 1000 <= t < high * 1000 (us = floor(t / 1000)).
-struct UsBuckets {
-  static constexpr int kSubBits = 4;  // 16 sub-buckets per power of two
+struct UsBuckets : LogLinearBuckets<4> {
   // floor(INT64_MAX / 1000) < 2^54: the last power of two is 2^53.
   static constexpr int kCount = (53 - kSubBits + 2) << kSubBits;
-  static int index(uint64_t us);
-  static uint64_t low(int i);                      // inclusive, us
-  static uint64_t high(int i) { return low(i + 1); }  // exclusive, us
 };
 
 // One exported bucket: samples with low_us <= t < high_us.
@@ -60,10 +82,8 @@ class LatencyHistogram {
   std::vector<HistogramBucket> buckets_us() const;
 
  private:
-  static constexpr int kSubBits = 7;  // 128 buckets per power of two
-  static constexpr int kBuckets = (64 - kSubBits + 1) << kSubBits;
-  static int bucket_of(uint64_t v);
-  static uint64_t bucket_low(int b);
+  using NsBuckets = LogLinearBuckets<7>;  // 128 buckets per power of two
+  static constexpr int kBuckets = (64 - NsBuckets::kSubBits + 1) << NsBuckets::kSubBits;
 
   std::array<uint64_t, kBuckets> buckets_{};
   std::array<uint64_t, UsBuckets::kCount> us_buckets_{};
