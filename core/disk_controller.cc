@@ -238,8 +238,7 @@ IntervalStats DiskController::end_interval_locked(SimTime end) {
   *interval_ = Activity{};
   done.totals = stats_;
   done.mode = disk_->mode_report();
-  done.utilization = static_cast<double>(disk_->live_blocks()) /
-                     static_cast<double>(disk_->physical_blocks());
+  done.utilization = utilization_locked();
   interval_start_ = done.end;
   return done;
 }
@@ -430,6 +429,10 @@ ModeReport DiskController::mode_report() const {
 
 double DiskController::utilization() const {
   std::lock_guard lock(mu_);
+  return utilization_locked();
+}
+
+double DiskController::utilization_locked() const {
   return static_cast<double>(disk_->live_blocks()) / static_cast<double>(disk_->physical_blocks());
 }
 

@@ -228,6 +228,8 @@ class DiskController {
   // Ends the sim-time interval (set_interval_observer) if `start` is past
   // it. REQUIRES: mu_ held.
   void roll_interval_locked(SimTime start);
+  // live / physical blocks. REQUIRES: mu_ held.
+  double utilization_locked() const;
   // Ends the current interval at `end` and begins the next. REQUIRES: mu_
   // held; intervals started.
   IntervalStats end_interval_locked(SimTime end);

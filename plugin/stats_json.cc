@@ -100,14 +100,10 @@ nlohmann::json breakdown_json(const DiskStats& s) {
           {"transfer", mean_us(b.transfer)}};
 }
 
-// The keys an Activity has in both the stats file and an interval's line.
-void add_activity(nlohmann::json& j, const Activity& a) {
+// An Activity's counters: the keys of an interval line's "totals" that the
+// stats file and the line itself also have.
+void add_counters(nlohmann::json& j, const Activity& a) {
   j["requests"] = requests_json(a.requests);
-  j["write_latency_us"] = histogram_json(a.write_latency);
-  j["read_latency_us"] = histogram_json(a.read_latency);
-  j["flush_latency_us"] = histogram_json(a.flush_latency);
-  j["write_by_size_us"] = by_size_json(a.write_by_size);
-  j["read_by_size_us"] = by_size_json(a.read_by_size);
   j["physical_writes"] = a.physical_writes;
   j["physical_reads"] = a.physical_reads;
   j["bytes_written"] = a.bytes_written;
@@ -118,20 +114,22 @@ void add_activity(nlohmann::json& j, const Activity& a) {
   j["idle_busy_us"] = to_us(a.idle_busy);
 }
 
+// The keys an Activity has in both the stats file and an interval's line.
+void add_activity(nlohmann::json& j, const Activity& a) {
+  add_counters(j, a);
+  j["write_latency_us"] = histogram_json(a.write_latency);
+  j["read_latency_us"] = histogram_json(a.read_latency);
+  j["flush_latency_us"] = histogram_json(a.flush_latency);
+  j["write_by_size_us"] = by_size_json(a.write_by_size);
+  j["read_by_size_us"] = by_size_json(a.read_by_size);
+}
+
 // Cumulative counters of an interval line's "totals" (docs/stats.md).
 nlohmann::json totals_json(const IntervalStats& i) {
-  const DiskStats& s = i.totals;
-  nlohmann::json j = {{"requests", requests_json(s.requests)},
-                      {"physical_writes", s.physical_writes},
-                      {"physical_reads", s.physical_reads},
-                      {"bytes_written", s.bytes_written},
-                      {"bytes_read", s.bytes_read},
-                      {"backing_syncs", s.backing_syncs},
-                      {"busy_us", to_us(s.busy)},
-                      {"idle_steps", s.idle_steps},
-                      {"idle_busy_us", to_us(s.idle_busy)},
-                      {"simulated_time_us", to_us(s.now - kSimEpoch)},
-                      {"utilization", i.utilization}};
+  nlohmann::json j;
+  add_counters(j, i.totals);
+  j["simulated_time_us"] = to_us(i.totals.now - kSimEpoch);
+  j["utilization"] = i.utilization;
   j.update(nlohmann::json(i.mode));
   j.erase("recovery");  // what opening the image did: in the stats file
   return j;
