@@ -8,6 +8,8 @@ module only draws them: no number on the picture is computed here.
 """
 import json
 
+from vldplot.canvas import new_figure
+
 SCHEMA = "vld-inspect layout 1"
 
 
@@ -105,17 +107,13 @@ def _notes(section):
     return "\n".join(lines)
 
 
-def figure(section, plt=None):
+def figure(section):
     """The matplotlib Figure of the layout section (tests read its texts):
     the grid on top, the legend and the notes in a text panel below it."""
-    if plt is None:
-        import matplotlib
-        matplotlib.use("Agg")
-        import matplotlib.pyplot as plt
     grid, scale = section["grid"], section["scale"]
     grid_in = 2.2 + min(4.0, grid["rows"] * 0.035)
-    fig, (ax, panel) = plt.subplots(2, 1, figsize=(12, grid_in + 1.9),
-                                    gridspec_kw={"height_ratios": [grid_in, 1.3]})
+    fig = new_figure(figsize=(12, grid_in + 1.9))
+    ax, panel = fig.subplots(2, 1, gridspec_kw={"height_ratios": [grid_in, 1.3]})
     width = grid["columns"] * scale["cylinders_per_column"]
     ax.imshow(cell_colours(section), aspect="auto", interpolation="nearest",
               extent=(0, width, grid["rows"], 0))
@@ -139,11 +137,4 @@ def legend_labels(fig):
 
 def draw(section, path, dpi=100):
     """Writes the picture of SECTION to PATH (PNG); OSError if it cannot."""
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    fig = figure(section, plt)
-    try:
-        fig.savefig(path, dpi=dpi, bbox_inches="tight")
-    finally:
-        plt.close(fig)
+    figure(section).savefig(path, dpi=dpi, bbox_inches="tight")

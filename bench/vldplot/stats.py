@@ -11,6 +11,8 @@ import json
 import math
 import os
 
+from vldplot.canvas import new_figure
+
 OPS = ("write", "read", "flush")
 SIZE_CLASSES = ("4k", "64k", "larger")
 # paper 001, Figure 9: the parts of a write's service time, bottom to top
@@ -123,10 +125,7 @@ def cdf_points(histogram):
 
 
 def _figure(title, nrows=1):
-    import matplotlib
-    matplotlib.use("Agg")
-    from matplotlib.figure import Figure
-    fig = Figure(figsize=(9, 3.2 + 2.6 * nrows), layout="constrained")
+    fig = new_figure(figsize=(9, 3.2 + 2.6 * nrows), layout="constrained")
     axes = fig.subplots(nrows, 1, squeeze=False)[:, 0]
     fig.suptitle(title)
     return fig, axes
