@@ -21,7 +21,7 @@ namespace {
 // An anonymous file holding text, positioned at its start.
 int memfd_with(const std::string& text) {
   const int fd = ::memfd_create("vld-inspect-layout.json", MFD_CLOEXEC);
-  if (fd == -1) throw Error(std::string("memfd_create: ") + std::strerror(errno), errno);
+  if (fd == -1) throw_errno("memfd_create");
   for (size_t done = 0; done < text.size();) {
     const ssize_t n = ::write(fd, text.data() + done, text.size() - done);
     if (n < 0 && errno == EINTR) continue;
@@ -51,7 +51,7 @@ struct Child {
 // Starts plot with stdin = json_fd and stderr to a pipe.
 Child spawn_plot(const std::string& plot, const std::string& png_path, int json_fd) {
   int err_pipe[2];
-  if (::pipe2(err_pipe, O_CLOEXEC) == -1) throw Error(std::string("pipe: ") + std::strerror(errno), errno);
+  if (::pipe2(err_pipe, O_CLOEXEC) == -1) throw_errno("pipe");
   posix_spawn_file_actions_t fa;
   posix_spawn_file_actions_init(&fa);
   posix_spawn_file_actions_adddup2(&fa, json_fd, STDIN_FILENO);
