@@ -203,6 +203,12 @@ void check_stats_file_writable(const std::string& path) {
   ::unlink(tmp.c_str());
 }
 
+void start_series_file(const std::string& series, const std::string& what) {
+  std::FILE* f = std::fopen(series.c_str(), "w");
+  if (!f) throw_errno(what);
+  std::fclose(f);
+}
+
 void check_series_file_writable(const std::string& path) {
   const std::string series = path + ".jsonl";
   struct stat st;

@@ -32,6 +32,9 @@ void append_jsonl(const std::string& path, const nlohmann::json& line);
 // Throws Error (one line: the path, the errno text, what to do) unless
 // PATH.tmp, through which write_stats_file() writes, can be created.
 void check_stats_file_writable(const std::string& path);
+// Creates or empties a time series' file (a new run, a new series); throws
+// Error "what: strerror" if it cannot.
+void start_series_file(const std::string& series, const std::string& what);
 // Throws Error (one line, as above) unless PATH.jsonl, the time series
 // (stats_interval= > 0), can be written; leaves an existing one as it is.
 void check_series_file_writable(const std::string& path);

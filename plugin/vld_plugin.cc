@@ -105,12 +105,7 @@ class StatsWriter {
   StatsWriter(std::string path, uint32_t interval_s)
       : path_(std::move(path)), series_(path_ + ".jsonl"), interval_(interval_s) {
     if (interval_.count() > 0) {
-      std::FILE* f = std::fopen(series_.c_str(), "w");  // a new run, a new series
-      if (!f)
-        throw Error("statsfile=" + path_ + ": cannot create " + series_ + " (" +
-                        std::strerror(errno) + ")",
-                    errno);
-      std::fclose(f);
+      start_series_file(series_, "statsfile=" + path_ + ": cannot create " + series_);
       interval_wall_ = std::chrono::system_clock::now();
       g_controller->start_intervals(sim_now());
     }

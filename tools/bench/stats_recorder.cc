@@ -2,7 +2,6 @@
 
 #include <cassert>
 #include <chrono>
-#include <cstdio>
 
 #include "core/util/error.h"
 #include "plugin/stats_json.h"
@@ -37,9 +36,7 @@ void StatsRecorder::watch(DiskController& ctl, std::string label) {
   current_ = path_of(path_, ++disks_);
   if (interval_s_ <= 0) return;
   const std::string series = current_ + ".jsonl";
-  std::FILE* f = std::fopen(series.c_str(), "w");
-  if (!f) throw_errno("--stats: " + series);
-  std::fclose(f);
+  start_series_file(series, "--stats: " + series);
   const auto every = std::chrono::duration_cast<SimDuration>(
       std::chrono::duration<double>(interval_s_));
   if (every <= SimDuration{0}) throw Error("--stats-interval: too short", EINVAL);
