@@ -3,24 +3,16 @@
 // series by simulated time. The schema is checked against the plugin's own
 // stats file for the same mode (the same keys, plus "bench"), and the
 // counts against what vld-bench says it did.
-#include <fcntl.h>
 #include <gtest/gtest.h>
 #include <libnbd.h>
-#include <spawn.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <cstring>
 #include <fstream>
 #include <set>
 #include <sstream>
-#include <stdexcept>
 #include <string>
 #include <vector>
 
 #include "tests/integration/nbdkit_harness.h"
-
-extern char** environ;
 
 namespace vld::test {
 namespace {
@@ -29,23 +21,10 @@ using json = nlohmann::json;
 
 // Runs vld-bench with args; its stdout's lines as JSON.
 std::vector<json> bench(const TempDir& dir, const std::vector<std::string>& args) {
-  const std::string out = dir.file("bench.out");
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
-                                   0600);
-  std::vector<char*> argv{const_cast<char*>(VLD_BENCH_PATH)};
-  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  pid_t pid;
-  const int rc = posix_spawn(&pid, VLD_BENCH_PATH, &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) throw std::runtime_error(std::string("posix_spawn vld-bench: ") + std::strerror(rc));
-  int status = 0;
-  waitpid(pid, &status, 0);
-  EXPECT_TRUE(WIFEXITED(status) && WEXITSTATUS(status) == 0) << "vld-bench failed";
+  const ProgramRun r = run_program(dir, VLD_BENCH_PATH, args);
+  EXPECT_EQ(r.exit_code, 0) << "vld-bench failed: " << r.err;
   std::vector<json> lines;
-  std::ifstream in(out);
+  std::istringstream in(r.out);
   for (std::string l; std::getline(in, l);) lines.push_back(json::parse(l));
   return lines;
 }

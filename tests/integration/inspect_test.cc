@@ -50,10 +50,7 @@ using json = nlohmann::json;
 
 constexpr uint64_t kBlk = 4096;
 
-struct InspectRun {
-  int exit_code = -1;
-  std::string out, err;
-};
+using InspectRun = ProgramRun;
 
 std::string slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -63,25 +60,7 @@ std::string slurp(const std::string& path) {
 // Runs vld-inspect with args, stdout and stderr to files (not a terminal:
 // no progress bar).
 InspectRun inspect(const TempDir& dir, const std::vector<std::string>& args) {
-  const std::string out = dir.file("inspect.out"), err = dir.file("inspect.err");
-  posix_spawn_file_actions_t fa;
-  posix_spawn_file_actions_init(&fa);
-  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  std::vector<char*> argv{const_cast<char*>(VLD_INSPECT_PATH)};
-  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
-  argv.push_back(nullptr);
-  pid_t pid;
-  int rc = posix_spawn(&pid, VLD_INSPECT_PATH, &fa, nullptr, argv.data(), environ);
-  posix_spawn_file_actions_destroy(&fa);
-  if (rc != 0) throw std::runtime_error(std::string("posix_spawn vld-inspect: ") + std::strerror(rc));
-  int status = 0;
-  waitpid(pid, &status, 0);
-  InspectRun r;
-  r.exit_code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  r.out = slurp(out);
-  r.err = slurp(err);
-  return r;
+  return run_program(dir, VLD_INSPECT_PATH, args);
 }
 
 json inspect_json(const TempDir& dir, std::vector<std::string> args, int want_exit = 0) {

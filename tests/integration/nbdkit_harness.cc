@@ -9,6 +9,7 @@
 
 #include <chrono>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
 #include <sstream>
@@ -172,6 +173,27 @@ RunResult run_nbdkit(const std::vector<std::string>& params) {
   int status = 0;
   waitpid(pid, &status, 0);
   return RunResult{exit_code_of(status), slurp(errfile)};
+}
+
+ProgramRun run_program(const TempDir& dir, const std::string& program,
+                       const std::vector<std::string>& args) {
+  const std::string out = dir.file("program.out"), err = dir.file("program.err");
+  posix_spawn_file_actions_t fa;
+  posix_spawn_file_actions_init(&fa);
+  posix_spawn_file_actions_addopen(&fa, STDOUT_FILENO, out.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0600);
+  posix_spawn_file_actions_addopen(&fa, STDERR_FILENO, err.c_str(), O_WRONLY | O_CREAT | O_TRUNC,
+                                   0600);
+  std::vector<char*> argv{const_cast<char*>(program.c_str())};
+  for (const std::string& a : args) argv.push_back(const_cast<char*>(a.c_str()));
+  argv.push_back(nullptr);
+  pid_t pid;
+  const int rc = posix_spawn(&pid, program.c_str(), &fa, nullptr, argv.data(), environ);
+  posix_spawn_file_actions_destroy(&fa);
+  if (rc != 0) throw std::runtime_error("posix_spawn " + program + ": " + std::strerror(rc));
+  int status = 0;
+  waitpid(pid, &status, 0);
+  return ProgramRun{exit_code_of(status), slurp(out), slurp(err)};
 }
 
 nlohmann::json read_json(const std::string& path) {

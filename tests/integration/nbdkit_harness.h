@@ -82,6 +82,16 @@ struct RunResult {
 // Runs `nbdkit -U - PLUGIN params... --run true` and waits for it.
 RunResult run_nbdkit(const std::vector<std::string>& params);
 
+// A program's run: its exit code (128 + the signal if killed), stdout, stderr.
+struct ProgramRun {
+  int exit_code = -1;
+  std::string out, err;
+};
+// Runs `program` with args, stdout and stderr to files in dir (not a
+// terminal), and waits for it.
+ProgramRun run_program(const TempDir& dir, const std::string& program,
+                       const std::vector<std::string>& args);
+
 // The statsfile as JSON (the plugin writes it atomically).
 nlohmann::json read_json(const std::string& path);
 // SHA-like fingerprint of a file's bytes (XXH3-64 is plenty to detect change).
