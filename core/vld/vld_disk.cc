@@ -19,7 +19,19 @@ const std::byte* zero_block() {
 
 VldDisk::VldDisk(std::unique_ptr<BackingStore> store, const Superblock& sb, VldOptions options,
                  bool track_buffer)
-    : store_(FailStopStore::wrap(std::move(store))),
+    : VldDisk(recover_image(std::move(store), sb, options, track_buffer), sb, options,
+              track_buffer) {}
+
+VldDisk::Recovered VldDisk::recover_image(std::unique_ptr<BackingStore> store,
+                                          const Superblock& sb, const VldOptions& options,
+                                          bool track_buffer) {
+  Recovered r{FailStopStore::wrap(std::move(store)), {}};
+  r.state = recover(*r.store, sb, track_buffer, options.open_progress);
+  return r;
+}
+
+VldDisk::VldDisk(Recovered recovered, const Superblock& sb, VldOptions options, bool track_buffer)
+    : store_(std::move(recovered.store)),
       sb_(sb),
       layout_(sb),
       options_(options),
@@ -39,7 +51,7 @@ VldDisk::VldDisk(std::unique_ptr<BackingStore> store, const Superblock& sb, VldO
   drive_.set_track_buffer(track_buffer);
   compactor_.costs() = CompactionCosts::from_drive(
       sb.geometry.revolution(), sb.geometry.seek.time(sb.geometry.cylinders - 1));
-  RecoveredState st = recover(*store_, sb_, track_buffer, options_.open_progress);
+  RecoveredState& st = recovered.state;
   options_.open_progress = nullptr;  // the caller's, for the open only
   install(st);
   recovery_ = st.report;

@@ -190,6 +190,18 @@ class VldDisk final : public Disk {
   std::string check_consistency() const override;
 
  private:
+  // An image's store with what recovery found in it, before the disk's own
+  // structures exist: recovery's working set (the map it builds, every
+  // walked map sector's pointers) and those structures never coexist, so
+  // opening peaks at about what the open disk holds (issue 17, point 2).
+  struct Recovered {
+    std::unique_ptr<FailStopStore> store;
+    RecoveredState state;
+  };
+  static Recovered recover_image(std::unique_ptr<BackingStore> store, const Superblock& sb,
+                                 const VldOptions& options, bool track_buffer);
+  VldDisk(Recovered recovered, const Superblock& sb, VldOptions options, bool track_buffer);
+
   struct Update {
     uint64_t block;
     const std::byte* data;  // nullptr: unmap
