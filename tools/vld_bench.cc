@@ -208,6 +208,7 @@ struct BurstTotals {
   SimDuration total{}, waited{}, worst_wait{}, idle_busy{};
   ServiceBreakdown service;
   uint64_t n = 0, preempted = 0;
+  double host_us = 0;              // wall time this host spent in the measured updates
   std::vector<double> latency_us;  // per measured update
   ModeReport before;               // at the start of the measured bursts
 };
@@ -242,6 +243,7 @@ BurstTotals burst_loop(DiskController& ctl, uint64_t region, uint64_t seed, cons
       t.worst_wait = std::max(t.worst_wait, u.waited);
       if (u.waited > SimDuration{0}) ++t.preempted;
       t.latency_us.push_back(to_us(u.latency));
+      t.host_us += u.host_us;
       ++t.n;
     }
     const SimTime burst_end = ctl.busy_until();
@@ -278,6 +280,7 @@ json burst_json(const BurstTotals& t, const BurstSpec& bs, double idle_ms) {
   j["preempted_writes"] = t.preempted;
   j["preempt_wait_mean_us"] = t.preempted ? to_us(t.waited) / t.preempted : 0.0;
   j["preempt_wait_max_us"] = to_us(t.worst_wait);
+  j["host_us_per_write"] = t.n ? t.host_us / static_cast<double>(t.n) : 0.0;  // wall time, this machine
   return j;
 }
 

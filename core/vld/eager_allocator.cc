@@ -8,25 +8,26 @@ namespace vld {
 
 EagerAllocator::EagerAllocator(const DriveModel& drive, FreeSpaceMap& free_space,
                                AllocatorPolicy policy)
-    : drive_(drive), free_(free_space), policy_(policy) {}
-
-uint32_t EagerAllocator::sector_under_head(uint32_t cylinder, uint32_t head, SimTime at) const {
-  const DriveGeometry& g = drive_.geometry();
-  const uint32_t spt = g.sectors_per_track;
-  // A search asks for every track of a cylinder at the same instant.
-  if (!slot_memo_ || slot_memo_->first != at) slot_memo_.emplace(at, drive_.next_slot(at));
-  uint32_t slot = slot_memo_->second;
-  uint32_t offset = g.angular_slot(Chs{cylinder, head, 0});  // slot of sector 0
-  return (slot + spt - offset) % spt;
-}
+    : drive_(drive),
+      free_(free_space),
+      policy_(policy),
+      track_skew_(drive.geometry().track_skew_sectors % drive.geometry().sectors_per_track) {}
 
 std::optional<EagerAllocator::Choice> EagerAllocator::on_track(
     uint32_t track, uint32_t len, HeadPosition from, SimTime at,
     std::optional<SimDuration> limit) const {
   const DriveGeometry& g = drive_.geometry();
   HeadPosition to{track / g.tracks_per_cylinder, track % g.tracks_per_cylinder};
-  ServiceBreakdown move = drive_.reposition(from, to);
-  const SimDuration move_time = move.seek + move.head_switch;
+  const SimDuration move_time = move_time_to(from, to);
+  return on_track_at(track, len, move_time, at + move_time,
+                     g.angular_slot(Chs{to.cylinder, to.head, 0}), limit);
+}
+
+std::optional<EagerAllocator::Choice> EagerAllocator::on_track_at(
+    uint32_t track, uint32_t len, SimDuration move_time, SimTime arrive, uint32_t offset,
+    std::optional<SimDuration> limit) const {
+  const DriveGeometry& g = drive_.geometry();
+  const uint32_t spt = g.sectors_per_track;
   uint32_t max_skipped = UINT32_MAX;
   if (limit) {
     if (move_time > *limit) return std::nullopt;
@@ -38,13 +39,27 @@ std::optional<EagerAllocator::Choice> EagerAllocator::on_track(
         ((*limit - move_time).count() + kOnTimeSlackNs + 1) * g.sectors_per_track / rev_ns + 1,
         UINT32_MAX));
   }
-  SimTime arrive = at + move_time;
-  uint32_t first = sector_under_head(to.cylinder, to.head, arrive);
+  // The sector under the head on arrival, and the run's angular slot: both
+  // offset by the track's skew (no division: this is every search's path).
+  const uint32_t slot = next_slot(arrive);
+  const uint32_t first = slot >= offset ? slot - offset : slot + spt - offset;
   auto run = free_.first_free_run(track, first, len, max_skipped);
   if (!run) return std::nullopt;
-  SimDuration wait =
-      drive_.rotational_wait(arrive, g.angular_slot(Chs{to.cylinder, to.head, run->sector}));
-  return Choice{Extent{track, run->sector, len}, move.seek + move.head_switch + wait};
+  const uint32_t run_slot = run->sector + offset >= spt ? run->sector + offset - spt
+                                                        : run->sector + offset;
+  return Choice{Extent{track, run->sector, len},
+                move_time + drive_.rotational_wait(arrive, run_slot)};
+}
+
+SimDuration EagerAllocator::move_time_to(HeadPosition from, HeadPosition to) const {
+  const ServiceBreakdown move = drive_.reposition(from, to);
+  return move.seek + move.head_switch;
+}
+
+uint32_t EagerAllocator::next_slot(SimTime at) const {
+  // A search asks for every track of a cylinder at the same instant.
+  if (!slot_memo_ || slot_memo_->first != at) slot_memo_.emplace(at, drive_.next_slot(at));
+  return slot_memo_->second;
 }
 
 bool EagerAllocator::beyond(SimDuration earliest, const std::optional<Choice>& best, bool or_tie,
@@ -73,12 +88,15 @@ std::optional<EagerAllocator::Choice> EagerAllocator::nearest(
   // lowest head, whatever order the tracks are looked at in.
   std::optional<Choice> best;
   uint64_t best_rank = 0;
-  auto consider = [&](uint32_t track, uint32_t d) {
+  // move: the seek and head switch to the track; offset: the angular slot
+  // of its sector 0.
+  auto consider = [&](uint32_t track, uint32_t d, SimDuration move, uint32_t offset) {
     if (free_.longest_free_run(track) < len || !usable(track)) return;
     if (skip_empty && free_.is_empty(track)) return;
     // Runs reached after the best so far (or the limit) cannot win: not
     // looked for.
-    auto choice = on_track(track, len, head, at, best ? std::optional(best->locate) : limit);
+    auto choice = on_track_at(track, len, move, at + move, offset,
+                              best ? std::optional(best->locate) : limit);
     if (!choice) return;
     uint64_t rank = uint64_t{d} * g.tracks_per_cylinder + track % g.tracks_per_cylinder;
     if (!best || choice->locate < best->locate ||
@@ -90,7 +108,9 @@ std::optional<EagerAllocator::Choice> EagerAllocator::nearest(
   // The head's own track first: every other one costs at least a head
   // switch or a seek to reach, which prunes most of the search (a map
   // sector after its data usually finds a free sector a few sectors on).
-  if (head_in_window) consider(head.cylinder * g.tracks_per_cylinder + head.head, 0);
+  if (head_in_window)
+    consider(head.cylinder * g.tracks_per_cylinder + head.head, 0, SimDuration{0},
+             g.angular_slot(Chs{head.cylinder, head.head, 0}));
   // Cylinders d away, ahead of the head and (unless one_way_seeks) behind
   // it, wrapping; inside the window. A cylinder d away costs at least
   // seek(d): stop once that is no better.
@@ -112,9 +132,18 @@ std::optional<EagerAllocator::Choice> EagerAllocator::nearest(
       if (c == kNoCylinder || !window.contains(c, cylinders)) continue;
       in_window = true;
       covered.visit();
+      // Per cylinder: every head but the current one costs the same move,
+      // and each head's skew adds track_skew to the one before.
+      const SimDuration move_same = move_time_to(head, HeadPosition{c, head.head});
+      const SimDuration move_other =
+          move_time_to(head, HeadPosition{c, head.head == 0 ? 1u : 0u});
+      uint32_t offset = g.angular_slot(Chs{c, 0, 0});
       for (uint32_t h = 0; h < g.tracks_per_cylinder; ++h) {
-        if (d == 0 && h == head.head) continue;  // done above
-        consider(c * g.tracks_per_cylinder + h, d);
+        if (!(d == 0 && h == head.head))  // that one is done above
+          consider(c * g.tracks_per_cylinder + h, d, h == head.head ? move_same : move_other,
+                   offset);
+        offset += track_skew_;
+        if (offset >= g.sectors_per_track) offset -= g.sectors_per_track;
       }
     }
     if (!in_window && d > 0 && best) break;  // past the window's ends
@@ -124,8 +153,10 @@ std::optional<EagerAllocator::Choice> EagerAllocator::nearest(
 
 std::array<uint32_t, 2> EagerAllocator::cylinders_at(uint32_t cylinder, uint32_t d) const {
   const uint32_t cylinders = drive_.simulated_cylinders();
-  const uint32_t ahead = (cylinder + d) % cylinders;
-  const uint32_t behind = (cylinder + cylinders - d % cylinders) % cylinders;
+  // REQUIRES: cylinder, d < cylinders (no division: every search's path).
+  assert(cylinder < cylinders && d < cylinders);
+  const uint32_t ahead = cylinder + d >= cylinders ? cylinder + d - cylinders : cylinder + d;
+  const uint32_t behind = cylinder >= d ? cylinder - d : cylinder + cylinders - d;
   // Ahead first: it wins ties. Behind only if it is another cylinder.
   if (d == 0 || policy_.one_way_seeks || behind == ahead) return {ahead, kNoCylinder};
   return {ahead, behind};
@@ -133,7 +164,7 @@ std::array<uint32_t, 2> EagerAllocator::cylinders_at(uint32_t cylinder, uint32_t
 
 std::optional<uint32_t> EagerAllocator::nearest_empty_track(HeadPosition head, SimTime at,
                                                             const CylinderWindow& window) const {
-  if (free_.empty_tracks() == 0) return std::nullopt;
+  if (free_.empty_tracks() == 0 || usable_empty_tracks(window) == 0) return std::nullopt;
   const DriveGeometry& g = drive_.geometry();
   const uint32_t cylinders = drive_.simulated_cylinders();
   std::optional<uint32_t> best;
@@ -163,6 +194,23 @@ std::optional<uint32_t> EagerAllocator::nearest_empty_track(HeadPosition head, S
   }
   (void)at;
   return best;
+}
+
+uint32_t EagerAllocator::usable_empty_tracks(const CylinderWindow& window) const {
+  // At 80% a window often has none left but the reserve: every write's
+  // policy asks, and a search over the window's cylinders would find
+  // nothing (docs/benchmarks.md, "Host cost").
+  const uint32_t heads = drive_.geometry().tracks_per_cylinder;
+  const uint32_t cylinders = drive_.simulated_cylinders();
+  uint32_t n = 0;
+  for (const CylinderWindow::TrackRange& r : window.track_ranges(cylinders, heads))
+    n += free_.count_empty(r.first, r.count);
+  auto counted = [&](std::optional<uint32_t> t) {
+    return t && free_.is_empty(*t) && window.contains(*t / heads, cylinders);
+  };
+  if (counted(excluded_)) --n;
+  if (reserved_ != excluded_ && counted(reserved_)) --n;
+  return n;
 }
 
 bool EagerAllocator::fill_track_usable(std::optional<uint32_t> fill, uint32_t len,

@@ -101,6 +101,19 @@ struct CylinderWindow {
     uint32_t d = cylinder >= first ? cylinder - first : cylinder + cylinders - first;
     return d < count;
   }
+  // Its tracks as at most two runs of track numbers, [first, first +
+  // count) each: it wraps at the last cylinder.
+  struct TrackRange {
+    uint32_t first = 0;
+    uint32_t count = 0;
+  };
+  std::array<TrackRange, 2> track_ranges(uint32_t cylinders, uint32_t heads) const {
+    const uint32_t width = std::min(count, cylinders);
+    const uint32_t start = first % cylinders;
+    const uint32_t before_wrap = std::min(width, cylinders - start);
+    return {TrackRange{start * heads, before_wrap * heads},
+            TrackRange{0, (width - before_wrap) * heads}};
+  }
   bool operator==(const CylinderWindow&) const = default;
 };
 
@@ -260,13 +273,21 @@ class EagerAllocator {
   void release_all(std::span<const Extent> extents);
   // Counts `pieces` placed by one choice.
   void count(AllocatorStats& stats, size_t pieces, const Choice& choice, bool greedy) const;
-  // Where the first sector position at or after `at` on track (c, h) is.
-  uint32_t sector_under_head(uint32_t cylinder, uint32_t head, SimTime at) const;
   // The soonest run of len sectors on `track` for a head at `from` at `at`;
   // with a limit, it may also be nullopt if that run is reached after
   // `limit` (the search stops short of it), never if it is reached by then.
   std::optional<Choice> on_track(uint32_t track, uint32_t len, HeadPosition from, SimTime at,
                                  std::optional<SimDuration> limit = std::nullopt) const;
+  // The same for a head that reaches the track after move_time, at
+  // `arrive`, the track's sector 0 lying at angular slot `offset`: what a
+  // search works out once per cylinder.
+  std::optional<Choice> on_track_at(uint32_t track, uint32_t len, SimDuration move_time,
+                                    SimTime arrive, uint32_t offset,
+                                    std::optional<SimDuration> limit) const;
+  // Seek and head switch from `from` to `to` (DriveModel::reposition).
+  SimDuration move_time_to(HeadPosition from, HeadPosition to) const;
+  // drive_.next_slot(at), remembered for the last `at`.
+  uint32_t next_slot(SimTime at) const;
   // The cylinders d away from `cylinder` that a search looks at, ahead
   // first; kNoCylinder fills a slot with nothing to look at.
   static constexpr uint32_t kNoCylinder = UINT32_MAX;
@@ -293,6 +314,8 @@ class EagerAllocator {
   };
   std::optional<uint32_t> nearest_empty_track(HeadPosition head, SimTime at,
                                               const CylinderWindow& window) const;
+  // Empty tracks in the window that ordinary placement may use.
+  uint32_t usable_empty_tracks(const CylinderWindow& window) const;
   // Whether a run reached no sooner than `earliest` can neither beat the
   // best so far (or_tie: nor tie it; a tie found later loses on rank) nor
   // be reached by the limit: a search stops or skips there.
@@ -311,7 +334,8 @@ class EagerAllocator {
   std::optional<uint32_t> excluded_;
   std::optional<uint32_t> reserved_;
   AllocatorStats stats_;
-  // drive_.next_slot(at) for the last `at` sector_under_head was asked
+  const uint32_t track_skew_;  // the geometry's, modulo sectors_per_track
+  // drive_.next_slot(at) for the last `at` next_slot was asked
   // about (a pure function of it, so never stale).
   mutable std::optional<std::pair<SimTime, uint32_t>> slot_memo_;
 };

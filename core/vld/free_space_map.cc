@@ -21,14 +21,19 @@ FreeSpaceMap::FreeSpaceMap(uint32_t tracks, uint32_t sectors_per_track)
       empty_bits_((size_t{tracks} + 63) / 64, ~uint64_t{0}) {}
 
 bool FreeSpaceMap::any_empty(uint32_t first, uint32_t count) const {
+  return count_empty(first, count) > 0;
+}
+
+uint32_t FreeSpaceMap::count_empty(uint32_t first, uint32_t count) const {
   const uint32_t end = std::min(first + count, tracks_);
+  uint32_t n = 0;
   for (uint32_t t = first; t < end;) {
     const uint32_t in_word = std::min(64 - t % 64, end - t);
     const uint64_t mask = in_word == 64 ? ~uint64_t{0} : ((uint64_t{1} << in_word) - 1);
-    if ((empty_bits_[t / 64] >> (t % 64)) & mask) return true;
+    n += static_cast<uint32_t>(std::popcount((empty_bits_[t / 64] >> (t % 64)) & mask));
     t += in_word;
   }
-  return false;
+  return n;
 }
 
 void FreeSpaceMap::set(uint32_t track, uint32_t sector, uint32_t count, bool used) {

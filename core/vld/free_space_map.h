@@ -42,6 +42,12 @@ class FreeSpaceMap {
   void reserve_track(uint32_t track);  // allocate(track, 0, spt), permanently
 
   uint32_t free_sectors(uint32_t track) const { return free_[track]; }
+  // Free sectors on tracks [first, first + count).
+  uint64_t free_sectors_in(uint32_t first, uint32_t count) const {
+    uint64_t n = 0;
+    for (uint32_t t = first; t < first + count; ++t) n += free_[t];
+    return n;
+  }
   // The longest run of free sectors on the track (wrapping): a search skips
   // tracks that cannot hold a piece. Recomputed on first use after a change.
   uint32_t longest_free_run(uint32_t track) const {
@@ -54,6 +60,8 @@ class FreeSpaceMap {
   // Whether any of tracks [first, first + count) is empty: a search for an
   // empty track passes over a full cylinder a word at a time.
   bool any_empty(uint32_t first, uint32_t count) const;
+  // How many of tracks [first, first + count) are empty.
+  uint32_t count_empty(uint32_t first, uint32_t count) const;
 
   // How many runs of `len` sectors fit side by side into the track's free
   // runs (wrapping): the blocks hole-plugging can put there. Cached per

@@ -328,10 +328,10 @@ CylinderWindow VldDisk::roomiest_window_around(uint32_t cylinder) const {
 }
 
 uint64_t VldDisk::window_free_sectors() const {
+  // Once per write: runs of tracks, not a division per track.
   uint64_t n = 0;
-  for (uint32_t k = 0; k < window_.count; ++k)
-    for (uint32_t h = 0; h < layout_.heads; ++h)
-      n += free_.free_sectors(((window_.first + k) % layout_.cylinders) * layout_.heads + h);
+  for (const CylinderWindow::TrackRange& r : window_.track_ranges(layout_.cylinders, layout_.heads))
+    n += free_.free_sectors_in(r.first, r.count);
   return n;
 }
 
