@@ -456,3 +456,91 @@ TEST(EagerAllocator, PlaceFailsWithoutAllocatingWhenTheWindowIsFull) {
 
 }  // namespace
 }  // namespace vld
+
+namespace vld {
+namespace {
+
+// nearest() against every track of the window timed on its own, straight
+// from the drive model (reposition, next_slot, the slow run search,
+// rotational_wait): the search works a cylinder's move and skew out once
+// and prunes by seek distance, and must still return the soonest run, ties
+// to the nearest cylinder (ahead before behind) and then the lowest head.
+// Random layouts on two presets (72 and 256 sectors a track) and a drive
+// whose head switch outlasts short seeks, the head
+// anywhere in a window that wraps, at any instant, for a map sector, a
+// block and a block with its map sector.
+TEST(EagerAllocator, NearestIsTheSoonestRunOfTheWholeWindow) {
+  std::mt19937_64 rng(17);
+  // "slow-switch": st19101 with a head switch longer than short seeks, so
+  // that the head's own surface on a nearby cylinder costs less than the
+  // others there.
+  for (const char* name : {"hp97560", "st19101", "slow-switch"}) {
+    DriveGeometry g = preset(std::string(name) == "slow-switch" ? "st19101" : name);
+    if (std::string(name) == "slow-switch") {
+      g.head_switch = sim_ms(1.2);
+      g.derive_skews();
+      ASSERT_LT(g.seek.time(1), g.head_switch);
+    }
+    const uint32_t cylinders = 12, heads = g.tracks_per_cylinder, spt = g.sectors_per_track;
+    DriveModel drive(g, cylinders);
+    for (int layout = 0; layout < 12; ++layout) {
+      FreeSpaceMap m(cylinders * heads, spt);
+      const double used = std::uniform_real_distribution<double>(0.5, 0.97)(rng);
+      for (uint32_t t = 0; t < cylinders * heads; ++t)
+        for (uint32_t s = 0; s < spt; ++s)
+          if (std::bernoulli_distribution(used)(rng)) m.allocate(t, s, 1);
+      EagerAllocator alloc(drive, m, AllocatorPolicy{});
+      const CylinderWindow window{static_cast<uint32_t>(rng() % cylinders), 5};
+      for (int query = 0; query < 20; ++query) {
+        const uint32_t c0 = (window.first + rng() % window.count) % cylinders;
+        const HeadPosition head{c0, static_cast<uint32_t>(rng() % heads)};
+        const SimTime at = at_ns(static_cast<int64_t>(rng() % 50'000'000));
+        for (uint32_t len : {1u, 8u, 9u}) {
+          // The brute force: (locate, rank, behind) of every track with a run.
+          std::optional<std::tuple<SimDuration, uint64_t, int, uint32_t, uint32_t>> best;
+          for (uint32_t c = 0; c < cylinders; ++c) {
+            if (!window.contains(c, cylinders)) continue;
+            const uint32_t ahead_d = (c + cylinders - c0) % cylinders;
+            const uint32_t behind_d = (c0 + cylinders - c) % cylinders;
+            const uint32_t d = std::min(ahead_d, behind_d);
+            for (uint32_t h = 0; h < heads; ++h) {
+              const ServiceBreakdown move = drive.reposition(head, HeadPosition{c, h});
+              const SimTime arrive = at + move.seek + move.head_switch;
+              const uint32_t first = (drive.next_slot(arrive) + spt -
+                                      g.angular_slot(Chs{c, h, 0})) % spt;
+              auto run = m.first_free_run_slow(c * heads + h, first, len);
+              if (!run) continue;
+              const SimDuration locate =
+                  move.seek + move.head_switch +
+                  drive.rotational_wait(arrive, g.angular_slot(Chs{c, h, run->sector}));
+              auto key = std::make_tuple(locate, uint64_t{d} * heads + h,
+                                         ahead_d <= behind_d ? 0 : 1, c * heads + h, run->sector);
+              if (!best || key < *best) best = key;
+            }
+          }
+          auto got = alloc.nearest(len, head, at, window);
+          ASSERT_EQ(got.has_value(), best.has_value()) << name << " len " << len;
+          if (!got) continue;
+          EXPECT_EQ(got->locate, std::get<0>(*best)) << name << " len " << len;
+          EXPECT_EQ(got->extent.track, std::get<3>(*best)) << name << " len " << len;
+          EXPECT_EQ(got->extent.sector, std::get<4>(*best)) << name << " len " << len;
+        }
+      }
+    }
+  }
+}
+
+TEST(CylinderWindow, TrackRangesWrapAtTheLastCylinder) {
+  auto ranges = CylinderWindow{2, 3}.track_ranges(10, 4);
+  EXPECT_EQ(ranges[0].first, 8u);
+  EXPECT_EQ(ranges[0].count, 12u);
+  EXPECT_EQ(ranges[1].count, 0u);
+  ranges = CylinderWindow{8, 4}.track_ranges(10, 4);  // cylinders 8, 9, 0, 1
+  EXPECT_EQ((std::pair{ranges[0].first, ranges[0].count}), (std::pair{32u, 8u}));
+  EXPECT_EQ((std::pair{ranges[1].first, ranges[1].count}), (std::pair{0u, 8u}));
+  ranges = CylinderWindow{3, 10}.track_ranges(10, 4);  // the whole disk, once
+  EXPECT_EQ(ranges[0].count + ranges[1].count, 40u);
+}
+
+}  // namespace
+}  // namespace vld
