@@ -86,30 +86,12 @@ std::optional<EagerAllocator::Choice> EagerAllocator::nearest(
   // The soonest run; ties (sectors at the same angle on several tracks are
   // reached at the same time) go to the nearest cylinder ahead, then the
   // lowest head, whatever order the tracks are looked at in.
-  std::optional<Choice> best;
-  uint64_t best_rank = 0;
-  // move: the seek and head switch to the track; offset: the angular slot
-  // of its sector 0.
-  auto consider = [&](uint32_t track, uint32_t d, SimDuration move, uint32_t offset) {
-    if (free_.longest_free_run(track) < len || !usable(track)) return;
-    if (skip_empty && free_.is_empty(track)) return;
-    // Runs reached after the best so far (or the limit) cannot win: not
-    // looked for.
-    auto choice = on_track_at(track, len, move, at + move, offset,
-                              best ? std::optional(best->locate) : limit);
-    if (!choice) return;
-    uint64_t rank = uint64_t{d} * g.tracks_per_cylinder + track % g.tracks_per_cylinder;
-    if (!best || choice->locate < best->locate ||
-        (choice->locate == best->locate && rank < best_rank)) {
-      best = choice;
-      best_rank = rank;
-    }
-  };
+  Search s{len, head, at, skip_empty, limit, std::nullopt, 0};
   // The head's own track first: every other one costs at least a head
   // switch or a seek to reach, which prunes most of the search (a map
   // sector after its data usually finds a free sector a few sectors on).
   if (head_in_window)
-    consider(head.cylinder * g.tracks_per_cylinder + head.head, 0, SimDuration{0},
+    consider(s, head.cylinder * g.tracks_per_cylinder + head.head, 0, SimDuration{0},
              g.angular_slot(Chs{head.cylinder, head.head, 0}));
   // Cylinders d away, ahead of the head and (unless one_way_seeks) behind
   // it, wrapping; inside the window. A cylinder d away costs at least
@@ -120,11 +102,11 @@ std::optional<EagerAllocator::Choice> EagerAllocator::nearest(
       // Other tracks here cost a head switch first; one may still tie the
       // head's track (and win on a lower head), so skip only if strictly worse.
       if (!head_in_window) continue;
-      if (beyond(g.head_switch, best, /*or_tie=*/false, limit)) {
+      if (beyond(g.head_switch, s.best, /*or_tie=*/false, limit)) {
         covered.visit();  // the head's cylinder: nothing there can win
         continue;
       }
-    } else if (beyond(g.seek.time(d), best, /*or_tie=*/true, limit)) {
+    } else if (beyond(g.seek.time(d), s.best, /*or_tie=*/true, limit)) {
       break;
     }
     bool in_window = false;
@@ -132,23 +114,45 @@ std::optional<EagerAllocator::Choice> EagerAllocator::nearest(
       if (c == kNoCylinder || !window.contains(c, cylinders)) continue;
       in_window = true;
       covered.visit();
-      // Per cylinder: every head but the current one costs the same move,
-      // and each head's skew adds track_skew to the one before.
-      const SimDuration move_same = move_time_to(head, HeadPosition{c, head.head});
-      const SimDuration move_other =
-          move_time_to(head, HeadPosition{c, head.head == 0 ? 1u : 0u});
-      uint32_t offset = g.angular_slot(Chs{c, 0, 0});
-      for (uint32_t h = 0; h < g.tracks_per_cylinder; ++h) {
-        if (!(d == 0 && h == head.head))  // that one is done above
-          consider(c * g.tracks_per_cylinder + h, d, h == head.head ? move_same : move_other,
-                   offset);
-        offset += track_skew_;
-        if (offset >= g.sectors_per_track) offset -= g.sectors_per_track;
-      }
+      consider_cylinder(s, c, d);
     }
-    if (!in_window && d > 0 && best) break;  // past the window's ends
+    if (!in_window && d > 0 && s.best) break;  // past the window's ends
   }
-  return best;
+  return s.best;
+}
+
+void EagerAllocator::consider_cylinder(Search& s, uint32_t c, uint32_t d) const {
+  const DriveGeometry& g = drive_.geometry();
+  // Every head but the current one costs the same move, and each head's
+  // skew adds track_skew to the one before.
+  const SimDuration move_same = move_time_to(s.head, HeadPosition{c, s.head.head});
+  const SimDuration move_other = move_time_to(s.head, HeadPosition{c, s.head.head == 0 ? 1u : 0u});
+  uint32_t offset = g.angular_slot(Chs{c, 0, 0});
+  for (uint32_t h = 0; h < g.tracks_per_cylinder; ++h) {
+    if (!(d == 0 && h == s.head.head))  // the head's own track: nearest() looks first
+      consider(s, c * g.tracks_per_cylinder + h, d, h == s.head.head ? move_same : move_other,
+               offset);
+    offset += track_skew_;
+    if (offset >= g.sectors_per_track) offset -= g.sectors_per_track;
+  }
+}
+
+void EagerAllocator::consider(Search& s, uint32_t track, uint32_t d, SimDuration move,
+                              uint32_t offset) const {
+  if (free_.longest_free_run(track) < s.len || !usable(track)) return;
+  if (s.skip_empty && free_.is_empty(track)) return;
+  // Runs reached after the best so far (or the limit) cannot win: not
+  // looked for.
+  auto choice = on_track_at(track, s.len, move, s.at + move, offset,
+                            s.best ? std::optional(s.best->locate) : s.limit);
+  if (!choice) return;
+  const uint32_t heads = drive_.geometry().tracks_per_cylinder;
+  const uint64_t rank = uint64_t{d} * heads + track % heads;
+  if (!s.best || choice->locate < s.best->locate ||
+      (choice->locate == s.best->locate && rank < s.best_rank)) {
+    s.best = choice;
+    s.best_rank = rank;
+  }
 }
 
 std::array<uint32_t, 2> EagerAllocator::cylinders_at(uint32_t cylinder, uint32_t d) const {

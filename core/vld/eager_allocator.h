@@ -288,6 +288,24 @@ class EagerAllocator {
   SimDuration move_time_to(HeadPosition from, HeadPosition to) const;
   // drive_.next_slot(at), remembered for the last `at`.
   uint32_t next_slot(SimTime at) const;
+  // One nearest() search: what it looks for, and the best run so far with
+  // its rank (cylinders from the head x heads + head: ties go to the lower).
+  struct Search {
+    uint32_t len;
+    HeadPosition head;
+    SimTime at;
+    bool skip_empty;
+    std::optional<SimDuration> limit;
+    std::optional<Choice> best;
+    uint64_t best_rank;
+  };
+  // Looks at `track`, d cylinders from the head, reached after `move`, its
+  // sector 0 at angular slot `offset`: keeps its soonest run if it beats
+  // the best.
+  void consider(Search& s, uint32_t track, uint32_t d, SimDuration move, uint32_t offset) const;
+  // Looks at every track of cylinder c, d from the head (on the head's own
+  // cylinder, every track but the head's).
+  void consider_cylinder(Search& s, uint32_t c, uint32_t d) const;
   // The cylinders d away from `cylinder` that a search looks at, ahead
   // first; kNoCylinder fills a slot with nothing to look at.
   static constexpr uint32_t kNoCylinder = UINT32_MAX;
