@@ -168,7 +168,7 @@ std::array<uint32_t, 2> EagerAllocator::cylinders_at(uint32_t cylinder, uint32_t
 
 std::optional<uint32_t> EagerAllocator::nearest_empty_track(HeadPosition head, SimTime at,
                                                             const CylinderWindow& window) const {
-  if (free_.empty_tracks() == 0 || usable_empty_tracks(window) == 0) return std::nullopt;
+  if (usable_empty_tracks(window) == 0) return std::nullopt;
   const DriveGeometry& g = drive_.geometry();
   const uint32_t cylinders = drive_.simulated_cylinders();
   std::optional<uint32_t> best;
@@ -203,7 +203,7 @@ std::optional<uint32_t> EagerAllocator::nearest_empty_track(HeadPosition head, S
 uint32_t EagerAllocator::usable_empty_tracks(const CylinderWindow& window) const {
   // At 80% a window often has none left but the reserve: every write's
   // policy asks, and a search over the window's cylinders would find
-  // nothing (docs/benchmarks.md, "Host cost").
+  // nothing (docs/benchmarks.md section 3b).
   const uint32_t heads = drive_.geometry().tracks_per_cylinder;
   const uint32_t cylinders = drive_.simulated_cylinders();
   uint32_t n = 0;
