@@ -14,7 +14,6 @@ constexpr size_t kMacAt = 32;
 constexpr uint64_t kZeroFlag = uint64_t{1} << 63;
 
 unsigned char* u8(std::byte* p) { return reinterpret_cast<unsigned char*>(p); }
-const unsigned char* u8(const std::byte* p) { return reinterpret_cast<const unsigned char*>(p); }
 
 void put_header(std::byte* p, RedoJournal::State state, uint32_t blocks, uint64_t seq,
                 uint64_t data_blocks) {

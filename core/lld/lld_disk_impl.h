@@ -37,6 +37,8 @@ inline constexpr uint32_t kCleanerBatchSegments = 8;
 
 // Where a request's time goes, step by step.
 struct LldClock {
+  explicit LldClock(SimTime start) : now(start) {}
+
   SimTime now;
   ServiceBreakdown breakdown;
   uint64_t blocks_written = 0;  // physical data blocks

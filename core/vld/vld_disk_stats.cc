@@ -164,7 +164,7 @@ ModeReport VldDisk::mode_report() const {
   c.map_sectors_written = stats_.map_sectors_written;
   c.client_blocks_written = stats_.client_blocks_written;
   c.block_sectors = layout_.block_sectors;
-  return {std::move(v), std::move(c), recovery_};
+  return {std::move(v), std::move(c), recovery_, std::nullopt};
 }
 
 }  // namespace vld

@@ -90,7 +90,9 @@ TEST(BenchStats, Table2WritesTheStatsFileSchemaAndASeriesThatAddsUp) {
     for (size_t i = 0; i < lines.size(); ++i) {
       EXPECT_EQ(lines[i].at("interval"), i + 1);
       EXPECT_TRUE(lines[i].at("wall_start").is_null());
-      if (i > 0) EXPECT_GE(lines[i].at("sim_start_us"), lines[i - 1].at("sim_end_us"));
+      if (i > 0) {
+        EXPECT_GE(lines[i].at("sim_start_us"), lines[i - 1].at("sim_end_us"));
+      }
       writes += lines[i].at("requests").at("write").get<uint64_t>();
       steps += lines[i].at("idle_steps").get<uint64_t>();
       EXPECT_EQ(histogram_total(lines[i].at("write_latency_us")),

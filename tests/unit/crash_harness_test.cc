@@ -579,8 +579,9 @@ TEST(CrashHarness, Randomized) {
               << rig.vld_disk().vld_stats().delta_checkpoints << " delta checkpoints, "
               << rig.vld_disk().compactor().stats().blocks_moved << " compaction moves since the last open"
               << std::endl;
-    if (w.checkpoint_every)
+    if (w.checkpoint_every) {
       ASSERT_GE(rig.vld_disk().vld_stats().delta_checkpoints, 1u) << "precondition, seed " << seed;
+    }
     RunResult r = run_jobs(rig, jobs, harness_threads(), /*nested_every=*/5, seed);
     total.verified += r.verified;
     total.nested += r.nested;

@@ -149,7 +149,12 @@ struct RigConfig {
   // keeps each materialized image small (materialize and every open copy the
   // whole image), and is still 4 KiB-aligned, so the crash units are the same.
   uint64_t platter_offset = 4096;
-  VldOptions vld{.window_cylinders = 1, .retired_limit = 2, .compactor = {}};
+  VldOptions vld = [] {
+    VldOptions o;
+    o.window_cylinders = 1;
+    o.retired_limit = 2;
+    return o;
+  }();
 
   // The disk mode: vld (the default) or lld.
   DiskMode mode = DiskMode::kVld;

@@ -334,7 +334,9 @@ TEST(FreeSpaceMap, FirstFreeRunStopsAtMaxSkipped) {
             const bool within = all && all->skipped <= max_skipped;
             ASSERT_EQ(bounded.has_value(), within)
                 << "spt " << spt << " len " << len << " from " << from << " max " << max_skipped;
-            if (within) EXPECT_EQ(bounded->sector, all->sector);
+            if (within) {
+              EXPECT_EQ(bounded->sector, all->sector);
+            }
           }
         }
       }
@@ -400,7 +402,9 @@ TEST(FreeSpaceMap, HolesForFollowsEveryChange) {
     if (m.is_free(0, s)) m.allocate(0, s, 1);
     else m.release(0, s, 1);
     ASSERT_EQ(m.holes_for(0, 8), brute(8)) << "step " << step;
-    if (step % 7 == 0) ASSERT_EQ(m.holes_for(0, 3), brute(3)) << "step " << step;
+    if (step % 7 == 0) {
+      ASSERT_EQ(m.holes_for(0, 3), brute(3)) << "step " << step;
+    }
   }
 }
 

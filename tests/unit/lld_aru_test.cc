@@ -282,8 +282,9 @@ TEST(LldAru, AGroupThatCannotFitWholeFailsWithEnospcAndChangesNothing) {
     } catch (const Error& e) {
       EXPECT_EQ(e.err(), ENOSPC) << e.what();
     }
-    if (c.nvram_bytes == 0)  // (with NVRAM the buffer was drained first)
+    if (c.nvram_bytes == 0) {  // (with NVRAM the buffer was drained first)
       EXPECT_EQ(rig.stats().client_blocks_written, before.client_blocks_written);
+    }
     EXPECT_EQ(rig.stats().split_requests, 0u);
     rig.expect_model();
     // The disk goes on: a group that fits commits, and all of it survives.
@@ -361,7 +362,9 @@ bool run_fault(const AruConfig& c, size_t group_blocks, const FaultyStore::Fault
     stopped = true;
   }
   if (!stopped) rig.expect_model();
-  if (fault.op == FaultyStore::Op::kSync) EXPECT_TRUE(stopped);
+  if (fault.op == FaultyStore::Op::kSync) {
+    EXPECT_TRUE(stopped);
+  }
   expect_whole_or_nothing(rig, model, as_is, g, 71, "restart");
   expect_whole_or_nothing(rig, model, synced, g, 71, "power cut");
   return true;

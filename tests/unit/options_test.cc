@@ -478,7 +478,9 @@ TEST(FormatOptions, SegmentAndNvramNeedModeLld) {
       PluginOptions o;
       o.file = "new.img";
       ASSERT_EQ(set_option(&o, "size", "64M"), "");
-      if (*mode) ASSERT_EQ(set_option(&o, "mode", mode), "");
+      if (*mode) {
+        ASSERT_EQ(set_option(&o, "mode", mode), "");
+      }
       ASSERT_EQ(set_option(&o, k, v), "");
       FormatOptions f;
       const std::string err = format_options(o, &f);
@@ -655,8 +657,12 @@ Image lld_image(const char* segment, const char* nvram) {
   o.file = "disk.img";
   EXPECT_EQ(set_option(&o, "size", "64M"), "");
   EXPECT_EQ(set_option(&o, "mode", "lld"), "");
-  if (*segment) EXPECT_EQ(set_option(&o, "segment", segment), "");
-  if (*nvram) EXPECT_EQ(set_option(&o, "nvram", nvram), "");
+  if (*segment) {
+    EXPECT_EQ(set_option(&o, "segment", segment), "");
+  }
+  if (*nvram) {
+    EXPECT_EQ(set_option(&o, "nvram", nvram), "");
+  }
   FormatOptions f;
   EXPECT_EQ(format_options(o, &f), "");
   im.sb = plan_image(f);

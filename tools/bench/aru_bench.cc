@@ -96,8 +96,8 @@ Totals journal_updates(DiskController& ctl, const AruBenchSpec& spec, uint32_t r
   const uint64_t journal_blocks = spec.export_bytes / 4 / kBlock;
   uint64_t head = 0;  // the journal is circular
   return measure(ctl, spec, r, [&](uint64_t home, const std::vector<std::byte>& data, uint64_t) {
-    std::vector<std::byte> entry(kBlock, std::byte{0x4a});  // header: where the blocks go
-    entry.insert(entry.end(), data.begin(), data.end());
+    std::vector<std::byte> entry(kBlock + data.size(), std::byte{0x4a});  // header: where the blocks go
+    std::copy(data.begin(), data.end(), entry.begin() + kBlock);
     if (head + r + 1 > journal_blocks) head = 0;
     ctl.write(journal_off + head * kBlock, entry, false, std::nullopt);
     head += r + 1;
