@@ -62,6 +62,7 @@
 #include "tools/bench/stats_recorder.h"
 #include "tools/bench/fill.h"
 #include "tools/bench/qd_bench.h"
+#include "tools/bench/recovery_bench.h"
 #include "tools/bench/scan_bench.h"
 
 namespace vld {
@@ -717,6 +718,8 @@ struct BenchOptions {
   std::string qd_size = "256M";
   ScanBenchSpec scan;
   std::string scan_size = "1T";
+  RecoveryBenchSpec recovery;
+  std::string recovery_size = "4G";
   double qd_util_pct = 50;
   std::string stats_path;       // --stats (tools/bench/stats_recorder.h)
   double stats_interval_s = 1;  // --stats-interval
@@ -731,6 +734,7 @@ struct Subcommands {
   CLI::App* aru;
   CLI::App* qd;
   CLI::App* scan;
+  CLI::App* recovery;
 };
 
 // --stats and --stats-interval (tools/bench/stats_recorder.h).
@@ -917,6 +921,28 @@ CLI::App* add_scan(CLI::App& app, BenchOptions& options) {
   return scan;
 }
 
+CLI::App* add_recovery(CLI::App& app, BenchOptions& options) {
+  auto* rec = app.add_subcommand("recovery", "simulated time of a clean open and of one after a "
+                                             "crash, on a large sparse image (issue 17, point 1)");
+  RecoveryBenchSpec& r = options.recovery;
+  add_drive_options(rec, r.geometry, options.recovery_size);
+  rec->add_option("--warm", r.warm_writes, "random 4 KiB writes, each flushed, before the clean close")
+      ->capture_default_str();
+  rec->add_option("--crash-writes", r.crash_writes, "more, each flushed, between the clean open and the crash")
+      ->capture_default_str();
+  rec->add_option("--checkpoint-every", r.checkpoint_every, "as the plugin's checkpoint_every=")
+      ->capture_default_str();
+  rec->add_option("--checkpoint-s", r.checkpoint_s, "as the plugin's checkpoint_s=")
+      ->check(CLI::NonNegativeNumber)
+      ->capture_default_str();
+  rec->add_option("--window", r.window_cylinders, "as the plugin's window= (0: its default)")
+      ->capture_default_str();
+  rec->add_option("--dir", r.dir, "where the sparse image goes (removed after)")
+      ->capture_default_str();
+  rec->add_option("--seed", r.seed, "workload seed")->capture_default_str();
+  return rec;
+}
+
 // A size option read as the plugin reads size= (nbdkit_parse_size's forms:
 // 256M, 1G, 131072s, 4096; K..E are powers of 1024), and at least 1 byte.
 uint64_t parse_size(const char* option, const std::string& text) {
@@ -956,6 +982,10 @@ int run(BenchOptions options, const Subcommands& sub) {
     options.scan.export_bytes = parse_size("--size", options.scan_size);
     return cmd_scan(options.scan);
   }
+  if (*sub.recovery) {
+    options.recovery.export_bytes = parse_size("--size", options.recovery_size);
+    return cmd_recovery(options.recovery);
+  }
   if (*sub.table2) return cmd_table2(spec, options.table2_writes);
   if (*sub.fig2) return cmd_fig2(spec, options.fig2_thresholds, options.fig2_sectors, options.fig2_writes, options.fig2_strict);
   if (*sub.fill) {
@@ -978,7 +1008,8 @@ int main(int argc, char** argv) {
   BenchOptions options;
   const Subcommands sub{add_fig10(app, options), add_fig11(app, options), add_table2(app, options),
                         add_fig2(app, options), add_fill(app, options), add_aru(app, options),
-                        add_qd(app, options), add_scan(app, options)};
+                        add_qd(app, options), add_scan(app, options),
+                        add_recovery(app, options)};
   CLI11_PARSE(app, argc, argv);
   try {
     return run(options, sub);

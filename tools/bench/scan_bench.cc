@@ -1,8 +1,5 @@
 #include "tools/bench/scan_bench.h"
 
-#include <stdlib.h>
-#include <unistd.h>
-
 #include <algorithm>
 #include <chrono>
 #include <fstream>
@@ -17,7 +14,7 @@
 #include "core/image.h"
 #include "core/util/error.h"
 #include "core/vld/vld_disk.h"
-#include "geometry/presets.h"
+#include "tools/bench/scratch_image.h"
 
 namespace vld {
 namespace {
@@ -38,32 +35,6 @@ nlohmann::json memory_now() {
         j[key] = std::stod(line.substr(line.find(':') + 1)) / 1024.0;
   return j;
 }
-
-// The drive: the preset, with as many cylinders as the export needs.
-Superblock plan(const ScanBenchSpec& spec) {
-  FormatOptions o;
-  o.mode = DiskMode::kVld;
-  o.export_bytes = spec.export_bytes;
-  o.geometry = *find_preset(spec.geometry);
-  o.geometry.cylinders = std::max(
-      o.geometry.cylinders, cylinders_needed(o.geometry, o.export_bytes, o.block_bytes, 25));
-  return plan_image(o);
-}
-
-// A new image in a new directory under spec.dir; both go when it does.
-struct ScratchImage {
-  std::string dir, path;
-  explicit ScratchImage(const std::string& parent) {
-    std::string tmpl = parent + "/vld-bench-scan-XXXXXX";
-    if (!mkdtemp(tmpl.data())) throw Error("vld-bench scan: cannot make a directory in " + parent, EIO);
-    dir = tmpl;
-    path = dir + "/disk.img";
-  }
-  ~ScratchImage() {
-    ::unlink(path.c_str());
-    ::rmdir(dir.c_str());
-  }
-};
 
 // Random 4 KiB writes, back to back; returns when the last ends, and the
 // last block written in *last.
@@ -113,8 +84,8 @@ double time_map_scan(const VldDisk& disk, uint32_t track) {
 }  // namespace
 
 int cmd_scan(const ScanBenchSpec& spec) {
-  const Superblock sb = plan(spec);
-  ScratchImage image(spec.dir);
+  const Superblock sb = plan_large_vld(spec.geometry, spec.export_bytes);
+  ScratchImage image(spec.dir, "scan");
   nlohmann::json j{{"experiment", "scan"}, {"export_bytes", spec.export_bytes},
                    {"cylinders", sb.simulated_cylinders}, {"writes", spec.writes}};
   j["rss_mib"]["start"] = memory_now();

@@ -1,0 +1,57 @@
+// Large sparse mode=vld images for the benchmarks that need one (scan,
+// recovery): the drive given as many cylinders as the export needs, and a
+// file in a directory of its own that go when the ScratchImage does.
+//
+// Thread-safety: values; one owner each.
+#ifndef VLD_TOOLS_BENCH_SCRATCH_IMAGE_H_
+#define VLD_TOOLS_BENCH_SCRATCH_IMAGE_H_
+
+#include <stdlib.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cstdint>
+#include <string>
+
+#include "core/image.h"
+#include "core/image_format.h"
+#include "core/util/error.h"
+#include "geometry/presets.h"
+
+namespace vld {
+
+// The drive: the preset, with as many cylinders as the export needs at the
+// default spare (25%).
+inline Superblock plan_large_vld(const std::string& geometry, uint64_t export_bytes) {
+  FormatOptions o;
+  o.mode = DiskMode::kVld;
+  o.export_bytes = export_bytes;
+  o.geometry = *find_preset(geometry);
+  o.geometry.cylinders = std::max(
+      o.geometry.cylinders, cylinders_needed(o.geometry, o.export_bytes, o.block_bytes, 25));
+  return plan_image(o);
+}
+
+// A new image path in a new directory under `parent`; both go when it does.
+struct ScratchImage {
+  std::string dir, path;
+  ScratchImage(const std::string& parent, const std::string& who) {
+    std::string tmpl = parent + "/vld-bench-" + who + "-XXXXXX";
+    if (!mkdtemp(tmpl.data()))
+      throw Error("vld-bench " + who + ": cannot make a directory in " + parent +
+                      ": choose another with --dir",
+                  EIO);
+    dir = tmpl;
+    path = dir + "/disk.img";
+  }
+  ~ScratchImage() {
+    ::unlink(path.c_str());
+    ::rmdir(dir.c_str());
+  }
+  ScratchImage(const ScratchImage&) = delete;
+  ScratchImage& operator=(const ScratchImage&) = delete;
+};
+
+}  // namespace vld
+
+#endif  // VLD_TOOLS_BENCH_SCRATCH_IMAGE_H_
