@@ -1,12 +1,12 @@
 #!/usr/bin/python3
-# crash_cycles: ext4 on mode=vld, and on mode=lld with its NVRAM and with
-# nvram=0, survives repeated SIGKILLs of nbdkit in the middle of an
-# fsync-heavy workload, with every acknowledged fsync kept.
+# crash_cycles: ext4 on mode=vld, on mode=lld with its NVRAM and with
+# nvram=0, and on mode=inplace survives repeated SIGKILLs of nbdkit in the
+# middle of an fsync-heavy workload, with every acknowledged fsync kept.
 #
 # CYCLES cycles on one 256 MiB image per mode (crashlib.run_cycles). Each:
 #   - fuse-attach up; after the first, nbdkit recovers from the crash: the
 #     stats file must say recovery.clean = false (vld: method record+window;
-#     lld: lld.recovery);
+#     lld: lld.recovery; inplace has nothing to recover);
 #   - mkfs.ext4 in the first cycle; afterwards e2fsck -fy (exit 0 or 1, and it
 #     may report only what a crash of journalled ext4 leaves: the journal
 #     replay, orphans, the superblock's free counts; crashlib.BENIGN_FSCK),
@@ -39,7 +39,7 @@
 # partial-segment rule) and roll-forward from the checkpoint recovers it.
 #
 # Environment: VLD_FS_SEED (default 7031), VLD_FS_CYCLES (default 8, per mode),
-# VLD_FS_MODES (default all: vld,lld,lld-nvram0).
+# VLD_FS_MODES (default all: vld,lld,lld-nvram0,inplace).
 import os
 import sys
 
@@ -53,7 +53,8 @@ CYCLES = int(os.environ.get("VLD_FS_CYCLES", "8"))
 
 
 # (name, the plugin parameters that create the image)
-MODES = (("vld", ("mode=vld",)), ("lld", ("mode=lld",)), ("lld-nvram0", ("mode=lld", "nvram=0")))
+MODES = (("vld", ("mode=vld",)), ("lld", ("mode=lld",)), ("lld-nvram0", ("mode=lld", "nvram=0")),
+         ("inplace", ("mode=inplace",)))
 
 
 def body(ws):

@@ -38,9 +38,15 @@
 # open segment's memory copy and syncs. Its cuts wait for at most 4 pending
 # writes, which come often enough.
 #
+# mode=inplace, the baseline, writes the client's blocks where they belong
+# and syncs at a flush: a cut keeps any subset of what it wrote since, as a
+# real disk's write cache might, and ext4's journal must cope, as it does on
+# a real disk. It runs the 1 KiB-block image; a journal commit is a few
+# writes and a flush, so its cuts too wait for at most 4 pending writes.
+#
 # Environment: VLD_FS_SEED (default 9157; vld's images use SEED and SEED+1,
-# lld's SEED+2, lld with nvram=0's SEED+4), VLD_FS_MODES (default all:
-# vld,lld,lld-nvram0).
+# lld's SEED+2, lld with nvram=0's SEED+4, inplace's SEED+6), VLD_FS_MODES
+# (default all: vld,lld,lld-nvram0,inplace).
 import os
 import struct
 import sys
@@ -55,7 +61,7 @@ SEED = int(os.environ.get("VLD_FS_SEED", "9157"))
 # (unit bytes, survival probability) per cycle
 CUTS = ((4096, 0.0), (4096, 0.5), (4096, 0.25), (512, 0.5), (4096, 0.75), (4096, 0.1))
 PENDING_AT_CUT = (1, 2, 4, 8, 16, 32)  # seeded: writes pending at the sync that never happens
-PENDING_AT_CUT_LLD = (1, 2, 4)
+PENDING_AT_CUT_FEW = (1, 2, 4)  # lld and inplace: fewer writes between syncs
 # One image with mkfs.ext4's defaults (1 KiB blocks at 256 MiB: ext4 writes
 # partial vld blocks, which vld merges), one with 4 KiB blocks.
 IMAGES = (("default", ()), ("b4096", ("-b", "4096")))
@@ -64,7 +70,7 @@ IMAGES = (("default", ()), ("b4096", ("-b", "4096")))
 # 1 KiB-block one (ext4 writes parts of its blocks, which the NVRAM
 # buffers whole), with nvram=0 the 4 KiB one.
 MODES = (("vld", ("mode=vld",), IMAGES), ("lld", ("mode=lld",), IMAGES[:1]),
-         ("lld-nvram0", ("mode=lld", "nvram=0"), IMAGES[1:]))
+         ("lld-nvram0", ("mode=lld", "nvram=0"), IMAGES[1:]), ("inplace", ("mode=inplace",), IMAGES[:1]))
 
 
 def read_log(path):
@@ -114,7 +120,7 @@ def power_cut(image, logpath, rng, unit, p):
 def one_mode(ws, shim, mode_name, mode, images, seed):
     """The power-cut cycles on the images of one mode; returns (units
     dropped, groups recovery rejected)."""
-    pending_at_cut = PENDING_AT_CUT if mode_name == "vld" else PENDING_AT_CUT_LLD
+    pending_at_cut = PENDING_AT_CUT if mode_name == "vld" else PENDING_AT_CUT_FEW
     dropped = rejected = 0
     for k, (name, mkfs_args) in enumerate(images):
         tag = name if mode_name == "vld" else f"{mode_name}-{name}"

@@ -446,7 +446,10 @@ def fsck_after_crash(loop, label):
 
 def recovery_section(stats):
     """The stats file's recovery report: top level for mode=vld, lld.recovery
-    for mode=lld."""
+    for mode=lld; None for mode=inplace, which has no log to recover (the
+    image is the platters, written in place)."""
+    if stats.get("mode") == "inplace":
+        return None
     return stats["lld"]["recovery"] if "lld" in stats else fslib.stat_get(stats, "recovery")
 
 
@@ -456,6 +459,8 @@ def wait_recovery(statsfile, label, expect_method):
     fslib.wait_until(lambda: os.path.exists(statsfile), 20, f"{label}: the stats file {statsfile}")
     s = fslib.read_stats(statsfile)
     r = recovery_section(s)
+    if r is None:
+        return {}
     check(r["clean"] is False, f"{label}: after the crash the stats say recovery.clean = "
           f"{r['clean']!r}" + (f" (method {r['method']})" if "method" in r else ""))
     if "method" in r:
@@ -466,6 +471,8 @@ def wait_recovery(statsfile, label, expect_method):
 
 def describe_recovery(rec):
     """One line of what recovery did, for the log."""
+    if not rec:
+        return "no recovery (mode=inplace: the image is the disk)"
     if "method" not in rec:  # mode=lld
         return (f"recovery from checkpoint {rec['checkpoint_generation']}: "
                 f"{rec['writes_rolled_forward']} segment writes rolled forward, "
@@ -558,8 +565,8 @@ def run_and_crash(ws, att, mnt, ops, rng, cycle, trigger=None, tag="crash"):
 def run_cycles(ws, name, seed, cycles, expect_method="record+window", up_env=None,
                after_crash=None, trigger=None, image=None, mkfs_args=(), mode=("mode=vld",)):
     """The crash cycles on one 256 MiB image (see crash_cycles_test.py).
-    mode: the plugin parameters that create it (mode=vld; or mode=lld, with
-    nvram=0 or not).
+    mode: the plugin parameters that create it (mode=vld; mode=lld, with
+    nvram=0 or not; mode=inplace).
     up_env: extra environment for fuse-attach up. after_crash(cycle, rng):
     called after the kill and the teardown, before the next attach (it may
     change the image); returns a note to print. trigger: see run_and_crash.
@@ -628,7 +635,9 @@ def run_cycles(ws, name, seed, cycles, expect_method="record+window", up_env=Non
         check(fslib.stat_get(s, "vld.checksum_failures") == 0,
               f"{tag}: final run: vld.checksum_failures = {s['vld']['checksum_failures']}")
     totals["files"] = len(model.files)
-    if "lld" in s:
+    if s.get("mode") == "inplace":
+        rec_totals = "nothing to recover"
+    elif "lld" in s:
         rec_totals = (f"recovery discarded {totals['writes_discarded']} segment writes and "
                       f"replayed {totals['nvram_records_replayed']} NVRAM records in all")
     else:
