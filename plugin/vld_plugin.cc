@@ -440,8 +440,9 @@ int make_disk_writable() {
       // Recovery's writes are crash-safe: a failure among them loses nothing.
       throw Error("cannot open file=" + g_options.file + " for writing: " + e.what() +
                       (g_stopped_why->empty()
-                           ? "; nothing acknowledged is lost: fix the backing file and connect "
-                             "again"
+                           ? "; nothing acknowledged is lost: fix the backing file (or free space "
+                             "where it lives) and connect again; nbdkit -r serves it read-only "
+                             "meanwhile"
                            : ""),
                   e.err());
     }

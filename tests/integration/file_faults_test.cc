@@ -47,11 +47,12 @@ class FaultyImage {
   }
   const std::string& image() const { return image_; }
 
-  std::unique_ptr<NbdkitServer> serve(std::vector<std::string> params) const {
+  std::unique_ptr<NbdkitServer> serve(std::vector<std::string> params,
+                                      std::vector<std::string> nbdkit_options = {}) const {
     params.insert(params.begin(), "file=" + image_);
     params.push_back("latency=none");  // deterministic: no idle-time compactor
     return std::make_unique<NbdkitServer>(
-        dir_, params, std::vector<std::string>{},
+        dir_, params, nbdkit_options,
         std::vector<std::string>{std::string("LD_PRELOAD=") + VLD_FAULT_SHIM_PATH,
                                  "VLD_FAULT_IMAGE=" + image_, "VLD_FAULT_PLAN=" + plan_,
                                  "VLD_FAULT_FIRED=" + fired_});
@@ -423,6 +424,50 @@ TEST_P(FileFaultsInRecovery, AFaultDuringRecoveryCostsNothing) {
     img.disarm();
     RestartAndCheck(dir, img, ledger);
   }
+}
+
+// A file system that has filled up since the crash: recovery cannot write
+// its record (or checkpoint), so no writable connection opens, and nbdkit's
+// log says so in one line that names the way out; nbdkit -r, which writes
+// nothing, serves every flushed write meanwhile.
+TEST_P(FileFaultsInRecovery, AFullFileSystemStillServesReadOnly) {
+  const std::string mode = GetParam();
+  TempDir dir;
+  FaultyImage img(dir);
+  Ledger ledger = Ledger::of(mode);
+  {
+    auto s = img.serve(with_mode({"size=8M"}, mode));
+    NbdHandle h = s->connect();
+    ASSERT_EQ(ledger.write(h.get(), 1, LIBNBD_CMD_FLAG_FUA), 0);
+    ASSERT_EQ(ledger.write(h.get(), 2), 0);
+    ASSERT_EQ(ledger.flush(h.get()), 0);
+    ASSERT_EQ(ledger.write(h.get(), 3), 0);  // acknowledged, never flushed
+    s->kill9();
+  }
+  ledger.unflushed_may_be_lost();
+  img.arm("pwrite 0 ENOSPC sticky");
+  {
+    auto s = img.serve({});
+    nbd_handle* h = nbd_create();
+    EXPECT_EQ(nbd_connect_unix(h, s->socket().c_str()), -1) << "recovery wrote to a full file";
+    nbd_close(h);
+    ASSERT_GE(img.fired(), 1) << "recovery met no fault:\n" << s->stderr_text();
+    const std::string log = s->stderr_text();
+    EXPECT_NE(log.find("No space left on device"), std::string::npos) << log;
+    EXPECT_NE(log.find("nbdkit -r serves it read-only"), std::string::npos) << log;
+    s->stop();
+  }
+  const int fired = img.fired();
+  {
+    auto s = img.serve({}, {"-r"});
+    NbdHandle h = s->connect();
+    EXPECT_EQ(ledger.check(h.get()), "") << "read-only, on the full file system";
+    nbd_shutdown(h.get(), 0);
+    EXPECT_EQ(s->stop(), 0) << s->stderr_text();
+  }
+  EXPECT_EQ(img.fired(), fired) << "nbdkit -r wrote to the image";
+  img.disarm();
+  RestartAndCheck(dir, img, ledger);
 }
 
 // A fault while a new image is formatted: nbdkit does not start, says why
