@@ -52,6 +52,8 @@ nlohmann::json crash_phase(const VldStats& before, const VldStats& after, SimDur
   return {{"writes", writes},
           {"mean_write_and_flush_us", writes ? to_us(took) / static_cast<double>(writes) : 0.0},
           {"records_written", after.records_written - before.records_written},
+          {"record_ms", to_ms(after.record_time - before.record_time)},
+          {"delta_checkpoint_ms", to_ms(after.checkpoint_time - before.checkpoint_time)},
           {"delta_checkpoints", after.delta_checkpoints - before.delta_checkpoints},
           {"checkpoint_map_sectors", after.checkpoint_map_sectors - before.checkpoint_map_sectors},
           {"map_sectors_written", after.map_sectors_written - before.map_sectors_written}};
