@@ -475,6 +475,25 @@ class Rig {
   }
 
  private:
+  // The oracle's steps (check()): units that acknowledgements require, then
+  // what each block's contents decide, then the blocks that read as zeros,
+  // which more than one set of surviving units may explain.
+  struct Verdicts;
+  struct ZeroBlock {
+    uint64_t b;
+    size_t from, n;  // F_b = hist_[b][from, n): the units that may be on top
+  };
+  std::string unit_name(size_t u) const;
+  void force(Verdicts& v, size_t u, int8_t to, const std::string& reason) const;
+  size_t issued_on(uint64_t b, size_t issued_units) const;  // hist_[b]'s issued prefix
+  void require_acknowledged(Verdicts& v, size_t p, size_t nreq) const;
+  std::vector<uint64_t> decide_blocks(Verdicts& v, const std::vector<uint64_t>& got) const;
+  bool zero_block_ok(const Verdicts& v, const ZeroBlock& a, uint64_t want) const;
+  void decide_zero_blocks(Verdicts& v, const std::vector<uint64_t>& got,
+                          const std::vector<uint64_t>& ambiguous) const;
+  std::string explain_zero_blocks(const Verdicts& v, const std::vector<uint64_t>& got,
+                                  const std::vector<ZeroBlock>& amb) const;
+
   static uint64_t first_block(uint64_t offset) { return offset / kBlock; }
   static uint64_t last_block(uint64_t offset, uint64_t len) { return (offset + len - 1) / kBlock; }
 
@@ -537,52 +556,67 @@ class Rig {
   std::unordered_map<uint64_t, std::pair<size_t, uint64_t>> by_hash_;
 };
 
-inline std::string Rig::check(size_t p, const std::vector<uint64_t>& got) const {
-  const size_t nreq = issued_requests(p);
-  size_t nu = 0;  // issued units: a prefix of units_
-  while (nu < units_.size() && units_[nu].req < nreq) ++nu;
+// The oracle's working state at one crash point: what it has decided about
+// each issued unit (kIn: its effects must show, kOut: they must not, kFree:
+// either), why, and the contradictions found so far.
+struct Rig::Verdicts {
+  enum : int8_t { kFree = 0, kIn = 1, kOut = -1 };
+  explicit Verdicts(size_t issued_units) : st(issued_units, kFree), why(issued_units) {}
+  size_t issued() const { return st.size(); }
+  std::vector<int8_t> st;
+  std::vector<std::string> why;
+  std::vector<std::string> problems;
+};
 
+inline std::string Rig::unit_name(size_t u) const {
+  return reqs_[units_[u].req].describe(units_[u].req);
+}
+
+inline void Rig::force(Verdicts& v, size_t u, int8_t to, const std::string& reason) const {
+  if (v.st[u] == to) return;
+  if (v.st[u] == Verdicts::kFree) {
+    v.st[u] = to;
+    v.why[u] = reason;
+    return;
+  }
+  const bool in = to == Verdicts::kIn;
+  v.problems.push_back("unit of " + unit_name(u) + " must be " + (in ? "present" : "absent") +
+                       " (" + reason + ") and " + (in ? "absent" : "present") + " (" +
+                       v.why[u] + ")");
+}
+
+inline size_t Rig::issued_on(uint64_t b, size_t issued_units) const {
+  const auto& h = hist_[b];
+  size_t n = 0;
+  while (n < h.size() && h[n].first < issued_units) ++n;
+  return n;
+}
+
+inline void Rig::require_acknowledged(Verdicts& v, size_t p, size_t nreq) const {
   // The last barrier (flush, clean close) complete at p.
   size_t barrier = 0;
   bool have_barrier = false;
   for (size_t i = 0; i < nreq; ++i)
     if (reqs_[i].barrier() && reqs_[i].ev_end <= p) barrier = i, have_barrier = true;
-
-  enum : int8_t { kFree = 0, kIn = 1, kOut = -1 };
-  std::vector<int8_t> st(nu, kFree);
-  std::vector<std::string> why(nu);
-  std::vector<std::string> problems;
-  auto name = [&](size_t u) { return reqs_[units_[u].req].describe(units_[u].req); };
-  auto force = [&](size_t u, int8_t v, const std::string& reason) {
-    if (st[u] == v) return;
-    if (st[u] == kFree) {
-      st[u] = v;
-      why[u] = reason;
-      return;
-    }
-    problems.push_back("unit of " + name(u) + " must be " + (v == kIn ? "present" : "absent") +
-                       " (" + reason + ") and " + (v == kIn ? "absent" : "present") + " (" +
-                       why[u] + ")");
-  };
-
-  for (size_t u = 0; u < nu; ++u) {
+  for (size_t u = 0; u < v.issued(); ++u) {
     const Request& r = reqs_[units_[u].req];
     if (!units_[u].may_be_required || r.ev_end > p) continue;
     // Units belong to writes, trims and zeros only: with durable
     // acknowledgements each completed one is its own barrier.
     const bool acked = cfg_.durable_at_ack();
     if (r.fua || acked || (have_barrier && units_[u].req < barrier))
-      force(u, kIn,
+      force(v, u, Verdicts::kIn,
             r.fua   ? "acknowledged with FUA"
             : acked ? "acknowledged, and acknowledgements are durable (NVRAM)"
                     : "acknowledged before a completed flush");
   }
+}
 
+inline std::vector<uint64_t> Rig::decide_blocks(Verdicts& v, const std::vector<uint64_t>& got) const {
   std::vector<uint64_t> ambiguous;
   for (uint64_t b = 0; b < blocks_; ++b) {
     const auto& h = hist_[b];
-    size_t n = 0;
-    while (n < h.size() && h[n].first < nu) ++n;
+    const size_t n = issued_on(b, v.issued());
     std::vector<size_t> cands;
     for (size_t j = 0; j < n; ++j)
       if (h[j].second == got[b]) cands.push_back(j);
@@ -591,7 +625,7 @@ inline std::string Rig::check(size_t p, const std::vector<uint64_t>& got) const 
       std::string s = "block " + std::to_string(b) + " holds " + content_name(got[b]) +
                       "; allowed: zeros";
       for (size_t j = 0; j < n; ++j) s += " | " + content_name(h[j].second);
-      problems.push_back(s);
+      v.problems.push_back(s);
       continue;
     }
     if (cands.size() + (bottom ? 1 : 0) != 1) {
@@ -602,89 +636,103 @@ inline std::string Rig::check(size_t p, const std::vector<uint64_t>& got) const 
     size_t top_j = 0;
     if (!cands.empty()) {
       top_j = cands[0];
-      force(h[top_j].first, kIn, "block " + std::to_string(b) + " shows its data");
+      force(v, h[top_j].first, Verdicts::kIn, "block " + std::to_string(b) + " shows its data");
       ++top_j;
     }
     for (size_t j = top_j; j < n; ++j)
-      force(h[j].first, kOut,
+      force(v, h[j].first, Verdicts::kOut,
             "block " + std::to_string(b) + " shows older " + content_name(got[b]));
   }
+  return ambiguous;
+}
 
-  if (problems.empty() && !ambiguous.empty()) {
-    // Block b's top is decided among F_b, the units on b newer than the
-    // newest unit forced in on b (older ones are under it). Units forced out
-    // are out. A free unit being in never breaks a block with non-zero
-    // content: there every free unit is older than the forced top. A free
-    // one-block unit (a trim block, a one-block write or zero) matters to its
-    // block alone and is chosen per block; the free multi-block units couple
-    // blocks and are enumerated.
-    struct Amb {
-      uint64_t b;
-      size_t from, n;  // F_b = hist_[b][from, n)
-    };
-    std::vector<Amb> amb;
-    std::vector<size_t> rel;
-    for (uint64_t b : ambiguous) {
-      const auto& h = hist_[b];
-      size_t n = 0;
-      while (n < h.size() && h[n].first < nu) ++n;
-      size_t from = 0;
-      for (size_t j = 0; j < n; ++j)
-        if (st[h[j].first] == kIn) from = j + 1;
-      amb.push_back(Amb{b, from, n});
-      for (size_t j = from; j < n; ++j)
-        if (st[h[j].first] == kFree && units_[h[j].first].effects.size() > 1)
-          rel.push_back(h[j].first);
+inline bool Rig::zero_block_ok(const Verdicts& v, const ZeroBlock& a, uint64_t want) const {
+  const auto& h = hist_[a.b];
+  size_t top = a.n;  // the newest unit of F_b that is in
+  for (size_t j = a.n; j-- > a.from;)
+    if (v.st[h[j].first] == Verdicts::kIn) {
+      top = j;
+      break;
     }
-    std::sort(rel.begin(), rel.end());
-    rel.erase(std::unique(rel.begin(), rel.end()), rel.end());
-    auto block_ok = [&](const Amb& a) {
-      const auto& h = hist_[a.b];
-      const uint64_t want = got[a.b];
-      size_t top = a.n;  // the newest unit of F_b that is in
-      for (size_t j = a.n; j-- > a.from;)
-        if (st[h[j].first] == kIn) {
-          top = j;
-          break;
-        }
-      // A free one-block unit newer than that may be the top instead.
-      for (size_t j = top == a.n ? a.from : top + 1; j < a.n; ++j)
-        if (st[h[j].first] == kFree && units_[h[j].first].effects.size() == 1 &&
-            h[j].second == want)
-          return true;
-      if (top != a.n) return h[top].second == want;
-      return (a.from > 0 ? h[a.from - 1].second : zero_hash()) == want;
-    };
-    bool ok = false;
-    if (rel.size() <= 20) {
-      for (uint64_t mask = 0; !ok && mask < (uint64_t{1} << rel.size()); ++mask) {
-        for (size_t i = 0; i < rel.size(); ++i) st[rel[i]] = (mask >> i & 1) ? kIn : kOut;
-        ok = std::all_of(amb.begin(), amb.end(), block_ok);
-      }
-    } else {
-      problems.push_back("oracle: too many free multi-block units (" +
-                         std::to_string(rel.size()) + ") to decide the zero blocks");
-    }
-    if (!ok && problems.empty()) {
-      for (size_t u : rel) st[u] = kFree;
-      std::string s = "no set of surviving requests explains the blocks that read as zeros:";
-      for (const Amb& a : amb) {
-        if (block_ok(a)) continue;
-        s += " block " + std::to_string(a.b) + " (" + content_name(got[a.b]) + "; units on it:";
-        for (size_t j = 0; j < a.n; ++j) {
-          size_t u = hist_[a.b][j].first;
-          s += " " + name(u) + (st[u] == kIn ? "[in]" : st[u] == kOut ? "[out]" : "[free]");
-        }
-        s += ")";
-      }
-      problems.push_back(s);
-    }
+  // A free one-block unit newer than that may be the top instead.
+  for (size_t j = top == a.n ? a.from : top + 1; j < a.n; ++j)
+    if (v.st[h[j].first] == Verdicts::kFree && units_[h[j].first].effects.size() == 1 &&
+        h[j].second == want)
+      return true;
+  if (top != a.n) return h[top].second == want;
+  return (a.from > 0 ? h[a.from - 1].second : zero_hash()) == want;
+}
+
+inline void Rig::decide_zero_blocks(Verdicts& v, const std::vector<uint64_t>& got,
+                                    const std::vector<uint64_t>& ambiguous) const {
+  // Block b's top is decided among F_b, the units on b newer than the
+  // newest unit forced in on b (older ones are under it). Units forced out
+  // are out. A free unit being in never breaks a block with non-zero
+  // content: there every free unit is older than the forced top. A free
+  // one-block unit (a trim block, a one-block write or zero) matters to its
+  // block alone and is chosen per block; the free multi-block units couple
+  // blocks and are enumerated.
+  std::vector<ZeroBlock> amb;
+  std::vector<size_t> rel;
+  for (uint64_t b : ambiguous) {
+    const auto& h = hist_[b];
+    const size_t n = issued_on(b, v.issued());
+    size_t from = 0;
+    for (size_t j = 0; j < n; ++j)
+      if (v.st[h[j].first] == Verdicts::kIn) from = j + 1;
+    amb.push_back(ZeroBlock{b, from, n});
+    for (size_t j = from; j < n; ++j)
+      if (v.st[h[j].first] == Verdicts::kFree && units_[h[j].first].effects.size() > 1)
+        rel.push_back(h[j].first);
   }
+  std::sort(rel.begin(), rel.end());
+  rel.erase(std::unique(rel.begin(), rel.end()), rel.end());
+  auto all_ok = [&] {
+    return std::all_of(amb.begin(), amb.end(),
+                       [&](const ZeroBlock& a) { return zero_block_ok(v, a, got[a.b]); });
+  };
+  if (rel.size() > 20) {
+    v.problems.push_back("oracle: too many free multi-block units (" +
+                         std::to_string(rel.size()) + ") to decide the zero blocks");
+    return;
+  }
+  for (uint64_t mask = 0; mask < (uint64_t{1} << rel.size()); ++mask) {
+    for (size_t i = 0; i < rel.size(); ++i)
+      v.st[rel[i]] = (mask >> i & 1) ? Verdicts::kIn : Verdicts::kOut;
+    if (all_ok()) return;
+  }
+  for (size_t u : rel) v.st[u] = Verdicts::kFree;
+  v.problems.push_back(explain_zero_blocks(v, got, amb));
+}
 
-  if (problems.empty()) return "";
+inline std::string Rig::explain_zero_blocks(const Verdicts& v, const std::vector<uint64_t>& got,
+                                            const std::vector<ZeroBlock>& amb) const {
+  std::string s = "no set of surviving requests explains the blocks that read as zeros:";
+  for (const ZeroBlock& a : amb) {
+    if (zero_block_ok(v, a, got[a.b])) continue;
+    s += " block " + std::to_string(a.b) + " (" + content_name(got[a.b]) + "; units on it:";
+    for (size_t j = 0; j < a.n; ++j) {
+      const size_t u = hist_[a.b][j].first;
+      s += " " + unit_name(u) +
+           (v.st[u] == Verdicts::kIn ? "[in]" : v.st[u] == Verdicts::kOut ? "[out]" : "[free]");
+    }
+    s += ")";
+  }
+  return s;
+}
+
+inline std::string Rig::check(size_t p, const std::vector<uint64_t>& got) const {
+  const size_t nreq = issued_requests(p);
+  size_t nu = 0;  // issued units: a prefix of units_
+  while (nu < units_.size() && units_[nu].req < nreq) ++nu;
+  Verdicts v(nu);
+  require_acknowledged(v, p, nreq);
+  const std::vector<uint64_t> ambiguous = decide_blocks(v, got);
+  if (v.problems.empty() && !ambiguous.empty()) decide_zero_blocks(v, got, ambiguous);
+  if (v.problems.empty()) return "";
   std::string out;
-  for (size_t i = 0; i < problems.size() && i < 6; ++i) out += "\n    " + problems[i];
-  if (problems.size() > 6) out += "\n    ... " + std::to_string(problems.size() - 6) + " more";
+  for (size_t i = 0; i < v.problems.size() && i < 6; ++i) out += "\n    " + v.problems[i];
+  if (v.problems.size() > 6) out += "\n    ... " + std::to_string(v.problems.size() - 6) + " more";
   return out;
 }
 
