@@ -176,132 +176,160 @@ struct Outcome {
   uint64_t failed_requests = 0, stopped = 0, faults = 0;
 };
 
-// Runs one scenario: a fixed workload (seeded), the fault armed after the
-// setup; returns what went wrong.
-Outcome run_scenario(const Scenario& sc, uint64_t seed) {
-  FaultyDisk fd(sc.mode, 512 * 1024, sc.full ? 5 : 25);
-  const Superblock& sb = fd.sb;
-  MemoryBackingStore& mem = fd.mem;
-  FaultyStore& faulty = fd.faulty;
-  std::unique_ptr<Disk>& disk = fd.disk;
-  const uint64_t blocks = sc.full ? 120 : sb.export_bytes / kBlock;  // 120: all a full disk holds
-  Model model(sb.export_bytes / kBlock, sc.mode == DiskMode::kInplace);
-  SimTime now = kSimEpoch;
-  uint64_t req = 0;
-  Outcome out;
-  bool dropped = false;
+// One scenario: a fixed workload (seeded), the fault armed after the setup,
+// then what the live disk reads and what a restart and a power cut recover.
+class ScenarioRun {
+ public:
+  explicit ScenarioRun(const Scenario& sc)
+      : sc_(sc), fd_(sc.mode, 512 * 1024, sc.full ? 5 : 25),
+        blocks_(sc.full ? 120 : fd_.sb.export_bytes / kBlock),  // 120: all a full disk holds
+        model_(fd_.sb.export_bytes / kBlock, sc.mode == DiskMode::kInplace) {}
 
-  auto write = [&](uint64_t first, uint64_t n, bool fua) {
+  // Returns what went wrong ("" in .problem if every check held).
+  Outcome run(uint64_t seed) {
+    // Setup: every block written and flushed (a full disk is full).
+    for (uint64_t b = 0; b < blocks_; ++b) write(b, 1, false);
+    if (!flush()) return Outcome{"setup flush failed"};
+    fd_.faulty.arm(sc_.fault);
+    Outcome out;
+    if (std::string why = workload(seed, &out); !why.empty()) return Outcome{why};
+    if (sc_.mode == DiskMode::kVld)
+      if (std::string why = static_cast<VldDisk&>(*fd_.disk).check_consistency(); !why.empty())
+        return Outcome{"live disk inconsistent: " + why};
+    if (std::string why = check_live_reads(); !why.empty()) return Outcome{why};
+    if (std::string why = check_restarts(); !why.empty()) return Outcome{why};
+    return out;
+  }
+
+ private:
+  bool write(uint64_t first, uint64_t n, bool fua) {
     Bytes data(n * kBlock);
-    ++req;
+    ++req_;
     for (uint64_t i = 0; i < n; ++i) {
-      Bytes d = block_data(req, first + i);
+      Bytes d = block_data(req_, first + i);
       std::memcpy(data.data() + i * kBlock, d.data(), kBlock);
     }
     bool ok = true;
     try {
-      now = disk->write(first * kBlock, data, fua, now).end;
+      now_ = fd_.disk->write(first * kBlock, data, fua, now_).end;
     } catch (const Error&) {
       ok = false;
     }
-    for (uint64_t i = 0; i < n; ++i) model.wrote(first + i, hash_of(data.data() + i * kBlock), ok, fua);
+    for (uint64_t i = 0; i < n; ++i)
+      model_.wrote(first + i, hash_of(data.data() + i * kBlock), ok, fua);
     return ok;
-  };
-  auto trim = [&](uint64_t first, uint64_t n) {
-    ++req;
+  }
+  bool trim(uint64_t first, uint64_t n) {
+    ++req_;
     bool ok = true;
     try {
-      now = disk->trim(first * kBlock, n * kBlock, false, now).end;
+      now_ = fd_.disk->trim(first * kBlock, n * kBlock, false, now_).end;
     } catch (const Error&) {
       ok = false;
     }
     Bytes z(kBlock);
-    for (uint64_t i = 0; i < n; ++i) model.trimmed(first + i, hash_of(z.data()), ok);
+    for (uint64_t i = 0; i < n; ++i) model_.trimmed(first + i, hash_of(z.data()), ok);
     return ok;
-  };
-  auto flush = [&] {
+  }
+  bool flush() {
     try {
-      now = disk->flush(now).end;
-      model.flushed();
+      now_ = fd_.disk->flush(now_).end;
+      model_.flushed();
       return true;
     } catch (const Error&) {
       return false;
     }
-  };
-
-  // Setup: every block written and flushed (a full disk is full).
-  for (uint64_t b = 0; b < blocks; ++b) write(b, 1, false);
-  if (!flush()) return Outcome{"setup flush failed"};
-
-  faulty.arm(sc.fault);
-  std::mt19937_64 rng(seed);
-  bool stopped = false;
-  for (int i = 0; i < 60; ++i) {
-    const unsigned op = rng() % 10;
-    const uint64_t first = rng() % blocks, n = 1 + rng() % std::min<uint64_t>(4, blocks - first);
-    bool ok;
-    if (op < 6) ok = write(first, n, op == 0);
-    else if (op < 8) ok = flush();
-    else ok = trim(first, n);
-    if (!ok) ++out.failed_requests;
-    if (faulty.failures() && sc.fault.op == FaultyStore::Op::kSync) {
-      if (sc.fault.drop_on_failed_sync) dropped = true;
-      // No write or flush may succeed after a failed sync.
-      if (ok && stopped) return Outcome{"a request succeeded after a failed fdatasync"};
-      stopped = true;
-    }
   }
-  out.faults = faulty.failures();
-  if (stopped) ++out.stopped;
-  if (sc.mode == DiskMode::kVld)
-    if (std::string why = static_cast<VldDisk&>(*disk).check_consistency(); !why.empty())
-      return Outcome{"live disk inconsistent: " + why};
+
+  // 60 seeded writes, flushes and trims with the fault armed; counts into
+  // *out. "" or what went wrong.
+  std::string workload(uint64_t seed, Outcome* out) {
+    std::mt19937_64 rng(seed);
+    bool stopped = false;
+    for (int i = 0; i < 60; ++i) {
+      const unsigned op = rng() % 10;
+      const uint64_t first = rng() % blocks_, n = 1 + rng() % std::min<uint64_t>(4, blocks_ - first);
+      bool ok;
+      if (op < 6) ok = write(first, n, op == 0);
+      else if (op < 8) ok = flush();
+      else ok = trim(first, n);
+      if (!ok) ++out->failed_requests;
+      if (fd_.faulty.failures() && sc_.fault.op == FaultyStore::Op::kSync) {
+        if (sc_.fault.drop_on_failed_sync) dropped_ = true;
+        // No write or flush may succeed after a failed sync.
+        if (ok && stopped) return "a request succeeded after a failed fdatasync";
+        stopped = true;
+      }
+    }
+    out->faults = fd_.faulty.failures();
+    if (stopped) ++out->stopped;
+    return "";
+  }
 
   // Live reads: acknowledged content; a failed request's blocks old or new.
-  Bytes got(kBlock);
-  for (uint64_t b = 0; b < model.blocks(); ++b) {
-    try {
-      now = disk->read(b * kBlock, got, now).end;
-    } catch (const Error& e) {
-      if (dropped) continue;  // the page cache lost it: EIO, not a lie
-      return Outcome{"live read of block " + std::to_string(b) + " fails: " + e.what()};
+  std::string check_live_reads() {
+    Bytes got(kBlock);
+    for (uint64_t b = 0; b < model_.blocks(); ++b) {
+      try {
+        now_ = fd_.disk->read(b * kBlock, got, now_).end;
+      } catch (const Error& e) {
+        if (dropped_) continue;  // the page cache lost it: EIO, not a lie
+        return "live read of block " + std::to_string(b) + " fails: " + e.what();
+      }
+      const uint64_t h = hash_of(got.data());
+      if (model_.live_allowed(b, h)) continue;
+      if (dropped_ && model_.crash_allowed(b, h).empty()) continue;
+      return "live read of block " + std::to_string(b) + " is neither what was "
+             "acknowledged nor what a failed request wrote";
     }
-    const uint64_t h = hash_of(got.data());
-    if (model.live_allowed(b, h)) continue;
-    if (dropped && model.crash_allowed(b, h).empty()) continue;
-    return Outcome{"live read of block " + std::to_string(b) + " is neither what was "
-                   "acknowledged nor what a failed request wrote"};
+    return "";
   }
 
   // Restart after kill -9 (the image as it is), and after a power cut (the
   // image as the last successful sync left it).
-  faulty.disarm();
-  const Bytes as_is(mem.bytes()), synced = faulty.synced_image();
-  disk.reset();
-  for (const Bytes* img : {&as_is, &synced}) {
-    const char* what = img == &as_is ? "restart" : "power cut";
+  std::string check_restarts() {
+    fd_.faulty.disarm();
+    const Bytes as_is(fd_.mem.bytes()), synced = fd_.faulty.synced_image();
+    fd_.disk.reset();
+    for (const Bytes* img : {&as_is, &synced})
+      if (std::string why = check_reopened(*img, img == &as_is); !why.empty()) return why;
+    return "";
+  }
+  std::string check_reopened(const Bytes& image, bool as_is) const {
+    const char* what = as_is ? "restart" : "power cut";
     std::unique_ptr<Disk> d2;
     try {
-      d2 = make_disk(std::make_unique<MemoryBackingStore>(*img), sb, small_options());
+      d2 = make_disk(std::make_unique<MemoryBackingStore>(image), fd_.sb, small_options());
     } catch (const Error& e) {
-      return Outcome{std::string(what) + ": the image does not open: " + e.what()};
+      return std::string(what) + ": the image does not open: " + e.what();
     }
-    for (uint64_t b = 0; b < model.blocks(); ++b) {
+    Bytes got(kBlock);
+    for (uint64_t b = 0; b < model_.blocks(); ++b) {
       try {
         d2->read(b * kBlock, got, kSimEpoch);
       } catch (const Error& e) {
-        return Outcome{std::string(what) + ": block " + std::to_string(b) + " fails: " + e.what()};
+        return std::string(what) + ": block " + std::to_string(b) + " fails: " + e.what();
       }
       const uint64_t h = hash_of(got.data());
-      if (std::string why = model.crash_allowed(b, h); !why.empty())
-        return Outcome{std::string(what) + ": " + why};
+      if (std::string why = model_.crash_allowed(b, h); !why.empty())
+        return std::string(what) + ": " + why;
       // kill -9 with the page cache intact keeps every acknowledged write.
-      if (img == &as_is && !dropped && !model.live_allowed(b, h))
-        return Outcome{"restart: block " + std::to_string(b) + " lost an acknowledged write"};
+      if (as_is && !dropped_ && !model_.live_allowed(b, h))
+        return "restart: block " + std::to_string(b) + " lost an acknowledged write";
     }
+    return "";
   }
-  return out;
-}
+
+  const Scenario& sc_;
+  FaultyDisk fd_;
+  const uint64_t blocks_;  // the blocks the workload writes
+  Model model_;
+  SimTime now_ = kSimEpoch;
+  uint64_t req_ = 0;
+  bool dropped_ = false;  // a failed sync took back writes (the page cache lost them)
+};
+
+Outcome run_scenario(const Scenario& sc, uint64_t seed) { return ScenarioRun(sc).run(seed); }
 
 struct Totals {
   uint64_t scenarios = 0, faults = 0, failed_requests = 0, stopped = 0;
