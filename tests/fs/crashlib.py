@@ -267,40 +267,36 @@ def _is_partial_of(data, want, gran):
     return True
 
 
-def verify(mnt, model, journal, ops, label):
-    """Checks the mounted file system against model (every acknowledged op
-    applied) and the in-flight op; returns (resolved model, report dict).
-    Leftovers of the in-flight op that are neither its before nor its after
-    state (a partial file) are removed, so the returned model is exact."""
-    gran = os.statvfs(mnt).f_bsize
-    got_files, got_dirs = fslib.tree(mnt)
+def _loose_paths(op):
+    """The (files, dirs) an in-flight op may leave in either state."""
+    files, dirs = set(), set()
+    if not op:
+        return files, dirs
+    k = op["op"]
+    if k == "mkdir":
+        dirs.add(op["path"])
+    elif k in ("create", "unlink"):
+        files.add(op["path"])
+    elif k == "replace":
+        files |= {op["path"], op["path"] + ".tmp"}
+    elif k == "rename":
+        files |= {op["src"], op["dst"]}
+    return files, dirs
+
+
+def _check_acknowledged(mnt, model, got_files, got_dirs, op, label):
+    """Every acknowledged directory and file exactly, and nothing else but
+    what the in-flight op may have left; returns the files checked."""
     lf = os.path.join(mnt, "lost+found")
     if os.path.isdir(lf):
         check(not os.listdir(lf), f"{label}: lost+found is not empty after recovery: "
               f"{sorted(os.listdir(lf))[:5]}")
-    i = journal.in_flight()
-    op = ops[i] if i is not None else None
-    # Paths the in-flight op may leave in either state.
-    loose_files, loose_dirs = set(), set()
-    if op:
-        k = op["op"]
-        if k == "mkdir":
-            loose_dirs.add(op["path"])
-        elif k == "create":
-            loose_files.add(op["path"])
-        elif k == "replace":
-            loose_files |= {op["path"], op["path"] + ".tmp"}
-        elif k == "rename":
-            loose_files |= {op["src"], op["dst"]}
-        elif k == "unlink":
-            loose_files.add(op["path"])
-
+    loose_files, loose_dirs = _loose_paths(op)
     want_dirs = set(model.dirs)
     missing_d = sorted(want_dirs - got_dirs)
     check(not missing_d, f"{label}: acknowledged directory missing after recovery: {missing_d[:3]}")
     extra_d = sorted(got_dirs - want_dirs - loose_dirs)
     check(not extra_d, f"{label}: unexpected directory after recovery: {extra_d[:3]}")
-
     checked = 0
     for path, (key, size) in sorted(model.files.items()):
         if path in loose_files:
@@ -316,90 +312,122 @@ def verify(mnt, model, journal, ops, label):
         checked += 1
     extra = sorted(got_files - set(model.files) - loose_files)
     check(not extra, f"{label}: unexpected file(s) after recovery: {extra[:3]}")
+    return checked
 
+
+class _InFlight:
+    """What the op in flight at the crash left: its before or its after
+    state (resolve() applies the after state to `new`), or for a file not yet
+    fsynced a prefix of its data and zeros, which is removed."""
+
+    def __init__(self, mnt, model, new, got_files, got_dirs, op, fsynced, label):
+        self.mnt, self.model, self.new, self.op, self.fs, self.label = (
+            mnt, model, new, op, fsynced, label)
+        self.got_files, self.got_dirs = got_files, got_dirs
+        self.gran = os.statvfs(mnt).f_bsize
+
+    def present(self, p):
+        return p in self.got_files
+
+    def read(self, p):
+        return _read(os.path.join(self.mnt, p))
+
+    def resolve(self):
+        return getattr(self, "_" + self.op["op"])()
+
+    def _mkdir(self):
+        op, label = self.op, self.label
+        if op["path"] not in self.got_dirs:
+            return "before"
+        check(not os.listdir(os.path.join(self.mnt, op["path"])),
+              f"{label}: in-flight mkdir {op['path']} is not empty")
+        self.new.apply(op)
+        return "after"
+
+    def _create(self):
+        op, label, p = self.op, self.label, self.op["path"]
+        want = file_bytes(op["key"], op["size"])
+        if not self.present(p):
+            return "before" + (" (fsynced, name not yet durable)" if self.fs else "")
+        data = self.read(p)
+        if data == want:
+            self.new.apply(op)
+            return "after"
+        check(not self.fs, f"{label}: {p} was fsynced (fsync returned) but holds "
+              f"{len(data)} bytes that are not its content ({op['size']} B written)")
+        check(_is_partial_of(data, want, self.gran),
+              f"{label}: in-flight new file {p} holds {len(data)} bytes that are "
+              f"neither a prefix of its data nor zeros (stale or foreign data)")
+        os.unlink(os.path.join(self.mnt, p))
+        return f"partial ({len(data)} of {op['size']} B), removed"
+
+    def _replace(self):
+        op, label = self.op, self.label
+        p, tmp = op["path"], op["path"] + ".tmp"
+        old_key, old_size = self.model.files[p]
+        want = file_bytes(op["key"], op["size"])
+        check(self.present(p), f"{label}: {p} vanished during an in-flight atomic replace")
+        data = self.read(p)
+        if data == want:
+            check(not self.present(tmp), f"{label}: replace of {p}: new content in place but "
+                  f"{tmp} still exists")
+            self.new.apply(op)
+            return "after"
+        check(data == file_bytes(old_key, old_size),
+              f"{label}: in-flight atomic replace left {p} with {len(data)} bytes that "
+              f"are neither the old ({old_size} B) nor the new ({op['size']} B) content")
+        if not self.present(tmp):
+            return "before"
+        t = self.read(tmp)
+        if self.fs:
+            check(t == want, f"{label}: {tmp} was fsynced but holds wrong data "
+                  f"({len(t)} of {op['size']} B)")
+        else:
+            check(_is_partial_of(t, want, self.gran), f"{label}: in-flight {tmp} holds "
+                  f"{len(t)} bytes of stale or foreign data")
+        os.unlink(os.path.join(self.mnt, tmp))
+        return f"before (temporary with {len(t)} B removed)"
+
+    def _rename(self):
+        op, label = self.op, self.label
+        s, d = op["src"], op["dst"]
+        key, size = self.model.files[s]
+        check(self.present(s) != self.present(d), f"{label}: in-flight rename {s} -> {d} is not "
+              f"atomic after recovery: source {'present' if self.present(s) else 'absent'}, "
+              f"target {'present' if self.present(d) else 'absent'}")
+        where = s if self.present(s) else d
+        check(self.read(where) == file_bytes(key, size),
+              f"{label}: {where} (in-flight rename) has wrong content after recovery")
+        if not self.present(d):
+            return "before"
+        self.new.apply(op)
+        return "after"
+
+    def _unlink(self):
+        op, label, p = self.op, self.label, self.op["path"]
+        if not self.present(p):
+            self.new.apply(op)
+            return "after"
+        key, size = self.model.files[p]
+        check(self.read(p) == file_bytes(key, size),
+              f"{label}: {p} (in-flight unlink) has wrong content after recovery")
+        return "before"
+
+
+def verify(mnt, model, journal, ops, label):
+    """Checks the mounted file system against model (every acknowledged op
+    applied) and the in-flight op; returns (resolved model, report dict).
+    Leftovers of the in-flight op that are neither its before nor its after
+    state (a partial file) are removed, so the returned model is exact."""
+    got_files, got_dirs = fslib.tree(mnt)
+    i = journal.in_flight()
+    op = ops[i] if i is not None else None
+    checked = _check_acknowledged(mnt, model, got_files, got_dirs, op, label)
     new = model.copy()
     outcome = "none in flight"
     if op:
-        k = op["op"]
-        fs = i in journal.fsynced
-        present = lambda p: p in got_files  # noqa: E731
-        if k == "mkdir":
-            if op["path"] in got_dirs:
-                check(not os.listdir(os.path.join(mnt, op["path"])),
-                      f"{label}: in-flight mkdir {op['path']} is not empty")
-                new.apply(op)
-                outcome = "after"
-            else:
-                outcome = "before"
-        elif k == "create":
-            p = op["path"]
-            want = file_bytes(op["key"], op["size"])
-            if not present(p):
-                outcome = "before" + (" (fsynced, name not yet durable)" if fs else "")
-            else:
-                data = _read(os.path.join(mnt, p))
-                if data == want:
-                    new.apply(op)
-                    outcome = "after"
-                else:
-                    check(not fs, f"{label}: {p} was fsynced (fsync returned) but holds "
-                          f"{len(data)} bytes that are not its content ({op['size']} B written)")
-                    check(_is_partial_of(data, want, gran),
-                          f"{label}: in-flight new file {p} holds {len(data)} bytes that are "
-                          f"neither a prefix of its data nor zeros (stale or foreign data)")
-                    os.unlink(os.path.join(mnt, p))
-                    outcome = f"partial ({len(data)} of {op['size']} B), removed"
-        elif k == "replace":
-            p, tmp = op["path"], op["path"] + ".tmp"
-            old_key, old_size = model.files[p]
-            want = file_bytes(op["key"], op["size"])
-            check(present(p), f"{label}: {p} vanished during an in-flight atomic replace")
-            data = _read(os.path.join(mnt, p))
-            if data == want:
-                check(not present(tmp), f"{label}: replace of {p}: new content in place but "
-                      f"{tmp} still exists")
-                new.apply(op)
-                outcome = "after"
-            else:
-                check(data == file_bytes(old_key, old_size),
-                      f"{label}: in-flight atomic replace left {p} with {len(data)} bytes that "
-                      f"are neither the old ({old_size} B) nor the new ({op['size']} B) content")
-                outcome = "before"
-                if present(tmp):
-                    t = _read(os.path.join(mnt, tmp))
-                    if fs:
-                        check(t == want, f"{label}: {tmp} was fsynced but holds wrong data "
-                              f"({len(t)} of {op['size']} B)")
-                    else:
-                        check(_is_partial_of(t, want, gran), f"{label}: in-flight {tmp} holds "
-                              f"{len(t)} bytes of stale or foreign data")
-                    os.unlink(os.path.join(mnt, tmp))
-                    outcome += f" (temporary with {len(t)} B removed)"
-        elif k == "rename":
-            s, d = op["src"], op["dst"]
-            key, size = model.files[s]
-            want = file_bytes(key, size)
-            check(present(s) != present(d), f"{label}: in-flight rename {s} -> {d} is not "
-                  f"atomic after recovery: source {'present' if present(s) else 'absent'}, "
-                  f"target {'present' if present(d) else 'absent'}")
-            where = s if present(s) else d
-            check(_read(os.path.join(mnt, where)) == want,
-                  f"{label}: {where} (in-flight rename) has wrong content after recovery")
-            if present(d):
-                new.apply(op)
-                outcome = "after"
-            else:
-                outcome = "before"
-        elif k == "unlink":
-            p = op["path"]
-            if present(p):
-                key, size = model.files[p]
-                check(_read(os.path.join(mnt, p)) == file_bytes(key, size),
-                      f"{label}: {p} (in-flight unlink) has wrong content after recovery")
-                outcome = "before"
-            else:
-                new.apply(op)
-                outcome = "after"
+        outcome = _InFlight(mnt, model, new, got_files, got_dirs, op, i in journal.fsynced,
+                            label).resolve()
         checked += 1
         if "removed" in outcome:
             _fsync_dir(os.path.dirname(os.path.join(mnt, op["path"])))
