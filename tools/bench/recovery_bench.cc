@@ -37,10 +37,7 @@ SimTime write_and_flush(VldDisk& disk, uint64_t export_bytes, uint64_t n, std::m
   const uint64_t blocks = export_bytes / 4096;
   std::vector<std::byte> data(4096);
   for (uint64_t i = 0; i < n; ++i) {
-    for (size_t k = 0; k < data.size(); k += 8) {
-      const uint64_t x = rng();
-      std::copy_n(reinterpret_cast<const std::byte*>(&x), 8, data.begin() + k);
-    }
+    fill_random(data, rng);
     t = disk.write(rng() % blocks * 4096, data, /*fua=*/false, t).end;
     t = disk.flush(t).end;
   }

@@ -43,10 +43,7 @@ SimTime write_randomly(VldDisk& disk, const ScanBenchSpec& spec, SimTime t, uint
   const uint64_t blocks = spec.export_bytes / 4096;
   std::vector<std::byte> data(4096);
   for (uint64_t i = 0; i < spec.writes; ++i) {
-    for (size_t k = 0; k < data.size(); k += 8) {
-      const uint64_t x = rng();
-      std::copy_n(reinterpret_cast<const std::byte*>(&x), 8, data.begin() + k);
-    }
+    fill_random(data, rng);
     *last = rng() % blocks;
     t = disk.write(*last * 4096, data, /*fua=*/false, t).end;
   }

@@ -1,6 +1,7 @@
 // Large sparse mode=vld images for the benchmarks that need one (scan,
-// recovery): the drive given as many cylinders as the export needs, and a
-// file in a directory of its own that go when the ScratchImage does.
+// recovery): the drive given as many cylinders as the export needs, a file
+// in a directory of its own that go when the ScratchImage does, and the
+// random blocks their workloads write.
 //
 // Thread-safety: values; one owner each.
 #ifndef VLD_TOOLS_BENCH_SCRATCH_IMAGE_H_
@@ -10,7 +11,10 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
+#include <random>
+#include <span>
 #include <string>
 
 #include "core/image.h"
@@ -30,6 +34,16 @@ inline Superblock plan_large_vld(const std::string& geometry, uint64_t export_by
   o.geometry.cylinders = std::max(
       o.geometry.cylinders, cylinders_needed(o.geometry, o.export_bytes, o.block_bytes, 25));
   return plan_image(o);
+}
+
+// A block's bytes from the workload's generator, 8 at a time (the writes of
+// scan and recovery; their seeds' results depend on this order).
+// REQUIRES: data.size() is a multiple of 8.
+inline void fill_random(std::span<std::byte> data, std::mt19937_64& rng) {
+  for (size_t k = 0; k < data.size(); k += 8) {
+    const uint64_t x = rng();
+    std::copy_n(reinterpret_cast<const std::byte*>(&x), 8, data.begin() + k);
+  }
 }
 
 // A new image path in a new directory under `parent`; both go when it does.
