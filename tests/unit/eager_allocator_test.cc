@@ -454,12 +454,6 @@ TEST(EagerAllocator, PlaceFailsWithoutAllocatingWhenTheWindowIsFull) {
   EXPECT_EQ(m.free_sectors(), free_before - 9);
 }
 
-}  // namespace
-}  // namespace vld
-
-namespace vld {
-namespace {
-
 // nearest() against every track of the window timed on its own, straight
 // from the drive model (reposition, next_slot, the slow run search,
 // rotational_wait): the search works a cylinder's move and skew out once
