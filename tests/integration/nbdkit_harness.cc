@@ -125,7 +125,10 @@ NbdkitServer::~NbdkitServer() {
 NbdHandle NbdkitServer::connect() const {
   NbdHandle h(nbd_create());
   if (!h) throw std::runtime_error(nbd_get_error());
-  check_nbd(nbd_connect_unix(h.get(), socket_.c_str()), "nbd_connect_unix");
+  if (nbd_connect_unix(h.get(), socket_.c_str()) == -1)
+    // What the server said is usually why (a plugin that failed to open).
+    throw std::runtime_error(std::string("nbd_connect_unix: ") + nbd_get_error() +
+                             "\nnbdkit's stderr:\n" + stderr_text());
   return h;
 }
 
