@@ -6,12 +6,19 @@
 #include <cstdlib>
 #include <string>
 
+#include "core/image_format.h"
 #include "core/util/error.h"
 
 namespace vld {
 
 DiskController::DiskController(std::unique_ptr<Disk> disk, bool read_only)
-    : disk_(std::move(disk)), read_only_(read_only) {}
+    : sb_((assert(disk), disk->superblock())), disk_(std::move(disk)), read_only_(read_only) {}
+
+Disk& DiskController::disk_locked() const {
+  if (!disk_) throw Error("the disk is shut down: it could be opened neither writable nor read-only",
+                          ESHUTDOWN);
+  return *disk_;
+}
 
 void DiskController::set_scheduler(SchedPolicy policy, SimDuration aging,
                                    std::shared_ptr<const Clock> clock) {
@@ -31,7 +38,7 @@ SimDuration DiskController::positioning_estimate(bool write, uint64_t offset, ui
                                                  SimTime at) const {
   check_range(offset, len);
   std::lock_guard lock(mu_);
-  return disk_->positioning_estimate(write, offset, len, at);
+  return disk_locked().positioning_estimate(write, offset, len, at);
 }
 
 SchedPolicy DiskController::sched_policy() const {
@@ -107,9 +114,22 @@ void DiskController::make_writable(const DiskFactory& open_writable,
   disk_.reset();  // closes the read-only file and its shared lock
   try {
     disk_ = open_writable();
+    // Between the two opens the image was unlocked: someone may have put
+    // another one in its place. superblock() promises the one served.
+    if (encode_superblock(disk_->superblock()) != encode_superblock(sb_)) {
+      disk_.reset();
+      throw Error("the image changed while it was served read-only (its superblock differs): "
+                  "restart nbdkit to serve the new one",
+                  EIO);
+    }
   } catch (...) {
-    disk_ = reopen_read_only();
-    throw;
+    try {
+      disk_ = reopen_read_only();
+    } catch (...) {
+      closed_ = true;  // no disk to serve: every request fails from now on
+      turn_cv_.notify_all();
+    }
+    throw;  // the writable open's error, which is what the client asked for
   }
   read_only_ = false;
 }
@@ -125,7 +145,7 @@ void DiskController::check_after_request() const {
 }
 
 void DiskController::check_range(uint64_t offset, uint64_t len) const {
-  uint64_t size = disk_->export_bytes();
+  const uint64_t size = sb_.export_bytes;
   if (offset > size || len > size - offset)
     throw Error("request [" + std::to_string(offset) + ", +" + std::to_string(len) +
                     ") is beyond the end of the disk (" + std::to_string(size) + " bytes)",
@@ -139,6 +159,7 @@ RequestTiming DiskController::serve(Kind kind, bool fua, uint64_t bytes,
   std::unique_lock lock(mu_);
   waiting_.fetch_sub(1, std::memory_order_relaxed);
   if (closed_) throw Error("the disk is shut down", ESHUTDOWN);
+  assert(disk_);  // only a closed controller has none
   const bool queued = arrival && clock_ && policy_ != SchedPolicy::kFifo;
   if (queued) wait_turn(lock, *arrival, target);
   // Whatever happens next, the queue looks again once the drive has moved on.
@@ -178,10 +199,10 @@ RequestTiming DiskController::serve(Kind kind, bool fua, uint64_t bytes,
   if (kind == Kind::kWrite) s.write_breakdown_sum += c.service;
   if (kind == Kind::kCommit) {
     ++s.aru.commits;
-    s.aru.blocks_committed += bytes / disk_->block_bytes();
+    s.aru.blocks_committed += bytes / sb_.block_bytes;
     s.aru.commit_latency.add((c.end - start).count());
   }
-  if (kind == Kind::kPlace) s.aru.blocks_placed += bytes / disk_->block_bytes();
+  if (kind == Kind::kPlace) s.aru.blocks_placed += bytes / sb_.block_bytes;
   return t;
 }
 
@@ -237,7 +258,7 @@ IntervalStats DiskController::end_interval_locked(SimTime end) {
   done.activity = *interval_;
   *interval_ = Activity{};
   done.totals = stats_;
-  done.mode = disk_->mode_report();
+  done.mode = disk_locked().mode_report();
   done.utilization = utilization_locked();
   interval_start_ = done.end;
   return done;
@@ -309,7 +330,7 @@ RequestTiming DiskController::zero(uint64_t offset, uint64_t len, ZeroFlags flag
 
 RequestTiming DiskController::commit_group(std::span<const GroupBlock> blocks,
                                            std::optional<SimTime> arrival) {
-  const uint64_t bs = disk_->block_bytes();
+  const uint64_t bs = sb_.block_bytes;
   for (size_t i = 0; i < blocks.size(); ++i) {
     check_range(blocks[i].block * bs, bs);
     assert(i == 0 || blocks[i - 1].block < blocks[i].block);  // sorted, distinct
@@ -336,13 +357,13 @@ void DiskController::count_aru_abort(uint64_t shadow_blocks) {
 
 bool DiskController::places_shadow() const {
   std::lock_guard lock(mu_);
-  return disk_->places_shadow();
+  return disk_locked().places_shadow();
 }
 
 RequestTiming DiskController::place_shadow(std::span<const GroupBlock> blocks,
                                            std::optional<SimTime> arrival,
                                            std::vector<uint64_t>* tokens) {
-  return serve(Kind::kPlace, false, blocks.size() * disk_->block_bytes(), arrival,
+  return serve(Kind::kPlace, false, blocks.size() * sb_.block_bytes, arrival,
                [&](SimTime s) { return disk_->place_shadow(blocks, s, tokens); });
 }
 
@@ -354,12 +375,12 @@ void DiskController::drop_shadow(uint64_t token) {
 
 uint64_t DiskController::max_group_blocks() const {
   std::lock_guard lock(mu_);
-  return disk_->max_group_blocks();
+  return disk_locked().max_group_blocks();
 }
 
 std::string DiskController::max_group_why() const {
   std::lock_guard lock(mu_);
-  return disk_->max_group_why();
+  return disk_locked().max_group_why();
 }
 
 bool DiskController::step_locked(SimTime start) {
@@ -424,7 +445,7 @@ DiskStats DiskController::stats() const {
 
 ModeReport DiskController::mode_report() const {
   std::lock_guard lock(mu_);
-  return disk_->mode_report();
+  return disk_locked().mode_report();
 }
 
 double DiskController::utilization() const {
@@ -433,7 +454,8 @@ double DiskController::utilization() const {
 }
 
 double DiskController::utilization_locked() const {
-  return static_cast<double>(disk_->live_blocks()) / static_cast<double>(disk_->physical_blocks());
+  const Disk& d = disk_locked();
+  return static_cast<double>(d.live_blocks()) / static_cast<double>(d.physical_blocks());
 }
 
 void DiskController::close() {

@@ -114,9 +114,11 @@ class DiskController {
   bool read_only() const;
   // The first writable connection: the read-only disk is closed (dropping
   // its shared lock) and open_writable() opens the image for writing, with
-  // every request waiting meanwhile. If that throws, reopen_read_only()
-  // puts a read-only disk back and the error is rethrown. No-op if the
-  // disk is writable already.
+  // every request waiting meanwhile. If that throws, or opens an image
+  // whose superblock is not the one served (EIO), reopen_read_only() puts
+  // a read-only disk back and the error is rethrown; if that throws too,
+  // the controller is closed (every request fails with ESHUTDOWN). No-op
+  // if the disk is writable already.
   using DiskFactory = std::function<std::unique_ptr<Disk>()>;
   void make_writable(const DiskFactory& open_writable, const DiskFactory& reopen_read_only);
 
@@ -192,8 +194,9 @@ class DiskController {
   void set_interval_observer(SimTime start, SimDuration every, IntervalObserver observer);
   ModeReport mode_report() const;  // the disk mode's own (Disk::mode_report)
   double utilization() const;  // live / physical blocks
-  const Superblock& superblock() const { return disk_->superblock(); }
-  const DriveGeometry& geometry() const { return disk_->drive().geometry(); }
+  // The image's, as opened: make_writable only installs a disk with the
+  // same superblock, so any thread may ask, at any time, without the lock.
+  const Superblock& superblock() const { return sb_; }
 
   // Clean shutdown; further requests fail.
   void close();
@@ -234,8 +237,14 @@ class DiskController {
   // held; intervals started.
   IntervalStats end_interval_locked(SimTime end);
 
+  // The disk in place.
+  // REQUIRES: mu_ held. Throws ESHUTDOWN if there is no disk (both opens
+  // of a make_writable failed).
+  Disk& disk_locked() const;
+
+  const Superblock sb_;  // immutable: read without mu_
   mutable std::mutex mu_;  // guards everything below but waiting_
-  std::unique_ptr<Disk> disk_;
+  std::unique_ptr<Disk> disk_;  // null only after make_writable failed twice (closed_)
   bool read_only_ = false;
   DiskStats stats_;
   // The current interval of the time series: null until start_intervals or

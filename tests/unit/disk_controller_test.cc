@@ -7,10 +7,12 @@
 #include <gtest/gtest.h>
 
 #include <cerrno>
+#include <future>
 #include <memory>
 #include <random>
 #include <span>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "core/image.h"
@@ -240,6 +242,71 @@ TEST(DiskController, MakeWritableSwitchesOnceAndFallsBackOnFailure) {
   dc.write(0, data, true, std::nullopt);
   dc.read(0, buf, std::nullopt);
   EXPECT_EQ(buf, data);
+}
+
+// While make_writable swaps the disks (under the lock, with no disk in
+// place while the writable one opens), other threads still ask what does
+// not change with the swap: the stats writer the superblock, a read-only
+// connection the export size and its requests' range checks. They get the
+// answers of the image as opened, not a disk being torn down (once a crash
+// in CleanerOverNbd's reopen: nbdkit's stats thread read the closed disk).
+TEST(DiskController, TheSuperblockAndRangeChecksNeedNoDiskDuringTheSwitch) {
+  Superblock sb = small_superblock();
+  auto open_inplace = [&] {
+    return std::make_unique<InplaceDisk>(std::make_unique<MemoryBackingStore>(sb.image_bytes()), sb);
+  };
+  DiskController dc(open_inplace(), /*read_only=*/true);
+  std::promise<void> opening, asked;
+  std::thread other([&] {
+    opening.get_future().wait();  // make_writable holds the lock, no disk in place
+    EXPECT_EQ(dc.superblock().export_bytes, kExport);
+    EXPECT_EQ(dc.superblock().geometry.name, sb.geometry.name);
+    std::vector<std::byte> buf(512);
+    expect_error(EINVAL, [&] { dc.read(kExport, buf, std::nullopt); }, "read past the end");
+    asked.set_value();
+  });
+  dc.make_writable(
+      [&]() -> std::unique_ptr<Disk> {
+        opening.set_value();
+        asked.get_future().wait();
+        return open_inplace();
+      },
+      open_inplace);
+  other.join();
+  EXPECT_FALSE(dc.read_only());
+}
+
+// The writable open must find the image the read-only one served: the
+// superblock is answered without the lock on that promise.
+TEST(DiskController, MakeWritableRefusesAnImageWhoseSuperblockChanged) {
+  Superblock sb = small_superblock();
+  Superblock other_sb = test::st19101_superblock(DiskMode::kInplace, 2 * kExport);
+  auto open = [](const Superblock& s) {
+    return std::make_unique<InplaceDisk>(std::make_unique<MemoryBackingStore>(s.image_bytes()), s);
+  };
+  DiskController dc(open(sb), /*read_only=*/true);
+  expect_error(EIO, [&] { dc.make_writable([&] { return open(other_sb); }, [&] { return open(sb); }); },
+               "a different image");
+  EXPECT_TRUE(dc.read_only());
+  EXPECT_EQ(dc.superblock().export_bytes, kExport);
+}
+
+// If the read-only disk cannot be put back either, the controller is shut
+// down (every request fails) instead of serving without a disk.
+TEST(DiskController, MakeWritableShutsDownWhenNeitherOpenWorks) {
+  Superblock sb = small_superblock();
+  DiskController dc(std::make_unique<InplaceDisk>(
+                        std::make_unique<MemoryBackingStore>(sb.image_bytes()), sb),
+                    /*read_only=*/true);
+  auto fail = [&]() -> std::unique_ptr<Disk> { throw Error("the image cannot be written", EIO); };
+  auto fail_too = [&]() -> std::unique_ptr<Disk> { throw Error("nor read", ENOENT); };
+  expect_error(EIO, [&] { dc.make_writable(fail, fail_too); }, "both opens fail");
+  std::vector<std::byte> buf(512);
+  expect_error(ESHUTDOWN, [&] { dc.read(0, buf, std::nullopt); }, "read without a disk");
+  expect_error(ESHUTDOWN, [&] { dc.mode_report(); }, "mode report without a disk");
+  expect_error(ESHUTDOWN, [&] { dc.utilization(); }, "utilization without a disk");
+  EXPECT_EQ(dc.superblock().export_bytes, kExport);
+  dc.close();  // nothing to close: no crash
 }
 
 // A request that fails in the disk counts as an error, takes no simulated
