@@ -248,8 +248,8 @@ TEST(DiskController, MakeWritableSwitchesOnceAndFallsBackOnFailure) {
 // place while the writable one opens), other threads still ask what does
 // not change with the swap: the stats writer the superblock, a read-only
 // connection the export size and its requests' range checks. They get the
-// answers of the image as opened, not a disk being torn down (once a crash
-// in CleanerOverNbd's reopen: nbdkit's stats thread read the closed disk).
+// answers of the image as opened, not a disk being torn down (before, this
+// test crashed: superblock() read the null disk).
 TEST(DiskController, TheSuperblockAndRangeChecksNeedNoDiskDuringTheSwitch) {
   Superblock sb = small_superblock();
   auto open_inplace = [&] {
