@@ -503,6 +503,37 @@ TEST(InplaceServiceTime, HandModelOfSt19101IsTheClosedForm) {
 
 class InplaceRandomWrite : public ::testing::TestWithParam<PresetNumbers> {};
 
+// kWrites random 4 KiB writes, back to back, each checked for what is
+// exact (overhead, transfer within rounding, one block); sums their
+// service and the squares of their totals (us^2).
+void random_writes(InplaceDisk& disk, const PresetNumbers& p, int writes, ServiceBreakdown* sum,
+                   double* sum_sq_total_us2) {
+  std::mt19937_64 rng(0x76c6d2024ULL);
+  std::uniform_int_distribution<uint64_t> block(0, p.export_bytes / 4096 - 1);
+  std::vector<std::byte> data(4096, std::byte{0xa5});
+  const int64_t transfer_lo = static_cast<int64_t>(std::ceil(8 * 60e9 / p.rpm / p.spt - 1));
+  SimTime t = kSimEpoch;
+  for (int i = 0; i < writes; ++i) {
+    Completion c = disk.write(block(rng) * 4096, data, /*fua=*/false, t);
+    ASSERT_EQ(c.end - t, c.service.total());
+    ASSERT_EQ(c.service.overhead, sim_ms(p.overhead_ms));
+    ASSERT_GE(c.service.transfer.count(), transfer_lo);
+    ASSERT_LE(c.service.transfer.count(), transfer_lo + 3);
+    ASSERT_EQ(c.physical_blocks_written, 1u);
+    *sum += c.service;
+    const double tot = static_cast<double>(c.service.total().count()) / 1e3;
+    *sum_sq_total_us2 += tot * tot;
+    t = c.end;  // back to back
+  }
+}
+
+void print_components(double overhead, double seek, double head_switch, double rotation,
+                      double transfer) {
+  std::cout << "overhead " << overhead << " + seek " << seek << " + head switch " << head_switch
+            << " + rotation " << rotation << " + transfer " << std::setprecision(3) << transfer
+            << std::setprecision(1) << std::endl;
+}
+
 TEST_P(InplaceRandomWrite, MeanServiceTimeIsOverheadSeekHalfTurnTransfer) {
   const PresetNumbers& p = GetParam();
   DriveGeometry g = preset(p.name);
@@ -525,42 +556,21 @@ TEST_P(InplaceRandomWrite, MeanServiceTimeIsOverheadSeekHalfTurnTransfer) {
   InplaceDisk disk(std::make_unique<MemoryBackingStore>(sb.image_bytes()), sb);
 
   constexpr int kWrites = 20000;
-  std::mt19937_64 rng(0x76c6d2024ULL);
-  std::uniform_int_distribution<uint64_t> block(0, p.export_bytes / 4096 - 1);
-  std::vector<std::byte> data(4096, std::byte{0xa5});
-  const int64_t transfer_lo = static_cast<int64_t>(std::ceil(8 * 60e9 / p.rpm / p.spt - 1));
   ServiceBreakdown sum;
   double sum_sq_total = 0;
-  SimTime t = kSimEpoch;
-  for (int i = 0; i < kWrites; ++i) {
-    Completion c = disk.write(block(rng) * 4096, data, /*fua=*/false, t);
-    ASSERT_EQ(c.end - t, c.service.total());
-    ASSERT_EQ(c.service.overhead, sim_ms(p.overhead_ms));
-    ASSERT_GE(c.service.transfer.count(), transfer_lo);
-    ASSERT_LE(c.service.transfer.count(), transfer_lo + 3);
-    ASSERT_EQ(c.physical_blocks_written, 1u);
-    sum += c.service;
-    double tot = static_cast<double>(c.service.total().count()) / 1e3;
-    sum_sq_total += tot * tot;
-    t = c.end;  // back to back
-  }
+  ASSERT_NO_FATAL_FAILURE(random_writes(disk, p, kWrites, &sum, &sum_sq_total));
   auto mean_us = [&](SimDuration d) { return static_cast<double>(d.count()) / kWrites / 1e3; };
   const double total = mean_us(sum.total());
   const double sd_total = std::sqrt(sum_sq_total / kWrites - total * total);
   Expectation x = expect_random_write(p);
-
   std::cout << std::fixed << std::setprecision(1) << "[ inplace ] " << p.name << ": "
             << kWrites << " random 4 KiB writes over " << (p.export_bytes >> 20) << " MiB ("
             << sb.simulated_cylinders << " simulated cylinders)\n"
-            << "[ inplace ]   simulated mean " << total << " us (sd " << sd_total
-            << ") = overhead " << mean_us(sum.overhead) << " + seek " << mean_us(sum.seek)
-            << " + head switch " << mean_us(sum.head_switch) << " + rotation "
-            << mean_us(sum.rotation) << " + transfer " << std::setprecision(3)
-            << mean_us(sum.transfer) << std::setprecision(1) << "\n"
-            << "[ inplace ]   by hand        " << x.total_us() << " us      = overhead "
-            << x.overhead_us << " + seek " << x.seek_us << " + head switch " << x.head_switch_us
-            << " + rotation " << x.rotation_us << " + transfer " << std::setprecision(3)
-            << x.transfer_us << std::endl;
+            << "[ inplace ]   simulated mean " << total << " us (sd " << sd_total << ") = ";
+  print_components(mean_us(sum.overhead), mean_us(sum.seek), mean_us(sum.head_switch),
+                   mean_us(sum.rotation), mean_us(sum.transfer));
+  std::cout << "[ inplace ]   by hand        " << x.total_us() << " us      = ";
+  print_components(x.overhead_us, x.seek_us, x.head_switch_us, x.rotation_us, x.transfer_us);
 
   // Exact components: Table 1's overhead on every command, 8 sectors of
   // transfer (each piece rounded up to the nanosecond).

@@ -119,7 +119,7 @@ TEST(NbdkitValues, BooleansAsNbdkitParseBoolReadsThem) {
 
 // ---------------------------------------------------------- set_option
 
-TEST(SetOption, EveryKeyAcceptsAGoodValue) {
+TEST(SetOption, EveryImageKeyAcceptsAGoodValue) {
   PluginOptions o;
   EXPECT_EQ(set_option(&o, "file", "/tmp/disk.img"), "");
   EXPECT_EQ(o.file, "/tmp/disk.img");
@@ -133,6 +133,10 @@ TEST(SetOption, EveryKeyAcceptsAGoodValue) {
   EXPECT_EQ(o.mode, DiskMode::kInplace);
   EXPECT_EQ(set_option(&o, "mode", "lld"), "");
   EXPECT_EQ(o.mode, DiskMode::kLld);
+}
+
+TEST(SetOption, EveryLldKeyAcceptsAGoodValue) {
+  PluginOptions o;
   EXPECT_EQ(set_option(&o, "segment", "1M"), "");
   EXPECT_EQ(o.segment_bytes, 1u << 20);
   EXPECT_EQ(set_option(&o, "nvram", "6100000"), "");
@@ -151,6 +155,10 @@ TEST(SetOption, EveryKeyAcceptsAGoodValue) {
   EXPECT_EQ(o.disk.lld.nvram_us_per_4k, 2.5);
   EXPECT_EQ(set_option(&o, "nvram_us", "0"), "");
   EXPECT_EQ(o.disk.lld.nvram_us_per_4k, 0.0);
+}
+
+TEST(SetOption, EveryGeometryKeyAcceptsAGoodValue) {
+  PluginOptions o;
   EXPECT_EQ(set_option(&o, "block", "64K"), "");
   EXPECT_EQ(o.block_bytes, 65536u);
   EXPECT_EQ(set_option(&o, "block", "512"), "");
@@ -173,6 +181,10 @@ TEST(SetOption, EveryKeyAcceptsAGoodValue) {
   EXPECT_EQ(o.overhead_us, 0.0);
   EXPECT_EQ(set_option(&o, "seek", "3.24,0.400,383,8.00,0.008"), "");
   EXPECT_EQ(o.seek, SeekCurve(3.24, 0.4, 383, 8.0, 0.008));
+}
+
+TEST(SetOption, EveryServingAndVldKeyAcceptsAGoodValue) {
+  PluginOptions o;
   EXPECT_EQ(set_option(&o, "latency", "none"), "");
   EXPECT_EQ(o.latency, LatencyMode::kNone);
   EXPECT_EQ(set_option(&o, "latency", "sleep"), "");

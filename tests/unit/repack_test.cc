@@ -64,6 +64,32 @@ std::string case_name(const ::testing::TestParamInfo<FillCase>& info) {
 
 class BackToBackFill : public ::testing::TestWithParam<FillCase> {};
 
+// Writes each block in `order` once (version 1), from *now on; records
+// after how many writes the first repack ran (0: none).
+void write_each_once(VldDisk& disk, const std::vector<uint64_t>& order, SimTime* now,
+                     uint64_t* first_repack_at) {
+  for (uint64_t i = 0; i < order.size(); ++i) {
+    const uint64_t b = order[i];
+    ASSERT_NO_THROW(*now = disk.write(b * kBlock, contents(b, 1), false, *now).end)
+        << "write " << i << " of " << order.size() << " (block " << b << ")";
+    if (!*first_repack_at && disk.vld_stats().repacks) *first_repack_at = i + 1;
+  }
+}
+
+// The last victim is the new reserve once a record has freed its old
+// copies; idle time writes that record first.
+void expect_reserve_back(VldDisk& disk, SimTime now) {
+  if (!disk.allocator().reserved_track()) {
+    EXPECT_GT(disk.vld_stats().repacks, 0u);
+    const std::optional<uint32_t> victim = disk.allocator().excluded_track();
+    ASSERT_TRUE(victim.has_value());
+    ASSERT_TRUE(disk.idle_step(now).has_value());
+    EXPECT_EQ(disk.allocator().reserved_track(), victim);
+    EXPECT_EQ(disk.allocator().excluded_track(), std::nullopt);
+  }
+  ASSERT_TRUE(disk.allocator().reserved_track().has_value());
+}
+
 TEST_P(BackToBackFill, EveryBlockOfTheExportCanBeWritten) {
   const FillCase& fc = GetParam();
   FormatOptions o;
@@ -85,12 +111,7 @@ TEST_P(BackToBackFill, EveryBlockOfTheExportCanBeWritten) {
   if (fc.random_order) std::shuffle(order.begin(), order.end(), std::mt19937_64(11));
   SimTime now = kSimEpoch;
   uint64_t first_repack_at = 0;  // blocks written when the first repack ran
-  for (uint64_t i = 0; i < blocks; ++i) {
-    const uint64_t b = order[i];
-    ASSERT_NO_THROW(now = disk->write(b * kBlock, contents(b, 1), false, now).end)
-        << "write " << i << " of " << blocks << " (block " << b << ")";
-    if (!first_repack_at && disk->vld_stats().repacks) first_repack_at = i + 1;
-  }
+  ASSERT_NO_FATAL_FAILURE(write_each_once(*disk, order, &now, &first_repack_at));
   const VldStats& st = disk->vld_stats();
   std::printf("  %s: %llu blocks; first repack after %.1f%% of them; %llu repacks moved %llu "
               "blocks in %.0f ms of %.0f ms simulated\n",
@@ -102,17 +123,7 @@ TEST_P(BackToBackFill, EveryBlockOfTheExportCanBeWritten) {
   EXPECT_EQ(st.repacks > 0, fc.needs_repacks);
   EXPECT_EQ(disk->check_consistency(), "");
   EXPECT_EQ(disk->live_blocks(), blocks);
-  // The last victim is the new reserve once a record has freed its old
-  // copies; idle time writes that record first.
-  if (!disk->allocator().reserved_track()) {
-    EXPECT_GT(st.repacks, 0u);
-    const std::optional<uint32_t> victim = disk->allocator().excluded_track();
-    ASSERT_TRUE(victim.has_value());
-    ASSERT_TRUE(disk->idle_step(now).has_value());
-    EXPECT_EQ(disk->allocator().reserved_track(), victim);
-    EXPECT_EQ(disk->allocator().excluded_track(), std::nullopt);
-  }
-  ASSERT_TRUE(disk->allocator().reserved_track().has_value());
+  ASSERT_NO_FATAL_FAILURE(expect_reserve_back(*disk, now));
   EXPECT_TRUE(disk->free_space().is_empty(*disk->allocator().reserved_track()));
 
   // Overwrites of a full disk keep going.

@@ -663,6 +663,34 @@ void random_workload(Rig& r, int ops, uint64_t seed) {
   EXPECT_GT(refused, 0);
 }
 
+// Each piece's newest valid map sector in an image: piece -> (psn, sector).
+std::map<uint32_t, std::pair<uint64_t, MapSector>> newest_map_sectors(
+    const Superblock& sb, const std::vector<std::byte>& img) {
+  const uint64_t sectors = uint64_t{sb.simulated_cylinders} * sb.geometry.sectors_per_cylinder();
+  std::map<uint32_t, std::pair<uint64_t, MapSector>> newest;
+  for (uint64_t p = VldLayout::kRecordSlots; p < sectors; ++p) {
+    auto m = decode_map_sector(
+        reinterpret_cast<const unsigned char*>(img.data()) + sb.platter_offset + p * kSectorBytes,
+        sb.secret);
+    if (!m) continue;
+    auto it = newest.find(m->piece);
+    if (it == newest.end() || it->second.second.seq < m->seq) newest[m->piece] = {p, *m};
+  }
+  return newest;
+}
+
+// The valid log record of the newest generation in an image's two slots.
+std::optional<LogRecord> newest_record(const Superblock& sb, const std::vector<std::byte>& img) {
+  std::optional<LogRecord> rec;
+  for (uint32_t slot = 0; slot < VldLayout::kRecordSlots; ++slot) {
+    auto x = decode_log_record(
+        reinterpret_cast<const unsigned char*>(img.data()) + sb.platter_offset + slot * kSectorBytes,
+        sb.secret);
+    if (x && (!rec || x->generation > rec->generation)) rec = x;
+  }
+  return rec;
+}
+
 TEST(VldDisk, RandomWorkloadStaysConsistentAndReopensCleanly) {
   Rig r(16 << 20);
   random_workload(r, 2000, 77);
@@ -705,26 +733,10 @@ TEST(VldDisk, RandomWorkloadStaysConsistentAndReopensCleanly) {
   // piece, so one to a piece already met (an older version) is dropped
   // unread. So it reads the two record slots and each live map sector
   // exactly once: sectors_read == live map sectors + 2.
-  const auto& img = r.store->bytes();
   const Superblock& sb = r.sb;
-  const uint64_t sectors = uint64_t{sb.simulated_cylinders} * sb.geometry.sectors_per_cylinder();
-  std::map<uint32_t, std::pair<uint64_t, MapSector>> newest;  // piece -> (psn, sector)
-  for (uint64_t p = VldLayout::kRecordSlots; p < sectors; ++p) {
-    auto m = decode_map_sector(
-        reinterpret_cast<const unsigned char*>(img.data()) + sb.platter_offset + p * kSectorBytes,
-        sb.secret);
-    if (!m) continue;
-    auto it = newest.find(m->piece);
-    if (it == newest.end() || it->second.second.seq < m->seq) newest[m->piece] = {p, *m};
-  }
+  const auto newest = newest_map_sectors(sb, r.store->bytes());
   EXPECT_EQ(newest.size(), live_map_sectors);
-  std::optional<LogRecord> rec;
-  for (uint32_t slot = 0; slot < VldLayout::kRecordSlots; ++slot) {
-    auto x = decode_log_record(
-        reinterpret_cast<const unsigned char*>(img.data()) + sb.platter_offset + slot * kSectorBytes,
-        sb.secret);
-    if (x && (!rec || x->generation > rec->generation)) rec = x;
-  }
+  const std::optional<LogRecord> rec = newest_record(sb, r.store->bytes());
   ASSERT_TRUE(rec.has_value());
   EXPECT_TRUE(rec->clean);
   ASSERT_TRUE(rec->has_root);
