@@ -590,6 +590,28 @@ def run_and_crash(ws, att, mnt, ops, rng, cycle, trigger=None, tag="crash"):
                "error": j.error, "how": how}
 
 
+def check_final_run(ws, name, tag, cycles, totals):
+    """The last server (stopped cleanly) served without an error or a bad
+    checksum; logs the totals of all cycles."""
+    s = fslib.read_stats(ws.path(f"stats-{tag}-{cycles}.json"))
+    check(fslib.stat_get(s, "requests.errors") == 0,
+          f"{tag}: final run: requests.errors = {s['requests']['errors']}")
+    if "vld" in s:
+        check(fslib.stat_get(s, "vld.checksum_failures") == 0,
+              f"{tag}: final run: vld.checksum_failures = {s['vld']['checksum_failures']}")
+    if s.get("mode") == "inplace":
+        rec_totals = "nothing to recover"
+    elif "lld" in s:
+        rec_totals = (f"recovery discarded {totals['writes_discarded']} segment writes and "
+                      f"replayed {totals['nvram_records_replayed']} NVRAM records in all")
+    else:
+        rec_totals = (f"recovery accepted {totals['groups_accepted']} and rejected "
+                      f"{totals['groups_rejected']} groups in all")
+    log(f"{name}: {cycles} crashes, {totals['acked']} acknowledged ops all found; "
+        f"in-flight ops found done {totals['in_flight_after']}, not done "
+        f"{totals['in_flight_before']}; {rec_totals}; final {totals['files']} files")
+
+
 def run_cycles(ws, name, seed, cycles, expect_method="record+window", up_env=None,
                after_crash=None, trigger=None, image=None, mkfs_args=(), mode=("mode=vld",)):
     """The crash cycles on one 256 MiB image (see crash_cycles_test.py).
@@ -656,24 +678,8 @@ def run_cycles(ws, name, seed, cycles, expect_method="record+window", up_env=Non
             + (f"; {note}" if note else ""))
     ws.umount(mnt)
     att.down()
-    s = fslib.read_stats(ws.path(f"stats-{tag}-{cycles}.json"))
-    check(fslib.stat_get(s, "requests.errors") == 0,
-          f"{tag}: final run: requests.errors = {s['requests']['errors']}")
-    if "vld" in s:
-        check(fslib.stat_get(s, "vld.checksum_failures") == 0,
-              f"{tag}: final run: vld.checksum_failures = {s['vld']['checksum_failures']}")
     totals["files"] = len(model.files)
-    if s.get("mode") == "inplace":
-        rec_totals = "nothing to recover"
-    elif "lld" in s:
-        rec_totals = (f"recovery discarded {totals['writes_discarded']} segment writes and "
-                      f"replayed {totals['nvram_records_replayed']} NVRAM records in all")
-    else:
-        rec_totals = (f"recovery accepted {totals['groups_accepted']} and rejected "
-                      f"{totals['groups_rejected']} groups in all")
-    log(f"{name}: {cycles} crashes, {totals['acked']} acknowledged ops all found; "
-        f"in-flight ops found done {totals['in_flight_after']}, not done "
-        f"{totals['in_flight_before']}; {rec_totals}; final {len(model.files)} files")
+    check_final_run(ws, name, tag, cycles, totals)
     return totals
 
 

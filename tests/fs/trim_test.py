@@ -93,6 +93,39 @@ def utilization_at_start(statsfile, label):
     return fslib.stat_get(fslib.read_stats(statsfile), "utilization")
 
 
+def wait_for_online_discards(loop, mnt, d0, label):
+    """ext4 issues online discards from a work queue after the commit, and
+    discards still queued at umount can be dropped: wait until the loop
+    device has completed discards covering at least the deleted files (in
+    ext4 blocks), which it does only after the plugin replied."""
+    fs_bs = os.statvfs(mnt).f_bsize
+    need = sum(blocks(s, fs_bs) * fs_bs for _, s in DELETE) // 512
+    fslib.wait_until(lambda: discarded_sectors(loop) - d0 >= need, 30,
+                     f"{label}: the loop device to complete {need} sectors of discards "
+                     f"(online discard after deleting the files)")
+    # ext4 discards more than the files' blocks (about 1.7x here), so
+    # reaching `need` does not mean the queue is empty: the deleted files'
+    # last 2-10 MiB were sometimes still queued, and dropped at umount. Wait
+    # until no discard has completed for half a second.
+    wait_quiet(lambda: discarded_sectors(loop), 0.5, 30,
+               f"{label}: the loop device's discards to stop")
+
+
+def check_kept_files(ws, loop, mnt, label):
+    """After the trims, the file system checks clean and holds exactly the
+    kept files, byte for byte."""
+    fslib.e2fsck(loop, "n", f"after trim ({label})")
+    ws.mount(loop, mnt, "ext4")
+    files, _ = fslib.tree(mnt)
+    want = {p for p, _ in KEEP}
+    check(files == want, f"{label}: after trim the files are {sorted(files)[:4]}..., "
+          f"expected exactly {sorted(want)}")
+    for path, size in KEEP:
+        check(fslib.read_file(os.path.join(mnt, path)) == fslib.content(f"{SEED}:{path}", size),
+              f"{label}: kept file {path} changed after trim")
+    ws.umount(mnt)
+
+
 def one(ws, mode, how):
     label = f"{mode}/{how}"
     image = ws.path(f"{mode}-{how}.img")
@@ -134,21 +167,7 @@ def one(ws, mode, how):
         os.unlink(os.path.join(mnt, path))
     os.sync()
     if how == "discard":
-        # ext4 issues online discards from a work queue after the commit, and
-        # discards still queued at umount can be dropped: wait until the loop
-        # device has completed discards covering at least the deleted files
-        # (in ext4 blocks), which it does only after the plugin replied.
-        fs_bs = os.statvfs(mnt).f_bsize
-        need = sum(blocks(s, fs_bs) * fs_bs for _, s in DELETE) // 512
-        fslib.wait_until(lambda: discarded_sectors(loop) - d0 >= need, 30,
-                         f"{label}: the loop device to complete {need} sectors of discards "
-                         f"(online discard after deleting the files)")
-        # ext4 discards more than the files' blocks (about 1.7x here), so
-        # reaching `need` does not mean the queue is empty: the deleted
-        # files' last 2-10 MiB were sometimes still queued, and dropped at
-        # umount. Wait until no discard has completed for half a second.
-        wait_quiet(lambda: discarded_sectors(loop), 0.5, 30,
-                   f"{label}: the loop device's discards to stop")
+        wait_for_online_discards(loop, mnt, d0, label)
     reported = None
     if how == "fstrim":
         reported = fstrim(mnt, label)
@@ -174,16 +193,7 @@ def one(ws, mode, how):
     check(abs(drop - deleted_blocks) <= slack,
           f"{label}: live blocks dropped by {drop:.0f} ({u1:.4f} -> {u2:.4f} of {phys_blocks:.0f}),"
           f" deleted files held {deleted_blocks} blocks (tolerance {slack:.0f})")
-    fslib.e2fsck(loop, "n", f"after trim ({label})")
-    ws.mount(loop, mnt, "ext4")
-    files, _ = fslib.tree(mnt)
-    want = {p for p, _ in KEEP}
-    check(files == want, f"{label}: after trim the files are {sorted(files)[:4]}..., "
-          f"expected exactly {sorted(want)}")
-    for path, size in KEEP:
-        check(fslib.read_file(os.path.join(mnt, path)) == fslib.content(f"{SEED}:{path}", size),
-              f"{label}: kept file {path} changed after trim")
-    ws.umount(mnt)
+    check_kept_files(ws, loop, mnt, label)
     att.down()
     s3 = fslib.read_stats(st[2])
     log(f"{label}: deleted {deleted_bytes / MiB:.1f} MiB = {deleted_blocks} blocks; "
