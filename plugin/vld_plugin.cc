@@ -433,18 +433,26 @@ AruSession* aru_of(void* handle) { return static_cast<Connection*>(handle)->aru.
 int make_disk_writable() {
   return guarded([] {
     Superblock sb;
+    auto open_writable = [&] {
+      try {
+        return open_disk(/*readonly=*/false, &sb);
+      } catch (const Error& e) {
+        // Recovery's writes are crash-safe: a failure among them loses
+        // nothing. (Asked here, under the controller's lock, which guards
+        // g_stopped_why.)
+        if (!g_stopped_why->empty()) throw;
+        throw Error(std::string(e.what()) +
+                        "; nothing acknowledged is lost: fix the backing file (or free space "
+                        "where it lives) and connect again; nbdkit -r serves it read-only "
+                        "meanwhile",
+                    e.err());
+      }
+    };
     try {
-      g_controller->make_writable([&] { return open_disk(/*readonly=*/false, &sb); },
+      g_controller->make_writable(open_writable,
                                   [&] { return open_disk(/*readonly=*/true, &sb); });
     } catch (const Error& e) {
-      // Recovery's writes are crash-safe: a failure among them loses nothing.
-      throw Error("cannot open file=" + g_options.file + " for writing: " + e.what() +
-                      (g_stopped_why->empty()
-                           ? "; nothing acknowledged is lost: fix the backing file (or free space "
-                             "where it lives) and connect again; nbdkit -r serves it read-only "
-                             "meanwhile"
-                           : ""),
-                  e.err());
+      throw Error("cannot open file=" + g_options.file + " for writing: " + e.what(), e.err());
     }
     report_recovered_damage();
   });
