@@ -41,6 +41,11 @@ std::vector<std::byte> pattern(size_t n, uint64_t seed) {
   return v;
 }
 
+// A new in-place disk on an image in memory.
+std::unique_ptr<Disk> memory_inplace(const Superblock& sb) {
+  return std::make_unique<InplaceDisk>(std::make_unique<MemoryBackingStore>(sb.image_bytes()), sb);
+}
+
 std::unique_ptr<DiskController> controller(MemoryBackingStore** store = nullptr) {
   Superblock sb = small_superblock();
   auto s = std::make_unique<MemoryBackingStore>(sb.image_bytes());
@@ -207,9 +212,7 @@ TEST(DiskController, ClosedDiskRefusesRequests) {
 // writable one, once; a failure puts a read-only disk back and rethrows.
 TEST(DiskController, MakeWritableSwitchesOnceAndFallsBackOnFailure) {
   Superblock sb = small_superblock();
-  auto open_inplace = [&] {
-    return std::make_unique<InplaceDisk>(std::make_unique<MemoryBackingStore>(sb.image_bytes()), sb);
-  };
+  auto open_inplace = [&] { return memory_inplace(sb); };
   DiskController dc(open_inplace(), /*read_only=*/true);
   ASSERT_TRUE(dc.read_only());
   int writable_opens = 0, read_only_opens = 0;
@@ -252,9 +255,7 @@ TEST(DiskController, MakeWritableSwitchesOnceAndFallsBackOnFailure) {
 // test crashed: superblock() read the null disk).
 TEST(DiskController, TheSuperblockAndRangeChecksNeedNoDiskDuringTheSwitch) {
   Superblock sb = small_superblock();
-  auto open_inplace = [&] {
-    return std::make_unique<InplaceDisk>(std::make_unique<MemoryBackingStore>(sb.image_bytes()), sb);
-  };
+  auto open_inplace = [&] { return memory_inplace(sb); };
   DiskController dc(open_inplace(), /*read_only=*/true);
   std::promise<void> opening, asked;
   std::thread other([&] {
@@ -281,11 +282,12 @@ TEST(DiskController, TheSuperblockAndRangeChecksNeedNoDiskDuringTheSwitch) {
 TEST(DiskController, MakeWritableRefusesAnImageWhoseSuperblockChanged) {
   Superblock sb = small_superblock();
   Superblock other_sb = test::st19101_superblock(DiskMode::kInplace, 2 * kExport);
-  auto open = [](const Superblock& s) {
-    return std::make_unique<InplaceDisk>(std::make_unique<MemoryBackingStore>(s.image_bytes()), s);
-  };
-  DiskController dc(open(sb), /*read_only=*/true);
-  expect_error(EIO, [&] { dc.make_writable([&] { return open(other_sb); }, [&] { return open(sb); }); },
+  DiskController dc(memory_inplace(sb), /*read_only=*/true);
+  expect_error(EIO,
+               [&] {
+                 dc.make_writable([&] { return memory_inplace(other_sb); },
+                                  [&] { return memory_inplace(sb); });
+               },
                "a different image");
   EXPECT_TRUE(dc.read_only());
   EXPECT_EQ(dc.superblock().export_bytes, kExport);
@@ -295,9 +297,7 @@ TEST(DiskController, MakeWritableRefusesAnImageWhoseSuperblockChanged) {
 // down (every request fails) instead of serving without a disk.
 TEST(DiskController, MakeWritableShutsDownWhenNeitherOpenWorks) {
   Superblock sb = small_superblock();
-  DiskController dc(std::make_unique<InplaceDisk>(
-                        std::make_unique<MemoryBackingStore>(sb.image_bytes()), sb),
-                    /*read_only=*/true);
+  DiskController dc(memory_inplace(sb), /*read_only=*/true);
   auto fail = [&]() -> std::unique_ptr<Disk> { throw Error("the image cannot be written", EIO); };
   auto fail_too = [&]() -> std::unique_ptr<Disk> { throw Error("nor read", ENOENT); };
   expect_error(EIO, [&] { dc.make_writable(fail, fail_too); }, "both opens fail");
