@@ -111,12 +111,16 @@ void DiskController::make_writable(const DiskFactory& open_writable,
                                    const DiskFactory& reopen_read_only) {
   std::lock_guard lock(mu_);
   if (!read_only_ || closed_) return;
+  // Between the two opens the image is unlocked: someone may put another
+  // one in its place. superblock() promises the one served, so a disk of
+  // another image is never installed.
+  auto same_image = [this](const Disk& d) {
+    return encode_superblock(d.superblock()) == encode_superblock(sb_);
+  };
   disk_.reset();  // closes the read-only file and its shared lock
   try {
     disk_ = open_writable();
-    // Between the two opens the image was unlocked: someone may have put
-    // another one in its place. superblock() promises the one served.
-    if (encode_superblock(disk_->superblock()) != encode_superblock(sb_)) {
+    if (!same_image(*disk_)) {
       disk_.reset();
       throw Error("the image changed while it was served read-only (its superblock differs): "
                   "restart nbdkit to serve the new one",
@@ -125,8 +129,12 @@ void DiskController::make_writable(const DiskFactory& open_writable,
   } catch (...) {
     try {
       disk_ = reopen_read_only();
+      if (!same_image(*disk_)) disk_.reset();
     } catch (...) {
-      closed_ = true;  // no disk to serve: every request fails from now on
+      disk_.reset();
+    }
+    if (!disk_) {
+      closed_ = true;  // no disk of this image to serve: every request fails from now on
       turn_cv_.notify_all();
     }
     throw;  // the writable open's error, which is what the client asked for

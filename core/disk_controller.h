@@ -117,8 +117,8 @@ class DiskController {
   // every request waiting meanwhile. If that throws, or opens an image
   // whose superblock is not the one served (EIO), reopen_read_only() puts
   // a read-only disk back and the error is rethrown; if that throws too,
-  // the controller is closed (every request fails with ESHUTDOWN). No-op
-  // if the disk is writable already.
+  // or finds another image as well, the controller is closed (every
+  // request fails with ESHUTDOWN). No-op if the disk is writable already.
   using DiskFactory = std::function<std::unique_ptr<Disk>()>;
   void make_writable(const DiskFactory& open_writable, const DiskFactory& reopen_read_only);
 

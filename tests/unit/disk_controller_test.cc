@@ -291,6 +291,18 @@ TEST(DiskController, MakeWritableRefusesAnImageWhoseSuperblockChanged) {
                "a different image");
   EXPECT_TRUE(dc.read_only());
   EXPECT_EQ(dc.superblock().export_bytes, kExport);
+  std::vector<std::byte> buf(512);
+  EXPECT_NO_THROW(dc.read(kExport - 512, buf, std::nullopt)) << "the served image is back";
+
+  // The read-only reopen finds the other image too: nothing of the served
+  // image is left to serve, and the other one's size is not ours.
+  expect_error(EIO,
+               [&] {
+                 dc.make_writable([&] { return memory_inplace(other_sb); },
+                                  [&] { return memory_inplace(other_sb); });
+               },
+               "a different image, twice");
+  expect_error(ESHUTDOWN, [&] { dc.read(0, buf, std::nullopt); }, "read after both opens");
 }
 
 // If the read-only disk cannot be put back either, the controller is shut
