@@ -76,6 +76,7 @@ struct DiskSpec {
   uint32_t window = 0;        // window= (0: the default)
   double window_move = 0.85;  // VldOptions::window_move_fraction
   bool one_way_seeks = false; // VldOptions::one_way_seeks (the allocator before issue 16)
+  bool keep_dry_window = false;  // !VldOptions::move_dry_window (the window rule before it)
   uint32_t checkpoint_every = VldOptions{}.checkpoint_every_map_sectors;  // checkpoint_every=
   uint64_t export_bytes = 256ull << 20;
   uint32_t spare_percent = 5;
@@ -90,6 +91,7 @@ void apply_spec(const DiskSpec& spec, VldOptions& vld) {
   vld.window_cylinders = spec.window;
   vld.window_move_fraction = spec.window_move;
   vld.one_way_seeks = spec.one_way_seeks;
+  vld.move_dry_window = !spec.keep_dry_window;
   vld.checkpoint_every_map_sectors = spec.checkpoint_every;
 }
 
@@ -773,6 +775,9 @@ void add_disk_options(CLI::App* command, BenchOptions& options) {
       ->capture_default_str();
   command->add_flag("--one-way-seeks", spec.one_way_seeks,
                     "vld: seek only ahead of the head (the allocator before issue 16)");
+  command->add_flag("--keep-dry-window", spec.keep_dry_window,
+                    "vld: keep a window whose empty tracks are used up until its free space is "
+                    "spent (the window rule before 2026-11-28)");
   command->add_option("--window-move", spec.window_move,
                 "vld: move the window when this fraction of its free space is left")
       ->capture_default_str();

@@ -194,6 +194,8 @@ class EagerAllocator {
   bool usable(uint32_t track) const { return track != excluded_ && track != reserved_; }
   // The track being filled to the threshold, if any.
   std::optional<uint32_t> fill_track() const { return fill_track_; }
+  // Empty tracks in the window that ordinary placement may use.
+  uint32_t usable_empty_tracks(const CylinderWindow& window) const;
 
   // The same search for one piece without allocating or changing policy
   // state: the time from `at` (head on `head`) until a free run of `len`
@@ -332,8 +334,6 @@ class EagerAllocator {
   };
   std::optional<uint32_t> nearest_empty_track(HeadPosition head, SimTime at,
                                               const CylinderWindow& window) const;
-  // Empty tracks in the window that ordinary placement may use.
-  uint32_t usable_empty_tracks(const CylinderWindow& window) const;
   // Whether a run reached no sooner than `earliest` can neither beat the
   // best so far (or_tie: nor tie it; a tie found later loses on rank) nor
   // be reached by the limit: a search stops or skips there.

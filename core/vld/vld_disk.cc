@@ -327,6 +327,26 @@ CylinderWindow VldDisk::roomiest_window_around(uint32_t cylinder) const {
                          cylinder, [this](uint32_t t) { return alloc_.usable(t); });
 }
 
+std::optional<CylinderWindow> VldDisk::window_with_empty_tracks() const {
+  // Without an empty track every write takes the greedy search's nearest
+  // run, about 0.5 ms more than filling an empty track (docs/benchmarks.md
+  // section 11); a record costs ~5 ms once. After compaction the empty
+  // tracks lie on both sides of the head, and a window that still has
+  // most of its free space (not spent) can have used up its own: Table 2,
+  // seed 3, placed 752 pieces greedily with 45 empty tracks left around.
+  if (!options_.move_dry_window || alloc_.usable_empty_tracks(window_) > 0) return std::nullopt;
+  const uint32_t head = drive_.head().cylinder, width = options_.window_cylinders;
+  if (width >= layout_.cylinders) return std::nullopt;  // the window is the disk
+  // Every window around the head lies in these 2 * width - 1 cylinders:
+  // none with an empty track there means none to move to (one popcount).
+  const CylinderWindow around{(head + layout_.cylinders - (width - 1)) % layout_.cylinders,
+                              2 * width - 1};
+  if (alloc_.usable_empty_tracks(around) == 0) return std::nullopt;
+  const CylinderWindow next = roomiest_window_around(head);
+  if (next == window_ || alloc_.usable_empty_tracks(next) == 0) return std::nullopt;
+  return next;
+}
+
 uint64_t VldDisk::window_free_sectors() const {
   // Once per write: runs of tracks, not a division per track.
   uint64_t n = 0;
@@ -359,13 +379,18 @@ void VldDisk::maybe_write_record(ServiceClock& clock) {
                       options_.window_move_fraction * static_cast<double>(window_free_at_open_);
   // After a request too big for the window was placed anywhere, come back.
   bool window_widened = window_.count > options_.window_cylinders;
-  const bool move = too_many_retired || window_spent || window_widened;
+  bool move = too_many_retired || window_spent || window_widened;
   const char* why = too_many_retired ? "retired map sectors"
                     : window_spent   ? "window spent"
                     : window_widened ? "window back to its width"
                                      : "scattered map sectors";
-  const std::optional<CylinderWindow> next =
+  std::optional<CylinderWindow> next =
       move ? std::optional(roomiest_window_around(drive_.head().cylinder)) : std::nullopt;
+  if (!move) {
+    next = window_with_empty_tracks();
+    move = next.has_value();
+    if (move) why = "no empty track left in the window";
+  }
   const bool checkpoint =
       checkpoint_due(clock.now) && write_delta_checkpoint(clock, PlaceMode::kEager);
   if (move || checkpoint) write_record(false, clock, next, why);

@@ -100,6 +100,11 @@ struct VldOptions {
   // state against 935 at 0.75, and Table 2 over 5,000 writes 374 us against
   // 443, where the window must move on into compacted cylinders in time).
   double window_move_fraction = 0.85;
+  // Move the window on, too, once it has no empty track left that a write
+  // may use while a window around the head has (VldDisk::
+  // window_with_empty_tracks). false: the allocator before that rule
+  // (vld-bench --keep-dry-window).
+  bool move_dry_window = true;
   uint32_t retired_limit = 4096;   // replaced map sectors that trigger a record
   // Delta checkpoints (vld_disk_checkpoint.cc): once this many pieces have
   // a live map sector written since the last checkpoint (scattered by eager
@@ -370,6 +375,10 @@ class VldDisk final : public Disk {
   // (then the most free sectors; then the one starting at it): where a
   // spent window moves on to.
   CylinderWindow roomiest_window_around(uint32_t cylinder) const;
+  // The roomiest window around the head, if the current one has no empty
+  // track left that a write may use and that one has: where a window the
+  // writes have dried of empty tracks moves on to.
+  std::optional<CylinderWindow> window_with_empty_tracks() const;
   // Reads a mapped block (verifying it) into out; charges the access.
   void read_block(uint64_t block, std::byte* out, ServiceClock& clock);
   // A new buffer in `buffers` holding the block as it reads now (read, and
