@@ -280,12 +280,24 @@ int vld_config_complete() {
 // docs/scale.md). A few milliseconds, once per open.
 void give_back_freed_memory() { malloc_trim(0); }
 
-std::unique_ptr<Disk> open_disk(bool readonly, Superblock* sb) {
+// What open_disk says of an image that is not the one served.
+constexpr std::string_view kImageReplaced =
+    "the image changed while it was served read-only (its superblock differs): restart nbdkit "
+    "to serve the new one";
+
+// served: the superblock of the image being served, if any. The image is
+// unlocked between the read-only open and the writable one, so another may
+// have taken its place; it is refused before its recovery writes a byte
+// (DiskController::make_writable checks the disk it gets too).
+std::unique_ptr<Disk> open_disk(bool readonly, Superblock* sb,
+                                const Superblock* served = nullptr) {
   give_back_freed_memory();
   const std::string& path = g_options.file;
   if (!g_image_lock) g_image_lock = std::make_unique<ImageLock>(path);
   if (!readonly) g_image_lock->make_exclusive();
   std::unique_ptr<FileBackingStore> store = open_image_locked_by(path, readonly, *g_image_lock, sb);
+  if (served && encode_superblock(*sb) != encode_superblock(*served))
+    throw Error(std::string(kImageReplaced), EIO);
   if (std::string why = conflicts_with_image(g_options, *sb); !why.empty()) throw Error(why, EINVAL);
   std::unique_ptr<Disk> disk;
   OpenProgress progress(path);  // lines on stderr once the open takes a second
@@ -433,14 +445,15 @@ AruSession* aru_of(void* handle) { return static_cast<Connection*>(handle)->aru.
 int make_disk_writable() {
   return guarded([] {
     Superblock sb;
+    const Superblock served = g_controller->superblock();
     auto open_writable = [&] {
       try {
-        return open_disk(/*readonly=*/false, &sb);
+        return open_disk(/*readonly=*/false, &sb, &served);
       } catch (const Error& e) {
         // Recovery's writes are crash-safe: a failure among them loses
         // nothing. (Asked here, under the controller's lock, which guards
-        // g_stopped_why.)
-        if (!g_stopped_why->empty()) throw;
+        // g_stopped_why.) Another image in its place was never recovered.
+        if (!g_stopped_why->empty() || std::string_view(e.what()) == kImageReplaced) throw;
         throw Error(std::string(e.what()) +
                         "; nothing acknowledged is lost: fix the backing file (or free space "
                         "where it lives) and connect again; nbdkit -r serves it read-only "

@@ -6,6 +6,8 @@
 #include <gtest/gtest.h>
 #include <libnbd.h>
 
+#include <cstdio>
+
 #include "tests/integration/modes.h"
 #include "tests/integration/nbdkit_harness.h"
 
@@ -77,6 +79,46 @@ TEST_P(ReadOnly, CleanAndAfterKill9TheImageIsUntouched) {
   EXPECT_EQ(read_bytes(h.get(), 0, data.size()), data);
   nbd_shutdown(h.get(), 0);
   EXPECT_EQ(s.stop(), 0) << s.stderr_text();
+}
+
+// The image is unlocked between the read-only open and the first writable
+// one. If another image has been put in its place meanwhile, the writable
+// open refuses it before recovering it: an image left by a kill -9 keeps
+// every byte (its recovery would have written a checkpoint and a record),
+// and the next server recovers it as its own.
+TEST_P(ReadOnly, AnImagePutInPlaceOfTheServedOneIsRefusedUntouched) {
+  TempDir dir;
+  const std::string file = dir.file("disk.img"), other = dir.file("other.img");
+  const std::vector<uint8_t> data = pattern_bytes(0, 64 << 10, 6);
+  {
+    NbdkitServer s(dir, with_mode({"file=" + file, "size=8M", "latency=none"}, GetParam()));
+    NbdHandle h = s.connect();
+    nbd_shutdown(h.get(), 0);
+    ASSERT_EQ(s.stop(), 0) << s.stderr_text();
+  }
+  {
+    NbdkitServer s(dir, with_mode({"file=" + other, "size=8M", "latency=none"}, GetParam()));
+    NbdHandle h = s.connect();
+    write_bytes(h.get(), 0, data);
+    ASSERT_EQ(nbd_flush(h.get(), 0), 0);
+    s.kill9();
+  }
+  NbdkitServer s(dir, {"file=" + file, "latency=none"});  // serves disk.img read-only so far
+  ASSERT_EQ(std::rename(other.c_str(), file.c_str()), 0);
+  const std::string before = file_fingerprint(file);
+  nbd_handle* h = nbd_create();
+  EXPECT_EQ(nbd_connect_unix(h, s.socket().c_str()), -1) << "a writer was let in";
+  nbd_close(h);
+  s.stop();
+  EXPECT_NE(s.stderr_text().find("the image changed while it was served read-only"),
+            std::string::npos)
+      << s.stderr_text();
+  EXPECT_EQ(file_fingerprint(file), before) << "the other image was written to";
+  NbdkitServer again(dir, {"file=" + file, "latency=none"});
+  NbdHandle h2 = again.connect();
+  EXPECT_EQ(read_bytes(h2.get(), 0, data.size()), data);
+  nbd_shutdown(h2.get(), 0);
+  EXPECT_EQ(again.stop(), 0) << again.stderr_text();
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, ReadOnly, ::testing::ValuesIn(kAllModes), ModeName);
