@@ -20,6 +20,7 @@ void to_json(nlohmann::json& j, const VldReport& r) {
       {"relays", s.relays},
       {"map_update_us", r.map_update_us()},
       {"log_records_written", s.records_written},
+      {"dry_window_moves", s.dry_window_moves},
       {"checkpoints", s.checkpoints},
       {"delta_checkpoints", s.delta_checkpoints},
       {"idle_delta_checkpoints", s.idle_delta_checkpoints},

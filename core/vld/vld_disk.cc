@@ -389,7 +389,10 @@ void VldDisk::maybe_write_record(ServiceClock& clock) {
   if (!move) {
     next = window_with_empty_tracks();
     move = next.has_value();
-    if (move) why = "no empty track left in the window";
+    if (move) {
+      why = "no empty track left in the window";
+      ++stats_.dry_window_moves;
+    }
   }
   const bool checkpoint =
       checkpoint_due(clock.now) && write_delta_checkpoint(clock, PlaceMode::kEager);

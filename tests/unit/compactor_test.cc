@@ -676,6 +676,7 @@ TEST(VldCompaction, SweepsEveryWindowThenReturnsToTheWrites) {
 // the compactor's sweep, then `writes` random updates. What they cost.
 struct AfterSweep {
   uint64_t greedy_pieces = 0;
+  uint64_t dry_window_moves = 0;
   std::set<uint32_t> windows;  // where the window was after each update
 };
 AfterSweep updates_after_a_sweep(bool move_dry_window, int writes) {
@@ -699,6 +700,7 @@ AfterSweep updates_after_a_sweep(bool move_dry_window, int writes) {
     out.windows.insert(r.disk->mode_report().vld->window.first);
   }
   out.greedy_pieces = r.disk->allocator().stats().greedy_pieces - greedy_before;
+  out.dry_window_moves = r.disk->vld_stats().dry_window_moves;
   EXPECT_EQ(r.disk->check_consistency(), "");
   EXPECT_EQ(r.first_difference(), std::nullopt);
   return out;
@@ -719,6 +721,8 @@ TEST(VldCompaction, WritesMoveTheWindowOnWhenItsEmptyTracksAreUsedUp) {
   EXPECT_EQ(moved.greedy_pieces, 0u) << "pieces placed greedily with empty tracks at hand";
   EXPECT_GT(kept.greedy_pieces, 0u) << "the scenario no longer makes a window run dry";
   EXPECT_GT(moved.windows.size(), 1u);
+  EXPECT_GT(moved.dry_window_moves, 0u);
+  EXPECT_EQ(kept.dry_window_moves, 0u);
 }
 
 TEST(VldCompaction, FewestLiveEmptiesTheLeastUsedQualifyingTrackFirst) {

@@ -450,6 +450,49 @@ TEST(CrashHarness, CompactionMovesKeepEveryWrite) {
   EXPECT_GE(r.verified, 1000u);
 }
 
+// A window whose empty tracks the writes have used up moves on, with a log
+// record, to one around the head that still has some (VldDisk::
+// window_with_empty_tracks): after compaction's sweep left empty tracks in
+// every window, writes with flushes and a FUA write among them run the
+// windows dry. Every crash point from the first write after the sweep: a
+// record that moves the window is one like any other, and recovery reads
+// the window it names.
+TEST(CrashHarness, DryWindowMovesKeepEveryWrite) {
+  auto t0 = std::chrono::steady_clock::now();
+  RigConfig c;
+  c.export_bytes = 1024 * 1024;  // 256 blocks, 32 per cylinder of 4 tracks
+  c.vld.window_cylinders = 2;
+  c.vld.retired_limit = 4096;
+  Rig rig(c, 23);
+  const uint64_t B = kBlock;
+  const uint64_t region = 200;
+  std::mt19937_64 rng(23);
+  for (uint64_t b = 0; b < region; b += 8) rig.write(b * B, 8 * B, false);  // fill
+  for (int i = 0; i < 150; ++i) rig.write((rng() % region) * B, B, false);  // fragment
+  rig.flush();
+  size_t steps = 0;
+  for (size_t n; (n = rig.idle(64)) > 0;) steps += n;  // the sweep, to the end
+  ASSERT_EQ(rig.check_live(), "");
+  const size_t from = rig.rec().events();
+  const VldStats& st = rig.vld_disk().vld_stats();
+  for (int i = 0; i < 400 && st.dry_window_moves < 2; ++i) {
+    rig.write((rng() % region) * B, B, /*fua=*/i % 17 == 5);
+    if (i % 7 == 6) rig.flush();
+  }
+  rig.write(3 * B, 2 * B, false);  // unflushed at the end
+  ASSERT_EQ(rig.check_live(), "");
+  std::cout << "[ crash    ] dry windows: " << steps << " idle steps, "
+            << rig.vld_disk().compactor().stats().tracks_compacted << " tracks emptied, "
+            << st.dry_window_moves << " dry-window moves, " << rig.rec().events() - from
+            << " backing-store events" << std::endl;
+  ASSERT_GE(st.dry_window_moves, 1u) << "precondition: a window must run dry and move on";
+  RunResult r = run_jobs(rig, point_jobs(rig, from, 5, 4, 23), harness_threads(),
+                         /*nested_every=*/16, 23);
+  report("dry-window moves", r, seconds_since(t0));
+  EXPECT_EQ(r.failures, 0u);
+  EXPECT_GE(r.verified, 1000u);
+}
+
 // Repacks (VldDisk::repack): a disk filled block by block, back to back, runs
 // out of free runs that hold a block with space still free in short gaps; a
 // repack moves a fragmented track's blocks onto the empty reserve track as
