@@ -726,8 +726,9 @@ AfterSweep updates_after_a_sweep(bool move_dry_window, uint64_t export_mib, int 
 // writes would have (the system track is never far); on Table 2's 136
 // cylinders they save up to 7%.
 TEST(VldCompaction, WritesMoveTheWindowOnWhenItsEmptyTracksAreUsedUp) {
-  // 16 MiB: 9 empty tracks after the sweep; the rule off, 300 updates
-  // leave a dry window with empty tracks around the head 50-odd times.
+  // 16 MiB: 14 usable empty tracks after the sweep; with the rule off,
+  // 100 of the 300 updates leave a dry window with empty tracks around the
+  // head (53 of the first 200).
   const AfterSweep moved = updates_after_a_sweep(true, 16, 300);
   const AfterSweep kept = updates_after_a_sweep(false, 16, 300);
   EXPECT_EQ(moved.dry_windows_kept, 0) << "a dry window stayed with empty tracks around the head";
