@@ -114,22 +114,17 @@ void DiskController::make_writable(const DiskFactory& open_writable,
   // Between the two opens the image is unlocked: someone may put another
   // one in its place. superblock() promises the one served, so a disk of
   // another image is never installed.
-  auto same_image = [this](const Disk& d) {
-    return encode_superblock(d.superblock()) == encode_superblock(sb_);
-  };
   disk_.reset();  // closes the read-only file and its shared lock
   try {
     disk_ = open_writable();
-    if (!same_image(*disk_)) {
+    if (!same_image(disk_->superblock(), sb_)) {
       disk_.reset();
-      throw Error("the image changed while it was served read-only (its superblock differs): "
-                  "restart nbdkit to serve the new one",
-                  EIO);
+      throw Error(std::string(kImageReplaced), EIO);
     }
   } catch (...) {
     try {
       disk_ = reopen_read_only();
-      if (!same_image(*disk_)) disk_.reset();
+      if (!same_image(disk_->superblock(), sb_)) disk_.reset();
     } catch (...) {
       disk_.reset();
     }

@@ -33,6 +33,10 @@ uint32_t format_version_of(DiskMode m) {
   return m == DiskMode::kLld ? kLldFormatVersion : kFormatVersion;
 }
 
+bool same_image(const Superblock& a, const Superblock& b) {
+  return encode_superblock(a) == encode_superblock(b);
+}
+
 std::array<unsigned char, kSuperblockBytes> encode_superblock(const Superblock& sb) {
   std::array<unsigned char, kSuperblockBytes> b{};
   unsigned char* p = b.data();

@@ -56,6 +56,7 @@
 
 #include <array>
 #include <cstdint>
+#include <string_view>
 #include <string>
 
 #include "geometry/drive_geometry.h"
@@ -107,6 +108,15 @@ struct Superblock {
 // Encodes into exactly kSuperblockBytes, in format_version_of(sb.mode):
 // segment_bytes and nvram_bytes are written for mode=lld only.
 std::array<unsigned char, kSuperblockBytes> encode_superblock(const Superblock& sb);
+
+// Whether two superblocks are the same image's (bytes equal once encoded).
+// A served image is unlocked between its read-only open and the first
+// writable one, so another may take its place: every open after the first
+// asks this of what it finds, and refuses with EIO and kImageReplaced.
+bool same_image(const Superblock& a, const Superblock& b);
+inline constexpr std::string_view kImageReplaced =
+    "the image changed while it was served read-only (its superblock differs): restart nbdkit "
+    "to serve the new one";
 
 // kDamagedStart: no magic, but the rest has a vld superblock's shape (zero
 // from byte 200, a checksum at 4088; either version): a vld image whose

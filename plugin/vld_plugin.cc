@@ -280,11 +280,6 @@ int vld_config_complete() {
 // docs/scale.md). A few milliseconds, once per open.
 void give_back_freed_memory() { malloc_trim(0); }
 
-// What open_disk says of an image that is not the one served.
-constexpr std::string_view kImageReplaced =
-    "the image changed while it was served read-only (its superblock differs): restart nbdkit "
-    "to serve the new one";
-
 // served: the superblock of the image being served, if any. The image is
 // unlocked between the read-only open and the writable one, so another may
 // have taken its place; it is refused before its recovery writes a byte
@@ -296,8 +291,7 @@ std::unique_ptr<Disk> open_disk(bool readonly, Superblock* sb,
   if (!g_image_lock) g_image_lock = std::make_unique<ImageLock>(path);
   if (!readonly) g_image_lock->make_exclusive();
   std::unique_ptr<FileBackingStore> store = open_image_locked_by(path, readonly, *g_image_lock, sb);
-  if (served && encode_superblock(*sb) != encode_superblock(*served))
-    throw Error(std::string(kImageReplaced), EIO);
+  if (served && !same_image(*sb, *served)) throw Error(std::string(kImageReplaced), EIO);
   if (std::string why = conflicts_with_image(g_options, *sb); !why.empty()) throw Error(why, EINVAL);
   std::unique_ptr<Disk> disk;
   OpenProgress progress(path);  // lines on stderr once the open takes a second
