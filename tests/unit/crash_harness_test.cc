@@ -296,6 +296,15 @@ RunResult run_points(const Rig& rig, size_t from) {
   return run_jobs(rig, point_jobs(rig, from, 12, 64, 5), harness_threads(), /*nested_every=*/3, 5);
 }
 
+// What the compactor works on: blocks [0, region) written in 8-block
+// requests, then `updates` random single-block overwrites among them (the
+// holes), flushed.
+void fill_and_fragment(Rig& rig, uint64_t region, int updates, std::mt19937_64& rng) {
+  for (uint64_t b = 0; b < region; b += 8) rig.write(b * kBlock, 8 * kBlock, false);
+  for (int i = 0; i < updates; ++i) rig.write((rng() % region) * kBlock, kBlock, false);
+  rig.flush();
+}
+
 bool syncs_between(const Rig& rig, size_t from, size_t to) {
   for (size_t e = from; e < to; ++e)
     if (rig.rec().event(e).kind == RecordingStore::Event::Kind::kSync) return true;
@@ -418,9 +427,7 @@ TEST(CrashHarness, CompactionMovesKeepEveryWrite) {
   Rig rig(c, 21);
   const uint64_t B = kBlock;
   std::mt19937_64 rng(21);
-  for (uint64_t b = 0; b < 96; b += 8) rig.write(b * B, 8 * B, false);  // fill
-  for (int i = 0; i < 40; ++i) rig.write((rng() % 96) * B, B, false);    // fragment
-  rig.flush();
+  fill_and_fragment(rig, 96, 40, rng);
   ASSERT_EQ(rig.check_live(), "");
   const size_t from = rig.rec().events();
   size_t steps = rig.idle(3);
@@ -467,9 +474,7 @@ TEST(CrashHarness, DryWindowMovesKeepEveryWrite) {
   const uint64_t B = kBlock;
   const uint64_t region = 200;
   std::mt19937_64 rng(23);
-  for (uint64_t b = 0; b < region; b += 8) rig.write(b * B, 8 * B, false);  // fill
-  for (int i = 0; i < 150; ++i) rig.write((rng() % region) * B, B, false);  // fragment
-  rig.flush();
+  fill_and_fragment(rig, region, 150, rng);
   size_t steps = 0;
   for (size_t n; (n = rig.idle(64)) > 0;) steps += n;  // the sweep, to the end
   ASSERT_EQ(rig.check_live(), "");
