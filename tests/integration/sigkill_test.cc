@@ -272,6 +272,17 @@ void run_and_kill(NbdkitServer& server, Cycle& cycle, std::mt19937_64& rng, uint
   h.reset();
 }
 
+// What the stats file says recovery did, in a few words.
+std::string describe_recovery(const std::string& mode, const nlohmann::json& rec) {
+  if (mode == "inplace") return "none (mode=inplace)";
+  if (is_lld(mode))
+    return rec.at("writes_rolled_forward").dump() + " segment writes rolled forward, " +
+           rec.at("writes_discarded").dump() + " discarded, " +
+           rec.at("nvram_records_replayed").dump() + " NVRAM records replayed";
+  return rec.at("method").get<std::string>() + ", " + rec.at("groups_accepted").dump() +
+         " groups accepted, " + rec.at("groups_rejected").dump() + " rejected";
+}
+
 class Sigkill : public ::testing::TestWithParam<const char*> {};
 
 // "vld_deltas": mode=vld with delta checkpoints every 8 scattered pieces
@@ -329,17 +340,8 @@ TEST_P(Sigkill, AcknowledgedWritesSurviveAndRequestsStayWhole) {
         for (const auto& r : cycles.back()->reqs()) acked += r.acked, durable += r.durable;
         std::cout << "[ sigkill  ] cycle " << c - 1 << ": " << cycles.back()->reqs().size()
                   << " writes (" << acked << " acknowledged, " << durable << " durable), "
-                  << survived << " not durable but survived; recovery: ";
-        if (inplace)
-          std::cout << "none (mode=inplace)" << std::endl;
-        else if (is_lld(mode))
-          std::cout << rec.at("writes_rolled_forward") << " segment writes rolled forward, "
-                    << rec.at("writes_discarded") << " discarded, "
-                    << rec.at("nvram_records_replayed") << " NVRAM records replayed" << std::endl;
-        else
-          std::cout << rec.at("method").get<std::string>() << ", " << rec.at("groups_accepted")
-                    << " groups accepted, " << rec.at("groups_rejected") << " rejected"
-                    << std::endl;
+                  << survived << " not durable but survived; recovery: "
+                  << describe_recovery(mode, rec) << std::endl;
         before = got;
         nbd_shutdown(h.get(), 0);
       }
