@@ -31,6 +31,15 @@ and asserts, from each boot's statistics file:
           power-down was clean); lld: lld.recovery.clean is true; and the
           image kept its mode.
 
+Then, per mode, the crash (boots 3 and 4): a fresh image, the guest job
+fsync-files (numbered files one after another, each written, fsynced, its
+directory fsynced, then the line "fsynced N" on the console), kill -9 of
+nbdkit once the console shows N >= 40, qemu stopped; a new nbdkit on the
+image and the job verify-files with vld.ff_n=N: mount (ext4 replays its
+journal), files 1..N whole, e2fsck -fn clean; requests.errors == 0 and,
+but for inplace, recovery.clean is false. The FUA writes and flushes of
+the kernel client are what make those files durable.
+
 Needs root, qemu-system-x86_64 (TCG is enough), busybox-static, nbd-client,
 e2fsprogs, cpio, nbdkit; the first run fetches Debian's cloud kernel with
 apt-get download (scripts/kernel-nbd). About 10-15 s per mode on a 2-vCPU VM.
@@ -38,6 +47,7 @@ Environment (set by ctest): VLD_PLUGIN, VLD_SOURCE_DIR.
 """
 import json
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -119,16 +129,32 @@ class Nbdkit:
         if rc != 0:
             raise Fatal("nbdkit exited with status %d: %s" % (rc, self.log_tail()))
 
+    def kill9(self):
+        """The crash: SIGKILL, no power-down."""
+        self.proc.kill()
+        self.proc.wait()
+        children.remove(self.proc)
+        self.err.close()
 
-def boot(tmp, sock, job, name):
-    """scripts/kernel-nbd --job JOB: returns (ok, wall seconds, its output)."""
-    guest_log = os.path.join(tmp, name + ".console.log")
-    t0 = time.monotonic()
+
+def start_guest(sock, job, guest_log, append=None):
+    """scripts/kernel-nbd --job JOB in a process group of its own (qemu's)."""
+    env = dict(os.environ)
+    if append:
+        env["VLD_VM_APPEND"] = append
     p = subprocess.Popen([KERNEL_NBD, "--socket", sock, "--job", job, "--log", guest_log,
                           "--timeout", str(BOOT_TIMEOUT)],
                          stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
-                         stderr=subprocess.STDOUT, text=True, start_new_session=True)
+                         stderr=subprocess.STDOUT, text=True, start_new_session=True, env=env)
     children.append(p)
+    return p
+
+
+def boot(tmp, sock, job, name, append=None):
+    """scripts/kernel-nbd --job JOB: returns (ok, wall seconds, its output)."""
+    guest_log = os.path.join(tmp, name + ".console.log")
+    t0 = time.monotonic()
+    p = start_guest(sock, job, guest_log, append)
     try:
         out, _ = p.communicate(timeout=BOOT_TIMEOUT + 60)
     except subprocess.TimeoutExpired:
@@ -258,6 +284,57 @@ def run_mode(tmp, mode):
     log("  %s: boot 1 %.1f s, boot 2 %.1f s" % (mode, times["boot1"], times["boot2"]))
 
 
+CRASH_AFTER = 40  # files the guest has fsynced when nbdkit is killed
+FSYNCED = re.compile(r"vld-guest: fsynced (\d+)$")
+
+
+def fsynced_so_far(guest_log):
+    """The last N of a complete "fsynced N" line in the console log, or 0."""
+    try:
+        with open(guest_log, errors="replace") as f:
+            lines = f.read().split("\n")[:-1]  # the last one may be half written
+    except FileNotFoundError:
+        return 0
+    ns = [int(m.group(1)) for m in map(FSYNCED.search, lines) if m]
+    return max(ns, default=0)
+
+
+def crash_mode(tmp, mode):
+    """Boots 3 and 4: kill -9 of nbdkit while the guest fsyncs files, then
+    a new nbdkit and a guest that finds every file it saw fsynced."""
+    img = os.path.join(tmp, mode + ".crash.img")
+    log("== mode=%s: kill -9 under fsync-files, %s image %s" % (mode, SIZE, img))
+    srv = Nbdkit(tmp, mode, ["file=" + img, "size=" + SIZE] + MODE_PARAMS[mode] + ["latency=none"])
+    guest_log = os.path.join(tmp, mode + ".boot3.console.log")
+    t0 = time.monotonic()
+    guest = start_guest(srv.sock, "fsync-files", guest_log)
+    seen = 0
+    while seen < CRASH_AFTER and guest.poll() is None and time.monotonic() - t0 < BOOT_TIMEOUT:
+        time.sleep(0.05)
+        seen = fsynced_so_far(guest_log)
+    srv.kill9()  # every file up to `seen` had its fsync answered before this
+    os.killpg(guest.pid, signal.SIGKILL)  # its guest waits on a dead server
+    guest.wait()
+    children.remove(guest)
+    if not check(seen >= CRASH_AFTER, "%s boot 3: the guest fsynced %d files before the kill (want >= %d)"
+                 % (mode, seen, CRASH_AFTER)):
+        return
+    stats = os.path.join(tmp, mode + ".boot4.json")
+    srv = Nbdkit(tmp, mode, ["file=" + img, "latency=none", "statsfile=" + stats])
+    ok, secs = boot(tmp, srv.sock, "verify-files", mode + ".boot4", append="vld.ff_n=%d" % seen)
+    srv.stop()
+    check(ok, "%s boot 4: after the kill all %d fsynced files are whole, e2fsck -fn clean" % (mode, seen))
+    st = read_stats(stats)
+    check(st["requests"]["errors"] == 0, "%s boot 4: requests.errors == 0 (got %d)"
+          % (mode, st["requests"]["errors"]))
+    if mode != "inplace":
+        rec = st["lld"]["recovery"] if mode.startswith("lld") else st["recovery"]
+        check(rec["clean"] is False, "%s boot 4: the open recovered from a crash (recovery.clean %r)"
+              % (mode, rec["clean"]))
+    log("  %s: killed after %d fsynced files (%.1f s), boot 4 %.1f s"
+        % (mode, seen, time.monotonic() - t0 - secs, secs))
+
+
 def main():
     if os.geteuid() != 0:
         raise Fatal("needs root (the guest's tools are copied from this host; nbdkit locks)")
@@ -270,6 +347,7 @@ def main():
         try:
             for mode in MODES:
                 run_mode(tmp, mode)
+                crash_mode(tmp, mode)
         finally:
             stop_children()  # before the images go
     log("== total %.1f s" % (time.monotonic() - t0))

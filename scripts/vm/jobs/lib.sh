@@ -46,3 +46,9 @@ each_file() {
     i=$((i + 1))
   done
 }
+
+# ff_gen N: the content of fsync-files' file f-N: 512 + (N * 997 mod 20000)
+# bytes of gen, so that sizes vary around and across 4 KiB blocks.
+ff_gen() {
+  gen "ff-$1" $((512 + $1 * 997 % 20000))
+}
