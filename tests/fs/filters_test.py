@@ -13,7 +13,6 @@
 # overlay by design), a plain server on the image must read the same
 # bytes: what the filter wrote reached the plugin and the platters.
 import os
-import random
 import subprocess
 import sys
 import time
@@ -25,8 +24,6 @@ from fslib import MiB, check, log  # noqa: E402
 
 SEED = 20261128
 SIZE = 32 * MiB
-MODES = (("vld", ["mode=vld"]), ("inplace", ["mode=inplace"]), ("lld", ["mode=lld"]),
-         ("lld-nvram0", ["mode=lld", "nvram=0"]))
 # (filter, its parameters); parameters go after the plugin's.
 FILTERS = (
     ("cow", []),
@@ -75,11 +72,9 @@ def run_config(ws, mode, mode_params, filt, filt_params):
 
 
 def body(ws):
-    rng = random.Random(SEED)
-    with open(ws.path("source.raw"), "wb") as f:
-        f.write(rng.randbytes(24 * MiB))
-        f.truncate(SIZE)
-    for mode, mode_params in MODES:
+    fslib.write_seeded(ws.path("source.raw"), 24 * MiB, SIZE, SEED)
+    for mode in fslib.ALL_MODES:
+        mode_params = fslib.MODE_PARAMS[mode]
         t0 = time.monotonic()
         for filt, filt_params in FILTERS:
             run_config(ws, mode, mode_params, filt, filt_params)

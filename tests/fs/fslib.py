@@ -34,6 +34,11 @@ FUSE_ATTACH = os.path.join(SOURCE_DIR, "scripts", "fuse-attach")
 WS_PREFIX = "vld-fs-"
 WS_PARENT = "/dev/shm"
 MiB = 1024 * 1024
+# The plugin parameters that create an image of each mode, in the order the
+# tests that run every mode take them.
+MODE_PARAMS = {"vld": ["mode=vld"], "inplace": ["mode=inplace"], "lld": ["mode=lld"],
+               "lld-nvram0": ["mode=lld", "nvram=0"]}
+ALL_MODES = tuple(MODE_PARAMS)
 
 
 class Fail(Exception):
@@ -131,6 +136,14 @@ def content(key, size):
     """Deterministic bytes for a file: the same key and size give the same
     bytes in every run."""
     return random.Random(key).randbytes(size)
+
+
+def write_seeded(path, data_bytes, total_bytes, seed):
+    """A file of data_bytes seeded random bytes, then zeros up to total_bytes:
+    a source image whose tail a copy must write as zeros."""
+    with open(path, "wb") as f:
+        f.write(random.Random(seed).randbytes(data_bytes))
+        f.truncate(total_bytes)
 
 
 def sha256(data):

@@ -22,7 +22,6 @@
 #      completed flush covered survives, docs/crash-contract.md clause 2).
 import json
 import os
-import random
 import signal
 import subprocess
 import sys
@@ -35,8 +34,6 @@ from fslib import MiB, check, fail, log  # noqa: E402
 
 SEED = 20261128
 SIZE = 64 * MiB
-MODES = (("vld", ["mode=vld"]), ("inplace", ["mode=inplace"]), ("lld", ["mode=lld"]),
-         ("lld-nvram0", ["mode=lld", "nvram=0"]))
 K = 1024
 
 # Offsets in bytes (qemu-io takes plain numbers).
@@ -156,12 +153,9 @@ def run_mode(ws, name, params):
 
 
 def body(ws):
-    rng = random.Random(SEED)
-    with open(ws.path("source.raw"), "wb") as f:
-        f.write(rng.randbytes(20 * MiB))
-        f.truncate(SIZE)
-    for name, params in MODES:
-        run_mode(ws, name, params)
+    fslib.write_seeded(ws.path("source.raw"), 20 * MiB, SIZE, SEED)
+    for name in fslib.ALL_MODES:
+        run_mode(ws, name, fslib.MODE_PARAMS[name])
 
 
 if __name__ == "__main__":
