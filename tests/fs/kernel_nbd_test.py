@@ -31,14 +31,19 @@ and asserts, from each boot's statistics file:
           power-down was clean); lld: lld.recovery.clean is true; and the
           image kept its mode.
 
-Then, per mode, the crash (boots 3 and 4): a fresh image, the guest job
+Then, per mode, the crashes (boots 3 and 4, twice): a fresh image, the guest job
 fsync-files (numbered files one after another, each written, fsynced, its
 directory fsynced, then the line "fsynced N" on the console), kill -9 of
 nbdkit once the console shows N >= 40, qemu stopped; a new nbdkit on the
 image and the job verify-files with vld.ff_n=N: mount (ext4 replays its
 journal), files 1..N whole, e2fsck -fn clean; requests.errors == 0 and,
 but for inplace, recovery.clean is false. The FUA writes and flushes of
-the kernel client are what make those files durable.
+the kernel client are what make those files durable. The second time the
+crash is a power cut instead (tests/fs/crash_powercut_test.py's shim and
+model): nbdkit dies at the next fdatasync after N >= 40, before it syncs;
+the writes since the last completed fdatasync are rolled back and a seeded
+half of their 512-byte units replayed (torn); the cut must have dropped
+some.
 
 Needs root, qemu-system-x86_64 (TCG is enough), busybox-static, nbd-client,
 e2fsprogs, cpio, nbdkit; the first run fetches Debian's cloud kernel with
@@ -47,6 +52,7 @@ Environment (set by ctest): VLD_PLUGIN, VLD_SOURCE_DIR.
 """
 import json
 import os
+import random
 import re
 import signal
 import subprocess
@@ -58,6 +64,10 @@ SRC = os.environ.get("VLD_SOURCE_DIR") or os.path.abspath(
     os.path.join(os.path.dirname(__file__), "..", ".."))
 PLUGIN = os.environ.get("VLD_PLUGIN") or os.path.join(SRC, "build", "plugin", "nbdkit-vld-plugin.so")
 KERNEL_NBD = os.path.join(SRC, "scripts", "kernel-nbd")
+HERE = os.path.dirname(os.path.abspath(__file__))
+sys.dont_write_bytecode = True  # no __pycache__ in the source tree
+sys.path.insert(0, HERE)
+import crash_powercut_test as powercut  # noqa: E402  (its power_cut and log reader)
 SIZE = "256M"
 BOOT_TIMEOUT = 150  # seconds, per boot (a boot takes 5-15 s here)
 
@@ -86,7 +96,7 @@ class Fatal(Exception):
 class Nbdkit:
     """nbdkit in the foreground of a child process, on a unix socket."""
 
-    def __init__(self, tmp, name, params):
+    def __init__(self, tmp, name, params, env=None):
         self.sock = os.path.join(tmp, name + ".sock")
         self.pidfile = os.path.join(tmp, name + ".pid")
         self.logfile = os.path.join(tmp, name + ".nbdkit.log")
@@ -97,7 +107,8 @@ class Nbdkit:
         self.proc = subprocess.Popen(
             ["nbdkit", "-f", "--exit-with-parent", "-U", self.sock, "-P", self.pidfile,
              PLUGIN] + params,
-            stdin=subprocess.DEVNULL, stdout=self.err, stderr=self.err)
+            stdin=subprocess.DEVNULL, stdout=self.err, stderr=self.err,
+            env=dict(os.environ, **(env or {})))
         children.append(self.proc)
         deadline = time.monotonic() + 30
         # nbdkit writes its pid file once it listens.
@@ -285,6 +296,7 @@ def run_mode(tmp, mode):
 
 
 CRASH_AFTER = 40  # files the guest has fsynced when nbdkit is killed
+POWER_CUT_SEED = 20261128  # + the mode's index: which logged units survive
 FSYNCED = re.compile(r"vld-guest: fsynced (\d+)$")
 
 
@@ -299,31 +311,82 @@ def fsynced_so_far(guest_log):
     return max(ns, default=0)
 
 
-def crash_mode(tmp, mode):
-    """Boots 3 and 4: kill -9 of nbdkit while the guest fsyncs files, then
-    a new nbdkit and a guest that finds every file it saw fsynced."""
-    img = os.path.join(tmp, mode + ".crash.img")
-    log("== mode=%s: kill -9 under fsync-files, %s image %s" % (mode, SIZE, img))
-    srv = Nbdkit(tmp, mode, ["file=" + img, "size=" + SIZE] + MODE_PARAMS[mode] + ["latency=none"])
-    guest_log = os.path.join(tmp, mode + ".boot3.console.log")
-    t0 = time.monotonic()
+class PowerCut:
+    """The power cut of tests/fs/crash_powercut_test.py for one image:
+    nbdkit runs with powercut_shim.so preloaded, which logs the image's
+    writes since the last completed fdatasync and, once armed, kills nbdkit
+    at the next fdatasync (before it syncs); then the logged writes are
+    rolled back and a seeded subset of their 512-byte units replayed."""
+
+    def __init__(self, shim, img, seed):
+        self.img, self.seed = img, seed
+        self.logpath, self.arm = img + ".powercut.log", img + ".powercut.arm"
+        self.env = {"LD_PRELOAD": shim, "VLD_PC_IMAGE": img, "VLD_PC_LOG": self.logpath,
+                    "VLD_PC_ARM": self.arm}
+
+    def trigger(self, srv):
+        with open(self.arm, "w") as f:
+            f.write("1\n")  # at the next sync that finds a write pending
+        try:
+            srv.proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            raise Fatal("nbdkit did not reach a sync within 60 s of arming the power cut")
+        children.remove(srv.proc)
+        srv.err.close()
+        os.unlink(self.arm)
+
+    def apply(self):
+        """(writes after the last fdatasync, 512-byte units dropped)."""
+        n, _, _, dropped = powercut.power_cut(self.img, self.logpath, random.Random(self.seed),
+                                              512, 0.5)
+        return n, dropped
+
+
+def crash_mode(tmp, mode, cut=None):
+    """Boots 3 and 4: kill -9 of nbdkit (or, with cut, a power cut) while
+    the guest fsyncs files, then a new nbdkit and a guest that finds every
+    file it saw fsynced."""
+    what = "a power cut" if cut else "kill -9"
+    img = os.path.join(tmp, mode + (".cut.img" if cut else ".crash.img"))
+    log("== mode=%s: %s under fsync-files, %s image %s" % (mode, what, SIZE, img))
+    if cut:
+        cut = PowerCut(cut, img, POWER_CUT_SEED + MODES.index(mode))
+    srv = Nbdkit(tmp, mode, ["file=" + img, "size=" + SIZE] + MODE_PARAMS[mode] + ["latency=none"],
+                 env=cut.env if cut else None)
+    guest_log = img + ".boot3.console.log"  # one per variant: the wait below reads it
     guest = start_guest(srv.sock, "fsync-files", guest_log)
-    seen = 0
-    while seen < CRASH_AFTER and guest.poll() is None and time.monotonic() - t0 < BOOT_TIMEOUT:
+    t0 = time.monotonic()
+    while (fsynced_so_far(guest_log) < CRASH_AFTER and guest.poll() is None
+           and time.monotonic() - t0 < BOOT_TIMEOUT):
         time.sleep(0.05)
-        seen = fsynced_so_far(guest_log)
-    srv.kill9()  # every file up to `seen` had its fsync answered before this
+    if cut:
+        cut.trigger(srv)
+    else:
+        srv.kill9()
     os.killpg(guest.pid, signal.SIGKILL)  # its guest waits on a dead server
     guest.wait()
     children.remove(guest)
-    if not check(seen >= CRASH_AFTER, "%s boot 3: the guest fsynced %d files before the kill (want >= %d)"
-                 % (mode, seen, CRASH_AFTER)):
+    # A file's line comes after its fsync returned, which needed the dead
+    # server's reply: every line in the log is of a file fsynced before.
+    seen = fsynced_so_far(guest_log)
+    if not check(seen >= CRASH_AFTER, "%s boot 3: the guest fsynced %d files before %s (want >= %d)"
+                 % (mode, seen, what, CRASH_AFTER)):
         return
+    how = ""
+    if cut:
+        n, dropped = cut.apply()
+        check(dropped > 0, "%s boot 3: the power cut took back some of the %d writes after the last "
+              "fdatasync (dropped %d units)" % (mode, n, dropped))
+        how = ", %d writes after the last fdatasync, %d units dropped" % (n, dropped)
+    verify_after_crash(tmp, mode, img, seen, "%s after %d fsynced files%s" % (what, seen, how))
+
+
+def verify_after_crash(tmp, mode, img, seen, what):
     stats = os.path.join(tmp, mode + ".boot4.json")
     srv = Nbdkit(tmp, mode, ["file=" + img, "latency=none", "statsfile=" + stats])
     ok, secs = boot(tmp, srv.sock, "verify-files", mode + ".boot4", append="vld.ff_n=%d" % seen)
     srv.stop()
-    check(ok, "%s boot 4: after the kill all %d fsynced files are whole, e2fsck -fn clean" % (mode, seen))
+    check(ok, "%s boot 4: after %s, every fsynced file is whole, e2fsck -fn clean" % (mode, what))
     st = read_stats(stats)
     check(st["requests"]["errors"] == 0, "%s boot 4: requests.errors == 0 (got %d)"
           % (mode, st["requests"]["errors"]))
@@ -331,8 +394,7 @@ def crash_mode(tmp, mode):
         rec = st["lld"]["recovery"] if mode.startswith("lld") else st["recovery"]
         check(rec["clean"] is False, "%s boot 4: the open recovered from a crash (recovery.clean %r)"
               % (mode, rec["clean"]))
-    log("  %s: killed after %d fsynced files (%.1f s), boot 4 %.1f s"
-        % (mode, seen, time.monotonic() - t0 - secs, secs))
+    os.unlink(img)
 
 
 def main():
@@ -345,9 +407,13 @@ def main():
     t0 = time.monotonic()
     with tempfile.TemporaryDirectory(prefix="vld-kernel-nbd.", dir=parent) as tmp:
         try:
+            shim = os.path.join(tmp, "powercut_shim.so")
+            subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-Wall", "-Werror", "-o", shim,
+                            os.path.join(HERE, "powercut_shim.c"), "-ldl", "-lpthread"], check=True)
             for mode in MODES:
                 run_mode(tmp, mode)
                 crash_mode(tmp, mode)
+                crash_mode(tmp, mode, cut=shim)
         finally:
             stop_children()  # before the images go
     log("== total %.1f s" % (time.monotonic() - t0))
