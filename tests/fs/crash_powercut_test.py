@@ -164,11 +164,16 @@ def one_mode(ws, shim, mode_name, mode, images, seed):
     return dropped, rejected
 
 
-def body(ws):
-    shim = ws.path("powercut_shim.so")
+def build_shim(shim):
+    """Compiles powercut_shim.c into the library `shim` (a path)."""
     fslib.run(["cc", "-shared", "-fPIC", "-O2", "-Wall", "-Werror", "-o", shim,
                os.path.join(fslib.HERE, "powercut_shim.c"), "-ldl", "-lpthread"],
               what="cc powercut_shim.c")
+
+
+def body(ws):
+    shim = ws.path("powercut_shim.so")
+    build_shim(shim)
     only = os.environ.get("VLD_FS_MODES")  # e.g. "lld,lld-nvram0"
     for i, (mode_name, mode, images) in enumerate(MODES):
         if only and mode_name not in only.split(","):

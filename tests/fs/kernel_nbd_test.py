@@ -47,7 +47,8 @@ some.
 
 Needs root, qemu-system-x86_64 (TCG is enough), busybox-static, nbd-client,
 e2fsprogs, cpio, nbdkit; the first run fetches Debian's cloud kernel with
-apt-get download (scripts/kernel-nbd). About 10-15 s per mode on a 2-vCPU VM.
+apt-get download (scripts/kernel-nbd). About 50 s per mode on a 2-vCPU VM
+(four boots of the first kind, two of the crash kind each).
 Environment (set by ctest): VLD_PLUGIN, VLD_SOURCE_DIR.
 """
 import json
@@ -67,7 +68,8 @@ KERNEL_NBD = os.path.join(SRC, "scripts", "kernel-nbd")
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, HERE)
-import crash_powercut_test as powercut  # noqa: E402  (its power_cut and log reader)
+import crash_powercut_test as powercut  # noqa: E402  (its shim and power_cut)
+from fslib import MODE_PARAMS, ALL_MODES as MODES  # noqa: E402
 SIZE = "256M"
 BOOT_TIMEOUT = 150  # seconds, per boot (a boot takes 5-15 s here)
 
@@ -143,7 +145,11 @@ class Nbdkit:
     def kill9(self):
         """The crash: SIGKILL, no power-down."""
         self.proc.kill()
-        self.proc.wait()
+        self.reap()
+
+    def reap(self, timeout=None):
+        """Waits for nbdkit to exit (it was killed, or kills itself)."""
+        self.proc.wait(timeout=timeout)
         children.remove(self.proc)
         self.err.close()
 
@@ -190,10 +196,6 @@ def read_stats(path):
         return json.load(f)
 
 
-# The plugin parameters that create an image of each mode.
-MODE_PARAMS = {"vld": ["mode=vld"], "inplace": ["mode=inplace"], "lld": ["mode=lld"],
-               "lld-nvram0": ["mode=lld", "nvram=0"]}
-MODES = ("vld", "inplace", "lld", "lld-nvram0")
 
 
 def stat_mode(mode):
@@ -328,11 +330,9 @@ class PowerCut:
         with open(self.arm, "w") as f:
             f.write("1\n")  # at the next sync that finds a write pending
         try:
-            srv.proc.wait(timeout=60)
+            srv.reap(timeout=60)
         except subprocess.TimeoutExpired:
             raise Fatal("nbdkit did not reach a sync within 60 s of arming the power cut")
-        children.remove(srv.proc)
-        srv.err.close()
         os.unlink(self.arm)
 
     def apply(self):
@@ -408,8 +408,7 @@ def main():
     with tempfile.TemporaryDirectory(prefix="vld-kernel-nbd.", dir=parent) as tmp:
         try:
             shim = os.path.join(tmp, "powercut_shim.so")
-            subprocess.run(["cc", "-shared", "-fPIC", "-O2", "-Wall", "-Werror", "-o", shim,
-                            os.path.join(HERE, "powercut_shim.c"), "-ldl", "-lpthread"], check=True)
+            powercut.build_shim(shim)
             for mode in MODES:
                 run_mode(tmp, mode)
                 crash_mode(tmp, mode)

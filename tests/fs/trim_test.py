@@ -37,14 +37,11 @@ import time
 sys.dont_write_bytecode = True  # no __pycache__ in the source tree
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import fslib  # noqa: E402
-from fslib import MiB, check, log  # noqa: E402
+from fslib import MODE_PARAMS, MiB, check, log  # noqa: E402
 
 SEED = 4242
 CASES = (("vld", "fstrim"), ("inplace", "fstrim"), ("vld", "discard"), ("lld", "fstrim"),
          ("lld-nvram0", "fstrim"), ("lld", "discard"))
-# The plugin parameters that create an image of each mode.
-MODE_PARAMS = {"vld": ("mode=vld",), "inplace": ("mode=inplace",), "lld": ("mode=lld",),
-               "lld-nvram0": ("mode=lld", "nvram=0")}
 DELETE = [(f"del/d{i:02d}.bin", 4 * MiB - 4096 * (i % 3) + (17 if i % 2 else 0)) for i in range(10)]
 KEEP = [(f"keep/k{i}.bin", s) for i, s in enumerate([1, 4096, 12345, 1 * MiB, 1 * MiB - 1])]
 
