@@ -56,8 +56,8 @@
 
 #include <array>
 #include <cstdint>
-#include <string_view>
 #include <string>
+#include <string_view>
 
 #include "geometry/drive_geometry.h"
 
