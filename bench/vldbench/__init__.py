@@ -13,6 +13,8 @@ table.md and plot, one module per figure or table of paper 001
   modes     the curve labels: nbdkit parameters, spare= per drive, a point's
             region and warm-up
   locate    sections 2.1-2.2: simulated locate time beside models (1)-(4), (9)
+  filltrack section 2.3's fill track under a fixed gap between commands: the
+            allocator's greedy order beside the best an exhaustive search finds
   table2    Table 2 / Figure 9: the three drives after compaction
   fig10     Figure 10 beside Figure 11: bursts and idle time, the lld cleaner
             and vld's compactor
