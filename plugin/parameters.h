@@ -522,7 +522,10 @@ inline constexpr ParameterDoc kParameters[] = {
      [](PluginOptions& o, const ParameterValue& v) { o.statsfile = v.text; return true; },
      "JSON statistics, rewritten every second and at exit (default off)",
      "Write the drive's statistics to this file as one JSON object, every second and once "
-     "more when nbdkit exits. See L</STATISTICS>. By default none are written."},
+     "more when nbdkit exits (through I<PATH>B<.tmp>, renamed over I<PATH>). See "
+     "L</STATISTICS>. By default none are written. I<PATH>, I<PATH>B<.tmp> and, with a time "
+     "series, I<PATH>B<.jsonl> must each be absent or a regular file that is not the image: a "
+     "directory, a device, a symbolic link or the image itself is refused at start-up."},
 
     {"stats_interval", "SECONDS", ParameterGroup::kRunTime,
      {ValueKind::kWholeNumber, "expected seconds from 0 (no time series) to 86400, e.g. 1", 0,

@@ -192,15 +192,53 @@ void append_jsonl(const std::string& path, const nlohmann::json& line) {
                 n < 0 ? err : ENOSPC);
 }
 
+namespace {
+
+// One file the stats writer will replace, truncate or append to: refused
+// unless it is absent or a regular file that is not the image.
+// `or_else`: another way out, if there is one, as ", or ...".
+void check_stats_target(const std::string& path, const std::string& target,
+                        const std::string& image, const std::string& or_else = "") {
+  const std::string head = "statsfile=" + path + (target == path ? "" : ": " + target);
+  if (target == image)
+    throw Error(head + " is the image file= serves; give the statistics another path" + or_else,
+                EINVAL);
+  struct stat st;
+  if (::lstat(target.c_str(), &st) != 0) return;  // absent: the writer creates it
+  if (S_ISLNK(st.st_mode))
+    throw Error(head + " is a symbolic link; give the path of a regular file" + or_else, EINVAL);
+  if (S_ISDIR(st.st_mode))
+    throw Error(head + " is a directory; give a file's path, e.g. " + target + "/stats.json" + or_else,
+                EISDIR);
+  if (!S_ISREG(st.st_mode))
+    throw Error(head + " is not a regular file (a device, FIFO or socket); give a file's path" +
+                    or_else,
+                EINVAL);
+  struct stat img;
+  if (::stat(image.c_str(), &img) == 0 && img.st_dev == st.st_dev && img.st_ino == st.st_ino)
+    throw Error(head + " is the image file= serves (a hard link); give another path" + or_else,
+                EINVAL);
+}
+
+}  // namespace
+
+void check_stats_paths(const std::string& path, const std::string& image, bool series) {
+  check_stats_target(path, path, image);
+  check_stats_target(path, path + ".tmp", image);
+  if (series) check_stats_target(path, path + ".jsonl", image, ", or stats_interval=0");
+}
+
 void check_stats_file_writable(const std::string& path) {
   const std::string tmp = path + ".tmp";
+  struct stat st;
+  const bool existed = ::stat(tmp.c_str(), &st) == 0;
   const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
   if (fd == -1)
     throw Error("statsfile=" + path + ": cannot write " + tmp + " (" + std::strerror(errno) +
                     "); give a path in an existing, writable directory",
                 errno);
   ::close(fd);
-  ::unlink(tmp.c_str());
+  if (!existed) ::unlink(tmp.c_str());
 }
 
 void start_series_file(const std::string& series, const std::string& what) {

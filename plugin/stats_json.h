@@ -29,6 +29,12 @@ nlohmann::json interval_to_json(const IntervalStats& interval, std::optional<Wal
 // write(2). Throws Error on failure.
 void append_jsonl(const std::string& path, const nlohmann::json& line);
 
+// Throws Error (one line: which file, why, what to do) unless each file the
+// stats writer renames over (PATH), truncates (PATH.tmp) or empties
+// (PATH.jsonl, with `series`) is absent or a regular file other than
+// `image`: pointed at the image, a device or a directory, the writer would
+// destroy or replace it. Touches nothing. REQUIRES: absolute paths.
+void check_stats_paths(const std::string& path, const std::string& image, bool series);
 // Throws Error (one line: the path, the errno text, what to do) unless
 // PATH.tmp, through which write_stats_file() writes, can be created.
 void check_stats_file_writable(const std::string& path);

@@ -257,11 +257,13 @@ int vld_config_complete() {
   }
   // The stats file is rewritten through PATH.tmp every second after the
   // fork, and the series appended to PATH.jsonl: a directory that is
-  // missing or not writable, or a PATH.jsonl that cannot be written, is
-  // found now, before the image is touched and before nbdkit forks, not in
+  // missing or not writable, a PATH.jsonl that cannot be written, or any of
+  // the three being the image itself, a device or a directory (which the
+  // writer would destroy or replace), is found now, before the image is touched and before nbdkit forks, not in
   // the log after it (where --run's command would wait for a server gone).
   if (!g_options.statsfile.empty())
     return guarded([] {
+      check_stats_paths(g_options.statsfile, g_options.file, g_options.stats_interval_s > 0);
       check_stats_file_writable(g_options.statsfile);
       if (g_options.stats_interval_s > 0) check_series_file_writable(g_options.statsfile);
     });

@@ -8,10 +8,43 @@
 #include <algorithm>
 #include <cassert>
 #include <cstring>
+#include <utility>
 
 #include "core/util/error.h"
 
 namespace vld {
+
+namespace {
+
+// Opens an existing image, refusing anything but a regular file. O_NONBLOCK
+// so that a FIFO given as file= is refused, not waited on for a writer
+// forever; cleared again (it means nothing to a regular file's I/O, but the
+// descriptor should say what it is used for). Returns the descriptor and
+// the file's size.
+std::pair<int, uint64_t> open_regular(const std::string& path, int flags) {
+  const int fd = ::open(path.c_str(), flags | O_NONBLOCK | O_CLOEXEC);
+  if (fd == -1) throw_errno("file=" + path + ": cannot open the image");
+  struct stat st;
+  const bool stat_ok = ::fstat(fd, &st) == 0;
+  const int e = errno;
+  if (!stat_ok || !S_ISREG(st.st_mode)) {
+    ::close(fd);
+    if (!stat_ok) {
+      errno = e;
+      throw_errno("file=" + path);
+    }
+    throw Error("file=" + path + " is not a regular file; give the path of a vld image", EINVAL);
+  }
+  if (::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK) == -1) {
+    const int fe = errno;
+    ::close(fd);
+    errno = fe;
+    throw_errno("file=" + path);
+  }
+  return {fd, static_cast<uint64_t>(st.st_size)};
+}
+
+}  // namespace
 
 FileBackingStore::FileBackingStore(std::string path, int fd, uint64_t size)
     : path_(std::move(path)), fd_(fd), size_(size) {}
@@ -44,21 +77,8 @@ std::unique_ptr<FileBackingStore> FileBackingStore::create(const std::string& pa
 
 std::unique_ptr<FileBackingStore> FileBackingStore::open(const std::string& path,
                                                          bool readonly, bool lock) {
-  int fd = ::open(path.c_str(), (readonly ? O_RDONLY : O_RDWR) | O_CLOEXEC);
-  if (fd == -1) throw_errno("file=" + path + ": cannot open the image");
-  struct stat st;
-  if (::fstat(fd, &st) == -1) {
-    int e = errno;
-    ::close(fd);
-    errno = e;
-    throw_errno("file=" + path);
-  }
-  if (!S_ISREG(st.st_mode)) {
-    ::close(fd);
-    throw Error("file=" + path + " is not a regular file; give the path of a vld image", EINVAL);
-  }
-  std::unique_ptr<FileBackingStore> s(
-      new FileBackingStore(path, fd, static_cast<uint64_t>(st.st_size)));
+  const auto [fd, size] = open_regular(path, readonly ? O_RDONLY : O_RDWR);
+  std::unique_ptr<FileBackingStore> s(new FileBackingStore(path, fd, size));
   if (lock) s->lock_or_throw(/*shared=*/readonly);
   return s;
 }
@@ -72,8 +92,7 @@ std::unique_ptr<FileBackingStore> FileBackingStore::open_locked_by(const std::st
 }
 
 ImageLock::ImageLock(const std::string& path) : path_(path) {
-  fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd_ == -1) throw_errno("file=" + path + ": cannot open the image");
+  fd_ = open_regular(path, O_RDONLY).first;
   if (::flock(fd_, LOCK_SH | LOCK_NB) == -1) {
     const int e = errno;
     ::close(fd_);

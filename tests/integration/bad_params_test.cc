@@ -3,7 +3,9 @@
 #include <gtest/gtest.h>
 #include <libnbd.h>
 #include <sys/stat.h>
+#include <unistd.h>
 
+#include <cstdlib>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -247,11 +249,53 @@ TEST(BadParameters, StatsSeriesFileThatCannotBeWritten) {
   const std::string stats = dir.file("s.json");
   ASSERT_EQ(::mkdir((stats + ".jsonl").c_str(), 0755), 0);  // a directory in its way
   ExpectCleanFailure(run_nbdkit({"file=" + file, "size=4M", "statsfile=" + stats}), "statsfile",
-                     {"s.json.jsonl", "Is a directory", "stats_interval=0"});
+                     {"s.json.jsonl", "is a directory", "stats_interval=0"});
   EXPECT_FALSE(Exists(file)) << "the image must not be created";
   const RunResult ok = run_nbdkit({"file=" + file, "size=4M", "statsfile=" + stats,
                                    "stats_interval=0"});
   EXPECT_EQ(ok.exit_code, 0) << ok.stderr_text;
+}
+
+// The stats writer renames over PATH, truncates PATH.tmp and empties
+// PATH.jsonl: none of them may be the image (under -r too, which must
+// change no byte of it), a device, a directory or a link. Each is refused
+// in one line before anything is touched.
+TEST(BadParameters, StatsFileThatIsTheImageOrNotAFile) {
+  TempDir dir;
+  const std::string file = MakeImage(dir);
+  const std::string before = file_fingerprint(file);
+  const std::string series = dir.file("s.jsonl");  // an image that statsfile=s's series would be
+  ASSERT_EQ(std::system(("cp " + file + " " + series).c_str()), 0);
+  ASSERT_EQ(::link(file.c_str(), dir.file("hard").c_str()), 0);
+  ASSERT_EQ(::symlink(file.c_str(), dir.file("soft").c_str()), 0);
+  ASSERT_EQ(::mkdir(dir.file("d").c_str(), 0755), 0);
+  struct Case {
+    std::string image, stats, why;
+  };
+  const std::vector<Case> cases = {{file, file, "is the image"},
+                                   {series, dir.file("s"), "is the image"},
+                                   {file, dir.file("hard"), "hard link"},
+                                   {file, dir.file("soft"), "symbolic link"},
+                                   {file, dir.file("d"), "is a directory"},
+                                   {file, "/dev/null", "not a regular file"}};
+  for (const Case& c : cases)
+    for (const char* ro : {"", "-r"}) {
+      SCOPED_TRACE(c.stats + " " + ro);
+      std::vector<std::string> args = {"file=" + c.image, "statsfile=" + c.stats};
+      if (*ro) args.insert(args.begin(), ro);
+      ExpectCleanFailure(run_nbdkit(args), "statsfile", {c.why});
+      EXPECT_EQ(file_fingerprint(c.image), before) << "the image changed";
+    }
+}
+
+// A FIFO as file= is refused like any other file that is not regular, not
+// waited on for a writer that never comes (its open would block).
+TEST(BadParameters, FileIsAFifo) {
+  TempDir dir;
+  const std::string fifo = dir.file("fifo");
+  ASSERT_EQ(::mkfifo(fifo.c_str(), 0644), 0);
+  ExpectCleanFailure(run_nbdkit({"file=" + fifo}), "file", {"not a regular file"});
+  ExpectCleanFailure(run_nbdkit({"-r", "file=" + fifo}), "file", {"not a regular file"});
 }
 
 TEST(BadParameters, BadMode) {
