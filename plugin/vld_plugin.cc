@@ -32,6 +32,7 @@
 #include <nbdkit-plugin.h>
 #include <sys/stat.h>
 
+#include <cctype>
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
@@ -414,6 +415,15 @@ bool is_aru_export(std::string_view name) {
   return name == "aru" || name.substr(0, 4) == "aru:";
 }
 
+// A name that looks meant for an ARU but is not one ("ARU", "aru2",
+// "Aru:x"): served as the plain disk it would silently lose the atomicity
+// its client asked for, so it is refused instead.
+bool misspelt_aru_export(std::string_view name) {
+  if (name.size() < 3 || is_aru_export(name)) return false;
+  auto lower = [](char ch) { return static_cast<char>(std::tolower(static_cast<unsigned char>(ch))); };
+  return lower(name[0]) == 'a' && lower(name[1]) == 'r' && lower(name[2]) == 'u';
+}
+
 int vld_list_exports(int readonly, int, struct nbdkit_exports* exports) {
   if (nbdkit_add_export(exports, "", "the disk") == -1) return -1;
   if (readonly) return 0;  // an ARU needs a writable connection
@@ -473,6 +483,13 @@ void* vld_open(int readonly) {
   const char* export_name = nbdkit_export_name();
   const std::string_view name = export_name ? export_name : "";
   const bool aru = is_aru_export(name);
+  if (misspelt_aru_export(name)) {
+    nbdkit_error("vld: export %s: no such export; an atomic recovery unit is export \"aru\" or "
+                 "\"aru:LABEL\" (lower case), the plain disk \"\"",
+                 std::string(name).c_str());
+    errno = ENOENT;
+    return nullptr;
+  }
   if (aru && readonly) {
     nbdkit_error("vld: export %s needs a writable connection (an atomic recovery unit commits "
                  "writes); connect without -r / read-only, or use the default export \"\"",

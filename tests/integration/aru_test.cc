@@ -191,5 +191,29 @@ TEST(AruReadOnly, IsRefusedWithAMessage) {
       << server.stderr_text();
 }
 
+// A name that looks meant for an ARU but is not one is refused: served as
+// the plain disk, its client would lose the atomicity it asked for without
+// a word. Other names are the plain disk, as "" is.
+TEST(AruExportName, LookAlikesAreRefusedOtherNamesAreTheDisk) {
+  TempDir dir;
+  NbdkitServer server(dir, {"file=" + dir.file("disk.img"), "size=4M", "latency=none"});
+  // -1: refused; else what the export advertises as multi-conn (the plain
+  // disk 1, an ARU 0).
+  auto multi_conn = [&](const char* name) {
+    NbdHandle h(nbd_create());
+    check_nbd(nbd_set_export_name(h.get(), name), "nbd_set_export_name");
+    if (nbd_connect_unix(h.get(), server.socket().c_str()) == -1) return -1;
+    const int mc = nbd_can_multi_conn(h.get());
+    nbd_shutdown(h.get(), 0);
+    return mc;
+  };
+  for (const char* name : {"ARU", "aru2", "Aru:x", "aRu"}) EXPECT_EQ(multi_conn(name), -1) << name;
+  for (const char* name : {"", "disk", "ar", "a-r-u"}) EXPECT_EQ(multi_conn(name), 1) << name;
+  for (const char* name : {"aru", "aru:x"}) EXPECT_EQ(multi_conn(name), 0) << name;
+  ASSERT_EQ(server.stop(), 0);
+  EXPECT_NE(server.stderr_text().find("export ARU: no such export"), std::string::npos)
+      << server.stderr_text();
+}
+
 }  // namespace
 }  // namespace vld::test
