@@ -459,7 +459,13 @@ int make_disk_writable() {
         // Recovery's writes are crash-safe: a failure among them loses
         // nothing. (Asked here, under the controller's lock, which guards
         // g_stopped_why.) Another image in its place was never recovered.
-        if (!g_stopped_why->empty() || std::string_view(e.what()) == kImageReplaced) throw;
+        // A lock held by a reader says what to do itself.
+        if (!g_stopped_why->empty() || std::string_view(e.what()) == kImageReplaced ||
+            e.err() == EBUSY)
+          throw;
+        if (e.err() == EACCES || e.err() == EPERM || e.err() == EROFS)
+          throw Error(std::string(e.what()) + "; make it writable, or serve it with nbdkit -r",
+                      e.err());
         throw Error(std::string(e.what()) +
                         "; nothing acknowledged is lost: fix the backing file (or free space "
                         "where it lives) and connect again; nbdkit -r serves it read-only "

@@ -34,6 +34,9 @@ void ServeReadOnlyAndCheck(const std::string& file, const std::vector<uint8_t>& 
       w.stop();
       EXPECT_NE(w.stderr_text().find("open read-only elsewhere"), std::string::npos)
           << w.stderr_text();
+      // A lock is not a damaged backing file: no advice to fix one.
+      EXPECT_EQ(w.stderr_text().find("fix the backing file"), std::string::npos)
+          << w.stderr_text();
     }
     nbd_shutdown(h.get(), 0);
     EXPECT_EQ(ro.stop(), 0) << ro.stderr_text();
