@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <string>
 
 namespace vld {
 
@@ -56,12 +57,17 @@ void DriveGeometry::derive_skews() {
 }
 
 std::string DriveGeometry::check() const {
+  // Each names the value found: from a parameter, or from a superblock.
+  auto range = [](const char* name, uint64_t v, const char* bounds) {
+    return std::string(name) + "=" + std::to_string(v) + " must be between " + bounds;
+  };
   if (sectors_per_track < 8 || sectors_per_track > 1'000'000)
-    return "sectors_per_track must be between 8 and 1000000";
+    return range("sectors_per_track", sectors_per_track, "8 and 1000000");
   if (tracks_per_cylinder < 1 || tracks_per_cylinder > 1024)
-    return "tracks_per_cylinder must be between 1 and 1024";
-  if (cylinders < 1 || cylinders > 10'000'000) return "cylinders must be between 1 and 10000000";
-  if (rpm < 600 || rpm > 100'000) return "rpm must be between 600 and 100000";
+    return range("tracks_per_cylinder", tracks_per_cylinder, "1 and 1024");
+  if (cylinders < 1 || cylinders > 10'000'000)
+    return range("cylinders", cylinders, "1 and 10000000");
+  if (rpm < 600 || rpm > 100'000) return range("rpm", rpm, "600 and 100000");
   // Upper bounds too: a superblock carries these, guarded only by its
   // checksum, and simulated time is int64 nanoseconds (found by
   // fuzz/open_image_fuzzer: overhead 7e18 ns overflowed the clock).

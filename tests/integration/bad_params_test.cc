@@ -176,6 +176,18 @@ TEST(BadParameters, UnknownGeometry) {
   ExpectRejectedOnImage({"geometry=foo"}, "geometry", {"geometry=foo"});
 }
 
+// Values each parse but the drive they make is out of range: the line
+// names the value given beside the range.
+TEST(BadParameters, GeometryOutOfRangeNamesTheValue) {
+  TempDir dir;
+  const std::string file = dir.file("disk.img");
+  ExpectCleanFailure(run_nbdkit({"file=" + file, "size=16M", "sectors_per_track=7"}),
+                     "sectors_per_track", {"sectors_per_track=7 must be between 8"});
+  ExpectCleanFailure(run_nbdkit({"file=" + file, "size=16M", "cylinders=20000000"}), "cylinders",
+                     {"cylinders=20000000 must be between 1 and 10000000"});
+  EXPECT_FALSE(Exists(file));
+}
+
 TEST(BadParameters, UnknownSchedPolicy) {
   ExpectRejectedOnNewFile({"size=16M", "sched=bogus"}, "sched", {"sched=bogus", "fifo", "sptf"});
   ExpectRejectedOnImage({"sched=bogus"}, "sched", {"sched=bogus"});
