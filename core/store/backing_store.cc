@@ -67,7 +67,18 @@ void FileBackingStore::lock_or_throw(bool shared) {
 std::unique_ptr<FileBackingStore> FileBackingStore::create(const std::string& path,
                                                            uint64_t size_bytes) {
   int fd = ::open(path.c_str(), O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
-  if (fd == -1) throw_errno("file=" + path + ": cannot create the image");
+  if (fd == -1) {
+    const int e = errno;
+    struct stat st;
+    // O_EXCL refuses a dangling symbolic link with EEXIST: say which.
+    if (e == EEXIST && ::lstat(path.c_str(), &st) == 0 && S_ISLNK(st.st_mode))
+      throw Error("file=" + path + " is a symbolic link to a missing file; give the path of "
+                  "the image itself",
+                  EEXIST);
+    throw Error("file=" + path + ": cannot create the image (" + std::strerror(e) +
+                    "); give a path in an existing directory you can write to",
+                e);
+  }
   std::unique_ptr<FileBackingStore> s(new FileBackingStore(path, fd, size_bytes));
   s->lock_or_throw(/*shared=*/false);
   if (::ftruncate(fd, static_cast<off_t>(size_bytes)) == -1)

@@ -235,8 +235,16 @@ TEST(BadParameters, UnwritablePath) {
 
   TempDir dir;
   const std::string file = dir.file("no/such/dir/disk.img");
-  ExpectCleanFailure(run_nbdkit({"file=" + file, "size=16M"}), "file", {file});
+  ExpectCleanFailure(run_nbdkit({"file=" + file, "size=16M"}), "file",
+                     {file, "existing directory"});
   EXPECT_FALSE(Exists(file));
+
+  // A dangling symbolic link: O_EXCL says "File exists", which it does not.
+  const std::string link = dir.file("dangling");
+  ASSERT_EQ(::symlink(dir.file("nowhere").c_str(), link.c_str()), 0);
+  ExpectCleanFailure(run_nbdkit({"file=" + link, "size=16M"}), "file",
+                     {"symbolic link to a missing file"});
+  EXPECT_FALSE(Exists(dir.file("nowhere")));
 }
 
 // The stats file's directory is checked at start-up (issue 13), before the
