@@ -261,23 +261,26 @@ Superblock read_superblock(BackingStore& store, const std::string& name) {
     case DecodeResult::kDamagedStart:
       throw Error("file=" + name +
                       " has a damaged superblock (no VLDIMAGE magic, but a vld superblock's "
-                      "checksum at byte 4088); the image cannot be used as it is",
+                      "checksum at byte 4088); the image cannot be used as it is: restore it from a copy",
                   EIO);
     case DecodeResult::kBadChecksum:
       throw Error("file=" + name +
                       " has a damaged superblock (checksum mismatch); the image cannot be "
-                      "used as it is",
+                      "used as it is: restore it from a copy",
                   EIO);
     case DecodeResult::kUnsupportedVersion:
       throw Error("file=" + name +
                       " was made by a different vld format version; use the vld that made it",
                   EINVAL);
     case DecodeResult::kInvalid:
-      throw Error("file=" + name + " has an invalid superblock (" + why + ")", EIO);
+      throw Error("file=" + name + " has an invalid superblock (" + why +
+                      "); restore the image from a copy",
+                  EIO);
   }
   if (store.size_bytes() < sb.image_bytes())
     throw Error("file=" + name + " is truncated: " + std::to_string(store.size_bytes()) +
-                    " bytes, the superblock needs " + std::to_string(sb.image_bytes()),
+                    " bytes, the superblock needs " + std::to_string(sb.image_bytes()) +
+                    "; copy the whole image again (or restore it from a copy)",
                 EIO);
   return sb;
 }
