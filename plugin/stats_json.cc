@@ -6,7 +6,6 @@
 
 #include <cstdio>
 #include <cstring>
-#include <fstream>
 
 #include "core/util/error.h"
 #include "plugin/mode_report_json.h"
@@ -263,12 +262,20 @@ void check_series_file_writable(const std::string& path) {
 }
 
 void write_stats_file(const std::string& path, const nlohmann::json& stats) {
-  std::string tmp = path + ".tmp";
-  {
-    std::ofstream out(tmp, std::ios::trunc);
-    out << stats.dump(2) << '\n';
-    out.flush();
-    if (!out) throw Error("statsfile=" + path + ": cannot write " + tmp, EIO);
+  const std::string tmp = path + ".tmp";
+  const std::string text = stats.dump(2) + "\n";
+  std::FILE* f = std::fopen(tmp.c_str(), "w");
+  bool ok = f && std::fwrite(text.data(), 1, text.size(), f) == text.size();
+  int err = errno;
+  if (f && std::fclose(f) != 0 && ok) {
+    ok = false;
+    err = errno;
+  }
+  if (!ok) {
+    ::unlink(tmp.c_str());  // no half-written file left behind
+    throw Error("statsfile=" + path + ": cannot write " + tmp + " (" + std::strerror(err) +
+                    "); free space there, or give another statsfile=",
+                err);
   }
   if (std::rename(tmp.c_str(), path.c_str()) != 0) throw_errno("statsfile=" + path + ": rename");
 }

@@ -129,11 +129,15 @@ class StatsWriter {
     return g_pacer->arrival().value_or(g_controller->busy_until());
   }
 
+  // A failure is reported once, not every second until it ends; the
+  // serving goes on (the statistics are not the data).
   void write_now() {
     try {
       write_stats_file(path_, stats_to_json(*g_controller, g_options.latency));
+      last_error_.clear();
     } catch (const std::exception& e) {
-      nbdkit_error("vld: %s", e.what());
+      if (last_error_ != e.what()) nbdkit_error("vld: %s", e.what());
+      last_error_ = e.what();
     }
   }
 
@@ -174,6 +178,7 @@ class StatsWriter {
   std::string series_;             // path_ + ".jsonl"
   std::chrono::seconds interval_;  // stats_interval=; 0: no series
   std::chrono::system_clock::time_point interval_wall_;  // the current interval's start
+  std::string last_error_;  // the stats file's last failure reported ("" after a success)
   std::mutex mu_;               // guards stop_ only
   std::condition_variable cv_;  // signalled when stop_ is set
   bool stop_ = false;
