@@ -261,7 +261,8 @@ Superblock read_superblock(BackingStore& store, const std::string& name) {
     case DecodeResult::kDamagedStart:
       throw Error("file=" + name +
                       " has a damaged superblock (no VLDIMAGE magic, but a vld superblock's "
-                      "checksum at byte 4088); the image cannot be used as it is: restore it from a copy",
+                      "checksum at byte 4088); the image cannot be used as it is: restore it "
+                      "from a copy",
                   EIO);
     case DecodeResult::kBadChecksum:
       throw Error("file=" + name +

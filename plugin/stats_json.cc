@@ -207,8 +207,9 @@ void check_stats_target(const std::string& path, const std::string& target,
   if (S_ISLNK(st.st_mode))
     throw Error(head + " is a symbolic link; give the path of a regular file" + or_else, EINVAL);
   if (S_ISDIR(st.st_mode))
-    throw Error(head + " is a directory; give a file's path, e.g. " + target + "/stats.json" + or_else,
-                EISDIR);
+    throw Error(
+        head + " is a directory; give a file's path, e.g. " + target + "/stats.json" + or_else,
+        EISDIR);
   if (!S_ISREG(st.st_mode))
     throw Error(head + " is not a regular file (a device, FIFO or socket); give a file's path" +
                     or_else,

@@ -265,8 +265,9 @@ int vld_config_complete() {
   // fork, and the series appended to PATH.jsonl: a directory that is
   // missing or not writable, a PATH.jsonl that cannot be written, or any of
   // the three being the image itself, a device or a directory (which the
-  // writer would destroy or replace), is found now, before the image is touched and before nbdkit forks, not in
-  // the log after it (where --run's command would wait for a server gone).
+  // writer would destroy or replace), is found now, before the image is
+  // touched and before nbdkit forks, not in the log after it (where --run's
+  // command would wait for a server gone).
   if (!g_options.statsfile.empty())
     return guarded([] {
       check_stats_paths(g_options.statsfile, g_options.file, g_options.stats_interval_s > 0);
@@ -425,7 +426,9 @@ bool is_aru_export(std::string_view name) {
 // its client asked for, so it is refused instead.
 bool misspelt_aru_export(std::string_view name) {
   if (name.size() < 3 || is_aru_export(name)) return false;
-  auto lower = [](char ch) { return static_cast<char>(std::tolower(static_cast<unsigned char>(ch))); };
+  auto lower = [](char ch) {
+    return static_cast<char>(std::tolower(static_cast<unsigned char>(ch)));
+  };
   return lower(name[0]) == 'a' && lower(name[1]) == 'r' && lower(name[2]) == 'u';
 }
 

@@ -124,7 +124,9 @@ void ImageLock::make_exclusive() {
   if (::flock(fd_, LOCK_EX | LOCK_NB) == -1) {
     if (errno == EWOULDBLOCK)
       throw Error("file=" + path_ + " is open read-only elsewhere (vld-inspect, or another server "
-                  "with -r), so it cannot be written; stop that reader, or serve this one with -r too", EBUSY);
+                  "with -r), so it cannot be written; stop that reader, or serve this one with -r "
+                  "too",
+                  EBUSY);
     throw_errno("file=" + path_ + ": cannot lock");
   }
   exclusive_ = true;
