@@ -5,7 +5,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <random>
 #include <sstream>
@@ -285,7 +285,7 @@ TEST(BadParameters, StatsFileThatIsTheImageOrNotAFile) {
   const std::string file = MakeImage(dir);
   const std::string before = file_fingerprint(file);
   const std::string series = dir.file("s.jsonl");  // an image that statsfile=s's series would be
-  ASSERT_EQ(std::system(("cp " + file + " " + series).c_str()), 0);
+  std::filesystem::copy_file(file, series);
   ASSERT_EQ(::link(file.c_str(), dir.file("hard").c_str()), 0);
   ASSERT_EQ(::symlink(file.c_str(), dir.file("soft").c_str()), 0);
   ASSERT_EQ(::mkdir(dir.file("d").c_str(), 0755), 0);
