@@ -116,13 +116,8 @@ void LldDisk::Impl::commit_chain(const std::vector<LogEntry>& group, LldClock& c
   });
   const size_t from_pending = chain.size();
   for (const LogEntry& e : group) chain.push_back(&e);
-  const std::vector<PlannedWrite> writes = plan_chain(chain);
-  try {
-    for (const PlannedWrite& w : writes) write_out(w, c);
-  } catch (const Error&) {
-    void_chain(writes.size(), c);
-    throw;
-  }
+  const std::vector<PlannedWrite> writes = plan_chain(chain, /*whole=*/true);
+  write_chain(writes, c);
   sync(c);  // a failure stops the disk (FailStopStore); nothing is applied
   for (const PlannedWrite& w : writes) {
     apply_write(w, c);
@@ -131,66 +126,6 @@ void LldDisk::Impl::commit_chain(const std::vector<LogEntry>& group, LldClock& c
   assert(!in_group_);
   for (size_t i = 0; i < from_pending; ++i) pending_.pop_front();
   stats_.segment_write_time += c.now - before;
-}
-
-std::vector<LldDisk::Impl::PlannedWrite> LldDisk::Impl::plan_chain(
-    const std::vector<const LogEntry*>& chain) const {
-  // The free segments in the order emit_write would open them (lowest first).
-  std::vector<uint32_t> free;
-  for (uint32_t s = 0; s < usage_.segment_count(); ++s)
-    if (usage_.state(s) == SegmentState::kFree) free.push_back(s);
-  std::vector<PlannedWrite> out;
-  uint32_t segment = *usage_.open_segment(), head = head_sector_;
-  size_t opened = 0;
-  for (size_t i = 0; i < chain.size();) {
-    // As many entries as fit the segment's room, laid out as write_one does.
-    const uint32_t room = shape_.segment_sectors - head;
-    size_t k = 0;
-    uint32_t data = 0;
-    for (; i + k < chain.size(); ++k) {
-      const uint32_t d = data + (chain[i + k]->is_trim() ? 0 : 1);
-      if (write_sectors(static_cast<uint32_t>(k + 1), d, shape_) > room) break;
-      data = d;
-    }
-    assert(k > 0);  // must_close_after keeps room for a block
-    const auto sectors =
-        static_cast<uint32_t>(write_sectors(static_cast<uint32_t>(k), data, shape_));
-    const bool partial_full = uint64_t{head + sectors} * 100 >=
-                              uint64_t{options_.partial_percent} * shape_.segment_sectors;
-    const bool close = i + k < chain.size() || room - sectors < 1 + shape_.block_sectors ||
-                       partial_full;
-    if (close && opened == free.size())  // make_room admitted it: never here
-      throw Error("mode=lld planned an ARU's commit past its clean segments; this is a bug: "
-                  "please report it",
-                  ENOSPC);
-    const uint32_t next = close ? free[opened++] : segment;
-    const bool continues = !chain[i + k - 1]->ends_request;
-    std::vector<const LogEntry*> part(chain.begin() + i, chain.begin() + i + k);
-    out.push_back(plan_write(std::move(part), segment, head, next_seq_ + out.size(), close,
-                             continues, next));
-    i += k;
-    head = close ? 0 : head + sectors;
-    segment = next;
-  }
-  assert(!out.back().summary.continues);
-  return out;
-}
-
-void LldDisk::Impl::void_chain(size_t writes, LldClock& c) {
-  // Any of the chain's writes may be in the image, whole (all but the one
-  // that failed) or torn. Roll-forward from the last checkpoint takes them
-  // only as a whole chain, which the failed write broke; but later writes
-  // reusing their seqs and places could complete a piece of it. So their
-  // seqs are never used again, and a checkpoint (sync, write, sync) starts
-  // roll-forward past them, as recovery does for the writes it drops.
-  next_seq_ += writes;
-  try {
-    write_checkpoint(/*clean=*/false, c);
-  } catch (const Error& e) {
-    store_->stop(std::string("a checkpoint voiding an atomic recovery unit's failed commit could "
-                             "not be written (") +
-                 e.what() + ")");
-  }
 }
 
 }  // namespace vld

@@ -123,15 +123,27 @@ void LldDisk::Impl::submit(std::vector<LogEntry> entries, bool fua, LldClock& c)
     // the reply as an NVRAM write would be.
     ++stats_.nvram_bypasses;
     if (!pending_.empty()) drain(c);
-    log_to_segments(std::move(entries), c);
-    write_pending(/*force=*/true, c);
-    sync(c);
+    log_request(std::move(entries), /*durable=*/true, c);
     return;
   }
-  log_to_segments(std::move(entries), c);
-  if (fua) {
-    write_pending(/*force=*/true, c);
-    sync(c);
+  log_request(std::move(entries), fua, c);
+}
+
+void LldDisk::Impl::log_request(std::vector<LogEntry> entries, bool durable, LldClock& c) {
+  const uint64_t mark = pending_.end_index();
+  try {
+    log_to_segments(std::move(entries), c);
+    if (durable) {
+      write_pending(/*force=*/true, c);
+      sync(c);
+    }
+  } catch (const Error&) {
+    // A failed segment write applied nothing (write_pending); what the
+    // request left in the memory copy goes too, or the next flush would
+    // make a failed write durable over an acknowledged one. (Pieces of a
+    // split request written before stay: clause 3's exception.)
+    pending_.truncate(mark);
+    throw;
   }
 }
 
@@ -161,7 +173,6 @@ void LldDisk::Impl::log_to_segments(std::vector<LogEntry> entries, LldClock& c) 
     // Whole segments out while the rest does not fit; a request cut across
     // writes is written to its end before the next one starts.
     write_pending(/*force=*/false, c);
-    if (in_group_) write_pending(/*force=*/true, c);
   }
   if (split) ++stats_.split_requests;
   stats_.segment_write_time += c.now - before;

@@ -100,7 +100,12 @@ class LldDisk::Impl {
   std::vector<LogEntry> entries_for_write(uint64_t offset, std::span<const std::byte> data,
                                           LldClock& c);
   // Logs one client request (entries in order): NVRAM, or the open segment.
+  // If it fails, what of it is still in memory is dropped (log_request).
   void submit(std::vector<LogEntry> entries, bool fua, LldClock& c);
+  // The request to segments (log_to_segments), and with `durable` out and
+  // synced; on a failure its entries still in pending_ are taken out, so
+  // that no later flush writes a request that failed.
+  void log_request(std::vector<LogEntry> entries, bool durable, LldClock& c);
   // The request into pending_ and out to segments as they fill, in pieces
   // the free segments can take (cleaning in between); each piece is whole
   // in the log before this returns, or still wholly in memory.
@@ -114,17 +119,20 @@ class LldDisk::Impl {
   size_t fitting_pending() const;
   // One segment write from pending's front: a whole (closing) write if the
   // rest does not fit; else, with force, the rest under the partial-segment
-  // rule. False if it wrote nothing.
+  // rule. False if it wrote nothing. (Draining NVRAM, one write at a time.)
   bool write_one(bool force, LldClock& c);
-  // write_one until it writes nothing.
+  // The segment writes write_one would make until it writes nothing, and
+  // without force also the rest if a request is left unfinished, written
+  // out all before any is applied: a failure applies none of them, leaves
+  // pending_ as it was, voids their seqs (void_chain) and throws.
   void write_pending(bool force, LldClock& c);
   // One segment write of entries at the log head, applied to the map.
   void emit_write(const std::vector<const LogEntry*>& entries, bool close, bool continues,
                   LldClock& c);
   // A segment write planned but not yet written: where it goes, its
   // summary and its bytes ([summary][blocks]). emit_write is plan_write,
-  // write_out, apply_write; an ARU's commit writes out all of its writes
-  // before it applies any (lld_aru.cc).
+  // write_out, apply_write; write_pending and an ARU's commit (lld_aru.cc)
+  // write out all of their writes before they apply any.
   struct PlannedWrite {
     SegmentSummary summary;
     std::vector<const LogEntry*> entries;  // in summary order; owned by the caller
@@ -142,6 +150,16 @@ class LldDisk::Impl {
   // A written write into the map, the usage table and the log head.
   // REQUIRES: w starts at the log head with seq next_seq_.
   void apply_write(const PlannedWrite& w, LldClock& c);
+  // writes into the image in order; after a failure, void_chain and rethrow.
+  void write_chain(const std::vector<PlannedWrite>& writes, LldClock& c);
+  // The segment writes of chain from the log head, opening free segments
+  // lowest first. whole: all of chain, the last write not continuing;
+  // else what write_pending(force=false) writes (maybe nothing).
+  // REQUIRES: !in_group_.
+  std::vector<PlannedWrite> plan_chain(const std::vector<const LogEntry*>& chain,
+                                       bool whole) const;
+  // After a failed write of a chain of `writes` writes: their seqs voided.
+  void void_chain(size_t writes, LldClock& c);
   void apply_entry(const LogEntry& e, uint32_t segment, uint64_t psn, uint64_t seq);
   void kill_copy(uint32_t block);
   // Closes the open segment if the room left holds no block.
@@ -179,11 +197,6 @@ class LldDisk::Impl {
   // written, synced, and only then applied (and the memory copy emptied).
   // REQUIRES: make_room(pending + group) was true; no buffered NVRAM entry.
   void commit_chain(const std::vector<LogEntry>& group, LldClock& c);
-  // The segment writes of chain from the log head, opening free segments
-  // lowest first; only the last write ends the chain (no `continues`).
-  std::vector<PlannedWrite> plan_chain(const std::vector<const LogEntry*>& chain) const;
-  // After a failed write of a chain of `writes` writes: their seqs voided.
-  void void_chain(size_t writes, LldClock& c);
 
   // ---- NVRAM (lld_nvram.cc)
   void nvram_append(const std::vector<LogEntry>& entries, LldClock& c);

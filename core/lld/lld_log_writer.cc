@@ -61,9 +61,99 @@ bool LldDisk::Impl::write_one(bool force, LldClock& c) {
 }
 
 void LldDisk::Impl::write_pending(bool force, LldClock& c) {
-  while (write_one(force, c)) {
+  std::vector<const LogEntry*> chain;
+  pending_.for_each_live([&](const LogEntry& e) {
+    chain.push_back(&e);
+    return true;
+  });
+  const std::vector<PlannedWrite> writes = plan_chain(chain, /*whole=*/force);
+  if (writes.empty()) return;
+  write_chain(writes, c);
+  size_t entries = 0;
+  for (const PlannedWrite& w : writes) {
+    apply_write(w, c);
+    stats_.client_blocks_written += w.summary.data_blocks();  // client entries only
+    entries += w.entries.size();
+  }
+  assert(!in_group_);
+  for (size_t i = 0; i < entries; ++i) pending_.pop_front();
+}
+
+void LldDisk::Impl::write_chain(const std::vector<PlannedWrite>& writes, LldClock& c) {
+  try {
+    for (const PlannedWrite& w : writes) write_out(w, c);
+  } catch (const Error&) {
+    void_chain(writes.size(), c);
+    throw;
   }
 }
+
+std::vector<LldDisk::Impl::PlannedWrite> LldDisk::Impl::plan_chain(
+    const std::vector<const LogEntry*>& chain, bool whole) const {
+  assert(!in_group_);
+  std::vector<PlannedWrite> out;
+  uint32_t segment = *usage_.open_segment(), head = head_sector_;
+  uint32_t free_from = 0;  // segments below it are not free, or opened already
+  for (size_t i = 0; i < chain.size();) {
+    // As many entries as fit the segment's room, laid out as write_one does.
+    const uint32_t room = shape_.segment_sectors - head;
+    size_t k = 0;
+    uint32_t data = 0;
+    for (; i + k < chain.size(); ++k) {
+      const uint32_t d = data + (chain[i + k]->is_trim() ? 0 : 1);
+      if (write_sectors(static_cast<uint32_t>(k + 1), d, shape_) > room) break;
+      data = d;
+    }
+    assert(k > 0);  // must_close_after keeps room for a block
+    const auto sectors =
+        static_cast<uint32_t>(write_sectors(static_cast<uint32_t>(k), data, shape_));
+    const bool partial_full = uint64_t{head + sectors} * 100 >=
+                              uint64_t{options_.partial_percent} * shape_.segment_sectors;
+    // Without `whole`, the rest stays in memory once it fits the open
+    // segment, as write_one(force=false) leaves it, unless it finishes a
+    // request the last write began.
+    if (!whole && i + k == chain.size() && (out.empty() || !out.back().summary.continues)) break;
+    const bool close = i + k < chain.size() || room - sectors < 1 + shape_.block_sectors ||
+                       partial_full;
+    // The free segments open lowest first, as emit_write opens them.
+    const std::optional<uint32_t> free = close ? usage_.free_at_or_after(free_from) : segment;
+    if (!free)  // admitting the request made room: never here
+      throw Error("mode=lld planned segment writes past its clean segments; this is a bug: "
+                  "please report it",
+                  ENOSPC);
+    const uint32_t next = *free;
+    if (close) free_from = next + 1;
+    const bool continues = !chain[i + k - 1]->ends_request;
+    std::vector<const LogEntry*> part(chain.begin() + i, chain.begin() + i + k);
+    out.push_back(plan_write(std::move(part), segment, head, next_seq_ + out.size(), close,
+                             continues, next));
+    i += k;
+    head = close ? 0 : head + sectors;
+    segment = next;
+  }
+  assert(out.empty() || !out.back().summary.continues);
+  return out;
+}
+
+void LldDisk::Impl::void_chain(size_t writes, LldClock& c) {
+  // None of the chain is applied, but any of its writes may be in the
+  // image, whole (all before the one that failed, and that one too if the
+  // error came after its bytes) or torn. Roll-forward from the last
+  // checkpoint would take a whole write that ends a request, and later
+  // writes reusing their seqs and places could complete a piece of a
+  // request. So their seqs are never used again, and a checkpoint (sync,
+  // write, sync) starts roll-forward past them, as recovery does for the
+  // writes it drops.
+  next_seq_ += writes;
+  try {
+    write_checkpoint(/*clean=*/false, c);
+  } catch (const Error& e) {
+    store_->stop(std::string("a checkpoint voiding a failed segment write could not be "
+                             "written (") +
+                 e.what() + ")");
+  }
+}
+
 
 void LldDisk::Impl::kill_copy(uint32_t block) {
   const BlockMapEntry& m = map_[block];

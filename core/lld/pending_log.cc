@@ -69,6 +69,34 @@ void PendingLog::pop_front() {
   drop_dead_front();
 }
 
+void PendingLog::truncate(uint64_t mark) {
+  if (mark < base_) mark = base_;  // its front part was written already
+  if (mark >= end_index()) return;
+  while (end_index() > mark) {
+    const LogEntry& e = entries_.back();
+    if (!e.dead) {
+      --live_entries_;
+      if (!e.is_trim()) --live_data_entries_;
+    }
+    entries_.pop_back();
+  }
+  assert(!dedup_ || empty());
+  rebuild_index();
+  drop_dead_front();
+}
+
+void PendingLog::rebuild_index() {
+  // A failure path only: a segment's worth of entries at most.
+  newest_data_.clear();
+  trims_.clear();
+  for (uint64_t i = base_; i < end_index(); ++i) {
+    const LogEntry& e = entry(i);
+    if (e.dead) continue;
+    if (e.is_trim()) trims_.push_back(i);
+    else newest_data_[e.logical_block] = i;
+  }
+}
+
 const LogEntry* PendingLog::newest(uint32_t block) const {
   const LogEntry* found = nullptr;
   uint64_t found_index = 0;

@@ -64,9 +64,17 @@ class PendingLog {
   // The newest live entry covering block, or nullptr.
   const LogEntry* newest(uint32_t block) const;
 
+  // The absolute index the next push gets: a mark for truncate().
+  uint64_t end_index() const { return base_ + entries_.size(); }
+  // Drops every entry pushed at or after mark that is still here (a failed
+  // request's, taken back out). REQUIRES: no entry from mark on killed one
+  // before it: true without dedup, or when nothing before mark is live.
+  void truncate(uint64_t mark);
+
  private:
   void kill(uint64_t abs_index);
   void drop_dead_front();
+  void rebuild_index();  // newest_data_ and trims_ from entries_
   LogEntry& entry(uint64_t abs_index) { return entries_[abs_index - base_]; }
   const LogEntry& entry(uint64_t abs_index) const { return entries_[abs_index - base_]; }
 

@@ -73,8 +73,8 @@ void SegmentUsageTable::free_segment(uint32_t segment) {
   ++free_count_;
 }
 
-std::optional<uint32_t> SegmentUsageTable::lowest_free() const {
-  for (uint32_t s = 0; s < segment_count(); ++s) {
+std::optional<uint32_t> SegmentUsageTable::free_at_or_after(uint32_t first) const {
+  for (uint32_t s = first; s < segment_count(); ++s) {
     if (state_[s] == SegmentState::kFree) return s;
   }
   return std::nullopt;

@@ -76,7 +76,9 @@ class SegmentUsageTable {
   void free_segment(uint32_t segment);
 
   // The lowest-numbered free segment, if any (where the log goes next).
-  std::optional<uint32_t> lowest_free() const;
+  std::optional<uint32_t> lowest_free() const { return free_at_or_after(0); }
+  // The lowest-numbered free segment numbered first or above, if any.
+  std::optional<uint32_t> free_at_or_after(uint32_t first) const;
   // Full segments with no live block: freed at the next checkpoint without
   // cleaning. A scan of every segment.
   uint32_t empty_full_count() const;
