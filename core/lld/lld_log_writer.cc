@@ -115,14 +115,17 @@ std::vector<LldDisk::Impl::PlannedWrite> LldDisk::Impl::plan_chain(
     if (!whole && i + k == chain.size() && (out.empty() || !out.back().summary.continues)) break;
     const bool close = i + k < chain.size() || room - sectors < 1 + shape_.block_sectors ||
                        partial_full;
-    // The free segments open lowest first, as emit_write opens them.
-    const std::optional<uint32_t> free = close ? usage_.free_at_or_after(free_from) : segment;
-    if (!free)  // admitting the request made room: never here
-      throw Error("mode=lld planned segment writes past its clean segments; this is a bug: "
-                  "please report it",
-                  ENOSPC);
-    const uint32_t next = *free;
-    if (close) free_from = next + 1;
+    uint32_t next = segment;
+    if (close) {
+      // Free segments open lowest first, as emit_write opens them.
+      const std::optional<uint32_t> free = usage_.free_at_or_after(free_from);
+      if (!free)  // admitting the request made room: never here
+        throw Error("mode=lld planned segment writes past its clean segments; this is a bug: "
+                    "please report it",
+                    ENOSPC);
+      next = *free;
+      free_from = next + 1;
+    }
     const bool continues = !chain[i + k - 1]->ends_request;
     std::vector<const LogEntry*> part(chain.begin() + i, chain.begin() + i + k);
     out.push_back(plan_write(std::move(part), segment, head, next_seq_ + out.size(), close,
@@ -153,7 +156,6 @@ void LldDisk::Impl::void_chain(size_t writes, LldClock& c) {
                  e.what() + ")");
   }
 }
-
 
 void LldDisk::Impl::kill_copy(uint32_t block) {
   const BlockMapEntry& m = map_[block];
