@@ -467,11 +467,6 @@ void VldDisk::release_data(const MapEntry& e) {
 bool VldDisk::apply(std::vector<Update>& updates, std::span<const uint32_t> rewrite_pieces,
                     bool fua, ServiceClock& clock, PlaceMode mode, bool checkpoint) {
   const bool move = mode != PlaceMode::kEager;  // a compaction move or a repack
-  // The record (or delta checkpoint) earlier requests made due comes first:
-  // if it fails, this request fails having changed nothing (clause 7).
-  // Written after the request instead, its failure would fail a request
-  // whose blocks already read new.
-  if (!move && !checkpoint) maybe_write_record(clock);
   std::optional<Placement> placed = place_group(updates, rewrite_pieces, clock, mode);
   if (!placed) return false;  // only a move gives up
   const std::vector<PlannedNode>& group = placed->group;
@@ -531,7 +526,10 @@ bool VldDisk::apply(std::vector<Update>& updates, std::span<const uint32_t> rewr
   if (!checkpoint) note_scattered(group);
   if (fua) sync(clock);
   // A compaction move leaves records to the end of its track (end_victim).
-  if (!move && !checkpoint) unsettle_compaction();
+  if (!move && !checkpoint) {
+    unsettle_compaction();
+    maybe_write_record(clock);
+  }
   return true;
 }
 
@@ -902,7 +900,6 @@ Completion VldDisk::place_shadow(std::span<const GroupBlock> blocks, SimTime sta
                                  std::vector<uint64_t>* tokens) {
   store_->check();
   ServiceClock clock = begin(start);
-  maybe_write_record(clock);  // first, as in apply()
   std::vector<uint32_t> sizes(blocks.size(), layout_.block_sectors);
   std::vector<size_t> order;
   const std::vector<Extent> ext =
@@ -932,6 +929,7 @@ Completion VldDisk::place_shadow(std::span<const GroupBlock> blocks, SimTime sta
   stats_.client_blocks_written += blocks.size();
   clock.blocks_written += blocks.size();
   unsettle_compaction();
+  maybe_write_record(clock);
   return finish(clock);
 }
 
