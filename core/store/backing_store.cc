@@ -241,11 +241,13 @@ void MemoryBackingStore::check_range(uint64_t offset, uint64_t len) const {
 
 void MemoryBackingStore::read(uint64_t offset, std::span<std::byte> out) {
   check_range(offset, out.size());
+  if (out.empty()) return;  // memcpy of nothing from a null pointer is undefined
   std::memcpy(out.data(), bytes_.data() + offset, out.size());
 }
 
 void MemoryBackingStore::write(uint64_t offset, std::span<const std::byte> data) {
   check_range(offset, data.size());
+  if (data.empty()) return;  // memcpy of nothing from a null pointer is undefined
   std::memcpy(bytes_.data() + offset, data.data(), data.size());
 }
 
