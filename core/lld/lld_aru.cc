@@ -109,20 +109,14 @@ bool LldDisk::Impl::make_room(size_t entries, LldClock& c) {
 
 void LldDisk::Impl::commit_chain(const std::vector<LogEntry>& group, LldClock& c) {
   const SimTime before = c.now;
-  std::vector<const LogEntry*> chain;  // the memory copy's entries (nvram=0), then the group
-  pending_.for_each_live([&](const LogEntry& e) {
-    chain.push_back(&e);
-    return true;
-  });
+  // The memory copy's entries (nvram=0), then the group.
+  std::vector<const LogEntry*> chain = pending_chain();
   const size_t from_pending = chain.size();
   for (const LogEntry& e : group) chain.push_back(&e);
   const std::vector<PlannedWrite> writes = plan_chain(chain, /*whole=*/true);
   write_chain(writes, c);
   sync(c);  // a failure stops the disk (FailStopStore); nothing is applied
-  for (const PlannedWrite& w : writes) {
-    apply_write(w, c);
-    stats_.client_blocks_written += w.summary.data_blocks();
-  }
+  apply_chain(writes, c);
   assert(!in_group_);
   for (size_t i = 0; i < from_pending; ++i) pending_.pop_front();
   stats_.segment_write_time += c.now - before;

@@ -142,7 +142,7 @@ std::optional<Completion> LldDisk::Impl::idle_step(SimTime start) {
     const SimTime before = c.now;
     if (usage_.free_count() < kCleanerLowSegments)
       clean_until(kCleanerLowSegments + kCleanerBatchSegments, c);
-    write_one(/*force=*/true, c);
+    write_one(c);
     if (pending_.empty()) {
       sync(c);
       nvram_reset(c);

@@ -11,6 +11,7 @@
 #ifndef VLD_CORE_LLD_LLD_DISK_IMPL_H_
 #define VLD_CORE_LLD_LLD_DISK_IMPL_H_
 
+#include <cstdint>
 #include <memory>
 #include <optional>
 #include <string>
@@ -115,16 +116,17 @@ class LldDisk::Impl {
 
   // ---- the log head (lld_log_writer.cc)
   uint32_t room_sectors() const;
-  // How many of pending's front entries fit the open segment's room.
-  size_t fitting_pending() const;
-  // One segment write from pending's front: a whole (closing) write if the
-  // rest does not fit; else, with force, the rest under the partial-segment
-  // rule. False if it wrote nothing. (Draining NVRAM, one write at a time.)
-  bool write_one(bool force, LldClock& c);
-  // The segment writes write_one would make until it writes nothing, and
-  // without force also the rest if a request is left unfinished, written
-  // out all before any is applied: a failure applies none of them, leaves
-  // pending_ as it was, voids their seqs (void_chain) and throws.
+  // pending_'s live entries, in log order.
+  std::vector<const LogEntry*> pending_chain() const;
+  // The first segment write of write_pending(force=true), written and
+  // applied; a failure changes nothing. False if pending_ is empty.
+  // (Draining NVRAM, one write at a time: its entries each end a request.)
+  bool write_one(LldClock& c);
+  // pending_'s segment writes as plan_chain lays them out (with force all
+  // of it; without, whole segments while the rest does not fit, and the
+  // rest too if a request is left unfinished), written out all before any
+  // is applied: a failure applies none of them, leaves pending_ as it was,
+  // voids their seqs (void_chain) and throws.
   void write_pending(bool force, LldClock& c);
   // One segment write of entries at the log head, applied to the map.
   void emit_write(const std::vector<const LogEntry*>& entries, bool close, bool continues,
@@ -152,12 +154,14 @@ class LldDisk::Impl {
   void apply_write(const PlannedWrite& w, LldClock& c);
   // writes into the image in order; after a failure, void_chain and rethrow.
   void write_chain(const std::vector<PlannedWrite>& writes, LldClock& c);
-  // The segment writes of chain from the log head, opening free segments
-  // lowest first. whole: all of chain, the last write not continuing;
-  // else what write_pending(force=false) writes (maybe nothing).
-  // REQUIRES: !in_group_.
-  std::vector<PlannedWrite> plan_chain(const std::vector<const LogEntry*>& chain,
-                                       bool whole) const;
+  // writes (written) applied in order; returns how many entries they hold.
+  size_t apply_chain(const std::vector<PlannedWrite>& writes, LldClock& c);
+  // The segment writes of chain from the log head, at most max_writes,
+  // opening free segments lowest first. whole: all of chain, the last write
+  // not continuing; else what write_pending(force=false) writes (maybe
+  // nothing). REQUIRES: !in_group_.
+  std::vector<PlannedWrite> plan_chain(const std::vector<const LogEntry*>& chain, bool whole,
+                                       size_t max_writes = SIZE_MAX) const;
   // After a failed write of a chain of `writes` writes: their seqs voided.
   void void_chain(size_t writes, LldClock& c);
   void apply_entry(const LogEntry& e, uint32_t segment, uint64_t psn, uint64_t seq);

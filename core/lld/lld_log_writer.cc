@@ -19,64 +19,40 @@ bool LldDisk::Impl::must_close_after(uint32_t sectors_written) const {
   return left < 1 + shape_.block_sectors;
 }
 
-size_t LldDisk::Impl::fitting_pending() const {
-  size_t entries = 0;
-  uint32_t data = 0;
-  const uint32_t room = room_sectors();
-  pending_.for_each_live([&](const LogEntry& e) {
-    const uint32_t next_data = data + (e.is_trim() ? 0 : 1);
-    if (write_sectors(static_cast<uint32_t>(entries + 1), next_data, shape_) > room) return false;
-    ++entries;
-    data = next_data;
-    return true;
-  });
-  return entries;
-}
-
-bool LldDisk::Impl::write_one(bool force, LldClock& c) {
-  if (pending_.empty()) return false;
-  const size_t k = fitting_pending();
-  const bool all = k == pending_.live_entries();
-  if (all && !force) return false;
-  assert(k > 0);  // must_close_after keeps room for one block
-  std::vector<const LogEntry*> entries;
-  entries.reserve(k);
-  uint32_t data = 0;
-  pending_.for_each_live([&](const LogEntry& e) {
-    entries.push_back(&e);
-    data += e.is_trim() ? 0 : 1;
-    return entries.size() < k;
-  });
-  const uint32_t sectors = static_cast<uint32_t>(write_sectors(static_cast<uint32_t>(k), data, shape_));
-  // LLD's partial-segment rule (paper 001 section 4.4): a forced write that
-  // leaves the segment at least partial% full closes it as if it were full.
-  const bool partial_full = uint64_t{head_sector_ + sectors} * 100 >=
-                            uint64_t{options_.partial_percent} * shape_.segment_sectors;
-  const bool close = !all || must_close_after(sectors) || partial_full;
-  const bool continues = !entries.back()->ends_request;
-  emit_write(entries, close, continues, c);
-  stats_.client_blocks_written += data;  // pending_ holds client entries only
-  for (size_t i = 0; i < k; ++i) pending_.pop_front();
-  return true;
-}
-
-void LldDisk::Impl::write_pending(bool force, LldClock& c) {
+std::vector<const LogEntry*> LldDisk::Impl::pending_chain() const {
   std::vector<const LogEntry*> chain;
+  chain.reserve(pending_.live_entries());
   pending_.for_each_live([&](const LogEntry& e) {
     chain.push_back(&e);
     return true;
   });
-  const std::vector<PlannedWrite> writes = plan_chain(chain, /*whole=*/force);
+  return chain;
+}
+
+bool LldDisk::Impl::write_one(LldClock& c) {
+  const std::vector<PlannedWrite> w = plan_chain(pending_chain(), /*whole=*/true, 1);
+  if (w.empty()) return false;
+  write_out(w.front(), c);  // a failure changes nothing: the entries stay buffered
+  for (size_t i = apply_chain(w, c); i > 0; --i) pending_.pop_front();
+  return true;
+}
+
+void LldDisk::Impl::write_pending(bool force, LldClock& c) {
+  const std::vector<PlannedWrite> writes = plan_chain(pending_chain(), /*whole=*/force);
   if (writes.empty()) return;
   write_chain(writes, c);
+  for (size_t i = apply_chain(writes, c); i > 0; --i) pending_.pop_front();
+  assert(!in_group_);
+}
+
+size_t LldDisk::Impl::apply_chain(const std::vector<PlannedWrite>& writes, LldClock& c) {
   size_t entries = 0;
   for (const PlannedWrite& w : writes) {
     apply_write(w, c);
-    stats_.client_blocks_written += w.summary.data_blocks();  // client entries only
+    stats_.client_blocks_written += w.summary.data_blocks();  // chains carry client entries only
     entries += w.entries.size();
   }
-  assert(!in_group_);
-  for (size_t i = 0; i < entries; ++i) pending_.pop_front();
+  return entries;
 }
 
 void LldDisk::Impl::write_chain(const std::vector<PlannedWrite>& writes, LldClock& c) {
@@ -89,13 +65,13 @@ void LldDisk::Impl::write_chain(const std::vector<PlannedWrite>& writes, LldCloc
 }
 
 std::vector<LldDisk::Impl::PlannedWrite> LldDisk::Impl::plan_chain(
-    const std::vector<const LogEntry*>& chain, bool whole) const {
+    const std::vector<const LogEntry*>& chain, bool whole, size_t max_writes) const {
   assert(!in_group_);
   std::vector<PlannedWrite> out;
   uint32_t segment = *usage_.open_segment(), head = head_sector_;
   uint32_t free_from = 0;  // segments below it are not free, or opened already
-  for (size_t i = 0; i < chain.size();) {
-    // As many entries as fit the segment's room, laid out as write_one does.
+  for (size_t i = 0; i < chain.size() && out.size() < max_writes;) {
+    // As many entries as fit the segment's room.
     const uint32_t room = shape_.segment_sectors - head;
     size_t k = 0;
     uint32_t data = 0;
@@ -107,21 +83,26 @@ std::vector<LldDisk::Impl::PlannedWrite> LldDisk::Impl::plan_chain(
     assert(k > 0);  // must_close_after keeps room for a block
     const auto sectors =
         static_cast<uint32_t>(write_sectors(static_cast<uint32_t>(k), data, shape_));
+    // LLD's partial-segment rule (paper 001 section 4.4): a forced write
+    // that leaves the segment at least partial% full closes it as if full.
     const bool partial_full = uint64_t{head + sectors} * 100 >=
                               uint64_t{options_.partial_percent} * shape_.segment_sectors;
     // Without `whole`, the rest stays in memory once it fits the open
-    // segment, as write_one(force=false) leaves it, unless it finishes a
-    // request the last write began.
+    // segment, unless it finishes a request the last write began.
     if (!whole && i + k == chain.size() && (out.empty() || !out.back().summary.continues)) break;
+    // A write that leaves no room for one more block closes the segment
+    // (must_close_after), so roll-forward finds the next write where a
+    // summary says.
     const bool close = i + k < chain.size() || room - sectors < 1 + shape_.block_sectors ||
                        partial_full;
     uint32_t next = segment;
     if (close) {
       // Free segments open lowest first, as emit_write opens them.
       const std::optional<uint32_t> free = usage_.free_at_or_after(free_from);
-      if (!free)  // admitting the request made room: never here
-        throw Error("mode=lld planned segment writes past its clean segments; this is a bug: "
-                    "please report it",
+      if (!free)  // admitting the request (or the cleaner) made room: never here
+        throw Error("mode=lld has no clean segment left to write into (the cleaner could not "
+                    "keep up); this is a bug: please report it with the image's vld-inspect "
+                    "output",
                     ENOSPC);
       next = *free;
       free_from = next + 1;
@@ -134,7 +115,7 @@ std::vector<LldDisk::Impl::PlannedWrite> LldDisk::Impl::plan_chain(
     head = close ? 0 : head + sectors;
     segment = next;
   }
-  assert(out.empty() || !out.back().summary.continues);
+  assert(out.empty() || out.size() == max_writes || !out.back().summary.continues);
   return out;
 }
 

@@ -56,7 +56,7 @@ void LldDisk::Impl::drain(LldClock& c) {
   while (!pending_.empty()) {
     if (usage_.free_count() < kCleanerLowSegments)
       clean_until(kCleanerLowSegments + kCleanerBatchSegments, c);
-    write_one(/*force=*/true, c);
+    write_one(c);
   }
   sync(c);  // the segments hold every buffered block before the region forgets them
   nvram_reset(c);
