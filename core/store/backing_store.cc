@@ -201,7 +201,7 @@ void FileBackingStore::for_each_data_range(
 }
 
 void FailStopStore::sync() {
-  check();
+  check_not_stopped();
   try {
     s_->sync();
   } catch (const Error& e) {
@@ -230,8 +230,21 @@ std::string FailStopStore::stopped_message() const {
          "; restart nbdkit to recover the image from what is on stable storage";
 }
 
-void FailStopStore::check() const {
+void FailStopStore::defer(const Error& e) {
+  if (deferred_) return;  // the first failure says the most
+  deferred_.emplace(e);
+}
+
+void FailStopStore::check_not_stopped() const {
   if (stopped()) throw Error(stopped_message(), EIO);
+}
+
+void FailStopStore::check() {
+  check_not_stopped();
+  if (!deferred_) return;
+  const Error e = std::move(*deferred_);
+  deferred_.reset();
+  throw e;
 }
 
 void MemoryBackingStore::check_range(uint64_t offset, uint64_t len) const {

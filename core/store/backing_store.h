@@ -17,9 +17,12 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <span>
 #include <string>
 #include <vector>
+
+#include "core/util/error.h"
 
 namespace vld {
 
@@ -160,11 +163,11 @@ class FailStopStore final : public BackingStore {
   uint64_t size_bytes() const override { return s_->size_bytes(); }
   void read(uint64_t offset, std::span<std::byte> out) override { s_->read(offset, out); }
   void write(uint64_t offset, std::span<const std::byte> data) override {
-    check();
+    check_not_stopped();
     s_->write(offset, data);
   }
   void discard(uint64_t offset, uint64_t len) override {
-    check();
+    check_not_stopped();
     s_->discard(offset, len);
   }
   void sync() override;
@@ -174,19 +177,29 @@ class FailStopStore final : public BackingStore {
   }
   // REQUIRES: why says what failed. Later writes, discards and syncs fail.
   void stop(const std::string& why);
-  // Throws the stopped disk's Error (EIO): the disks call it first in every
-  // request that changes contents or makes them durable, so that one that
-  // would write nothing fails too.
-  void check() const;
+  // A write the disk made on its own after a request had completed (vld's
+  // log record after a request) failed: that request stands, since all it
+  // wrote is in place, and the next request reports e instead, before it
+  // changes anything, as the kernel reports a failed writeback at the next
+  // fsync (once, to whoever comes next; the first failure if several).
+  // REQUIRES: e's message says what failed and that the request reporting
+  // it changed nothing.
+  void defer(const Error& e);
+  // Throws the stopped disk's Error (EIO), or a deferred one (once): the
+  // disks call it first in every request that changes contents or makes
+  // them durable, so that one that would write nothing fails too.
+  void check();
   bool stopped() const { return !stopped_why_->empty(); }
   const std::string& stopped_why() const { return *stopped_why_; }
   BackingStore& inner() { return *s_; }
 
  private:
   std::string stopped_message() const;  // REQUIRES: stopped()
+  void check_not_stopped() const;
 
   std::unique_ptr<BackingStore> s_;
   StopReason stopped_why_;  // never null; "" while the disk takes writes
+  std::optional<Error> deferred_;  // for the next request's check()
 };
 
 class MemoryBackingStore final : public BackingStore {

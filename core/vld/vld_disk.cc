@@ -528,9 +528,26 @@ bool VldDisk::apply(std::vector<Update>& updates, std::span<const uint32_t> rewr
   // A compaction move leaves records to the end of its track (end_victim).
   if (!move && !checkpoint) {
     unsettle_compaction();
-    maybe_write_record(clock);
+    record_after_request(clock);
   }
   return true;
+}
+
+void VldDisk::record_after_request(ServiceClock& clock) {
+  // The request is committed: all it wrote is in the log, which recovery
+  // scans from the current record (and synced, with FUA). The record it
+  // made due shortens that scan and frees what it replaced; if it fails,
+  // the request still stands (crash contract clause 7: a failed request
+  // would have to read old), the record stays due, and the next request
+  // reports the error before it changes anything.
+  try {
+    maybe_write_record(clock);
+  } catch (const Error& e) {
+    store_->defer(Error(std::string("the log record after an earlier request could not be "
+                                    "written (") + e.what() +
+                            "); that request stands and this one changed nothing: retry it",
+                        e.err()));
+  }
 }
 
 std::optional<std::vector<Extent>> VldDisk::allocate(std::vector<uint32_t>& sizes,
@@ -929,7 +946,7 @@ Completion VldDisk::place_shadow(std::span<const GroupBlock> blocks, SimTime sta
   stats_.client_blocks_written += blocks.size();
   clock.blocks_written += blocks.size();
   unsettle_compaction();
-  maybe_write_record(clock);
+  record_after_request(clock);
   return finish(clock);
 }
 

@@ -367,6 +367,9 @@ class VldDisk final : public Disk {
   // piece was never written): no crash can bring a mapping back.
   bool durably_unmapped(uint64_t block) const;
   void maybe_write_record(ServiceClock& clock);
+  // maybe_write_record after a committed request, whose failure the next
+  // request reports (FailStopStore::defer).
+  void record_after_request(ServiceClock& clock);
   uint64_t window_free_sectors() const;
   // A command arriving at `start`: the controller overhead paid first.
   ServiceClock begin(SimTime start) const;

@@ -211,12 +211,9 @@ class ScenarioRun {
   // Whether a failed write must leave no trace: its blocks keep reading
   // their old contents, live and after a crash (clause 7). Not in
   // mode=inplace (part old, part new), nor after a failed sync, which
-  // cannot take back what it did not sync. Not yet in mode=vld: a failed
-  // write of the log record a request makes due at its end fails a request
-  // already committed (docs/crash-contract.md, a known defect; strict, the
-  // sweep fails at "vld full, write fault #24").
+  // cannot take back what it did not sync.
   static bool strict(const Scenario& sc) {
-    return sc.mode == DiskMode::kLld && sc.fault.op == FaultyStore::Op::kWrite;
+    return sc.mode != DiskMode::kInplace && sc.fault.op == FaultyStore::Op::kWrite;
   }
 
   // Returns what went wrong ("" in .problem if every check held).
@@ -542,6 +539,64 @@ TEST(BackingFaults, VldGoesOnAfterAFailedMapSectorWrite) {
   auto d2 = make_disk(std::make_unique<MemoryBackingStore>(mem.bytes()), sb, small_options());
   d2->read(3 * kBlock, got, kSimEpoch);
   EXPECT_EQ(got, c) << "the write after the failed one survives the restart";
+}
+
+// The log record a vld request makes due is written after the request is
+// committed. If it fails, the request stands (it reads new, live and after
+// a crash); the next request reports the error before it changes anything;
+// the record stays due and the one after writes it (crash contract clause
+// 7, FailStopStore::defer).
+TEST(BackingFaults, VldRecordFailureIsTheNextRequestsError) {
+  // A dry run: the first FUA write that makes a record due, and how many
+  // map sectors (512-byte writes, as the record is) it writes before it.
+  uint64_t k = 0, map_sectors = 0;
+  {
+    FaultyDisk fd(DiskMode::kVld, 256 * 1024, 25);
+    const auto& vd = static_cast<const VldDisk&>(*fd.disk);
+    for (; k < 60; ++k) {
+      const VldStats before = vd.vld_stats();
+      fd.disk->write(k * kBlock, block_data(1, k), true, kSimEpoch);
+      if (vd.vld_stats().records_written > before.records_written) {
+        map_sectors = vd.vld_stats().map_sectors_written - before.map_sectors_written;
+        break;
+      }
+    }
+    ASSERT_LT(k, 60u) << "no write made a record due";
+  }
+  FaultyDisk fd(DiskMode::kVld, 256 * 1024, 25);
+  std::unique_ptr<Disk>& disk = fd.disk;
+  const auto& vd = static_cast<const VldDisk&>(*disk);
+  for (uint64_t b = 0; b < k; ++b) disk->write(b * kBlock, block_data(1, b), true, kSimEpoch);
+  const uint64_t records = vd.vld_stats().records_written;
+  fd.faulty.arm(FaultyStore::Fault{.op = FaultyStore::Op::kWrite, .nth = map_sectors,
+                                   .only_len = 512});
+  const Bytes a = block_data(1, k), b = block_data(2, 0);
+  EXPECT_NO_THROW(disk->write(k * kBlock, a, true, kSimEpoch)) << "the committed request failed";
+  ASSERT_EQ(fd.faulty.failures(), 1u) << "the fault missed the record";
+  fd.faulty.disarm();
+  EXPECT_EQ(vd.vld_stats().records_written, records);
+  try {
+    disk->write(0, b, true, kSimEpoch);
+    ADD_FAILURE() << "the record's failure reached no request";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("this one changed nothing"), std::string::npos)
+        << e.what();
+  }
+  Bytes got(kBlock);
+  disk->read(0, got, kSimEpoch);
+  EXPECT_EQ(got, block_data(1, 0)) << "the request that reported the error changed its block";
+  disk->write(0, b, true, kSimEpoch);  // reported once: the next goes on
+  EXPECT_EQ(vd.vld_stats().records_written, records + 1) << "the record did not stay due";
+  EXPECT_EQ(disk->check_consistency(), "");
+  const Bytes as_is(fd.mem.bytes()), synced = fd.faulty.synced_image();
+  disk.reset();  // kill -9: no close
+  for (const Bytes* image : {&as_is, &synced}) {
+    auto d2 = make_disk(std::make_unique<MemoryBackingStore>(*image), fd.sb, small_options());
+    d2->read(k * kBlock, got, kSimEpoch);
+    EXPECT_EQ(got, a) << "the request whose record failed was lost";
+    d2->read(0, got, kSimEpoch);
+    EXPECT_EQ(got, b);
+  }
 }
 
 // mode=lld without NVRAM: a FUA write whose segment write fails after
