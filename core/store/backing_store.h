@@ -139,7 +139,9 @@ class ImageLock {
 // and sync fails with EIO, naming the first failure, until the image is
 // opened again, when recovery rebuilds it from what is on stable storage.
 // Reads go on. A disk may also stop itself (stop()) when it cannot leave
-// the image in a state recovery reads the way the disk's memory does.
+// the image in a state recovery reads the way the disk's memory does, or
+// hand the error of a write made after a completed request to the next
+// request (defer()).
 //
 // The stop can outlive one disk: the plugin opens the image for writing
 // again when a writable connection comes after one whose recovery failed,
