@@ -75,7 +75,9 @@ class LldDisk::Impl {
   Completion zero(uint64_t offset, uint64_t len, ZeroFlags flags, SimTime start);
   void extents(uint64_t offset, uint64_t len, const ExtentFn& fn);
   Completion commit_group(std::span<const GroupBlock> blocks, SimTime start);
+  // Idle work; an error is the next request's to report too.
   std::optional<Completion> idle_step(SimTime start);
+  std::optional<Completion> idle_work(SimTime start);
   uint64_t live_blocks() const { return usage_.total_live_blocks(); }
   void close();
   LldReport report() const;

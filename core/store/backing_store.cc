@@ -230,9 +230,12 @@ std::string FailStopStore::stopped_message() const {
          "; restart nbdkit to recover the image from what is on stable storage";
 }
 
-void FailStopStore::defer(const Error& e) {
+void FailStopStore::defer(std::string_view what, const Error& e) {
   if (deferred_) return;  // the first failure says the most
-  deferred_.emplace(e);
+  deferred_.emplace(std::string(what) + " failed (" + e.what() +
+                        "); nothing acknowledged is lost, and this request changed nothing: "
+                        "retry it",
+                    e.err());
 }
 
 void FailStopStore::check_not_stopped() const {

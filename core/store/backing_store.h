@@ -20,6 +20,7 @@
 #include <optional>
 #include <span>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "core/util/error.h"
@@ -179,25 +180,25 @@ class FailStopStore final : public BackingStore {
   }
   // REQUIRES: why says what failed. Later writes, discards and syncs fail.
   void stop(const std::string& why);
-  // A write the disk made on its own after a request had completed (vld's
-  // log record after a request) failed: that request stands, since all it
-  // wrote is in place, and the next request reports e instead, before it
-  // changes anything, as the kernel reports a failed writeback at the next
-  // fsync (once, to whoever comes next; the first failure if several).
-  // REQUIRES: e's message says what failed and that the request reporting
-  // it changed nothing.
-  void defer(const Error& e);
+  // Work the disk did on its own (`what`: vld's log record after a request
+  // that had completed, idle-time compaction or cleaning) failed with e.
+  // Nothing acknowledged depends on it, and the next request reports e,
+  // before it changes anything, as the kernel reports a failed writeback
+  // at the next fsync: once, to whoever comes next; the first if several.
+  void defer(std::string_view what, const Error& e);
   // Throws the stopped disk's Error (EIO), or a deferred one (once): the
   // disks call it first in every request that changes contents or makes
   // them durable, so that one that would write nothing fails too.
   void check();
+  // Throws the stopped disk's Error only: for the disk's own work, which
+  // leaves a deferred error to the next request.
+  void check_not_stopped() const;
   bool stopped() const { return !stopped_why_->empty(); }
   const std::string& stopped_why() const { return *stopped_why_; }
   BackingStore& inner() { return *s_; }
 
  private:
   std::string stopped_message() const;  // REQUIRES: stopped()
-  void check_not_stopped() const;
 
   std::unique_ptr<BackingStore> s_;
   StopReason stopped_why_;  // never null; "" while the disk takes writes

@@ -543,10 +543,7 @@ void VldDisk::record_after_request(ServiceClock& clock) {
   try {
     maybe_write_record(clock);
   } catch (const Error& e) {
-    store_->defer(Error(std::string("the log record after an earlier request could not be "
-                                    "written (") + e.what() +
-                            "); that request stands and this one changed nothing: retry it",
-                        e.err()));
+    store_->defer("writing the log record after an earlier request (which stands)", e);
   }
 }
 

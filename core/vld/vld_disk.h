@@ -267,6 +267,8 @@ class VldDisk final : public Disk {
   // In idle time: a delta checkpoint and its record, the head back where
   // it was, if compaction has nothing to do and it fits before idle_ends.
   std::optional<Completion> idle_checkpoint(SimTime start, SimTime idle_ends);
+  // idle_step's work; idle_step hands an error to the next request too.
+  std::optional<Completion> idle_work(SimTime start, SimTime idle_ends);
   void add_rotation(std::vector<uint32_t>* pieces);
   // A full checkpoint has just rewritten every live piece, or the tree was
   // installed from disk: what is scattered starts from here.

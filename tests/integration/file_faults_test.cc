@@ -18,13 +18,17 @@
 #include <gtest/gtest.h>
 #include <libnbd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <chrono>
 #include <cstdio>
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <random>
 #include <sstream>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "tests/integration/modes.h"
@@ -47,10 +51,14 @@ class FaultyImage {
   }
   const std::string& image() const { return image_; }
 
+  // latency=none unless `params` say otherwise: deterministic, with no
+  // idle-time work.
   std::unique_ptr<NbdkitServer> serve(std::vector<std::string> params,
                                       std::vector<std::string> nbdkit_options = {}) const {
     params.insert(params.begin(), "file=" + image_);
-    params.push_back("latency=none");  // deterministic: no idle-time compactor
+    if (std::none_of(params.begin(), params.end(),
+                     [](const std::string& p) { return p.starts_with("latency="); }))
+      params.push_back("latency=none");
     return std::make_unique<NbdkitServer>(
         dir_, params, nbdkit_options,
         std::vector<std::string>{std::string("LD_PRELOAD=") + VLD_FAULT_SHIM_PATH,
@@ -504,6 +512,59 @@ INSTANTIATE_TEST_SUITE_P(Modes, FileFaults, ::testing::ValuesIn(kAllModes), Mode
 // mode=inplace writes nothing when it opens.
 INSTANTIATE_TEST_SUITE_P(Modes, FileFaultsInRecovery,
                          ::testing::Values("vld", "lld", "lld_nvram0"), ModeName);
+
+// Idle-time work answers to no request: when a write of the compactor
+// (mode=vld, latency=sleep) fails, the next request fails with the error,
+// once, changing nothing; the compactor stops, the disk goes on, and
+// every acknowledged write stays, live and after a restart.
+TEST(FileFaultsIdle, AFailedCompactionWriteFailsTheNextRequest) {
+  TempDir dir;
+  FaultyImage img(dir);
+  auto s = img.serve({"size=8M", "spare=5", "latency=sleep", "compactor_quiet_ms=20"});
+  NbdHandle h = s->connect();
+  // 80% of the blocks, then random updates: tracks for the compactor to empty.
+  const uint64_t blocks = 8 * 1024 * 1024 / kBlk * 80 / 100;
+  std::vector<std::vector<uint8_t>> want(blocks);
+  for (uint64_t b = 0; b < blocks; ++b) want[b] = pattern_bytes(b * kBlk, kBlk, 1);
+  for (uint64_t b = 0; b < blocks; b += 64) {
+    std::vector<uint8_t> run;
+    for (uint64_t i = b; i < std::min(blocks, b + 64); ++i)
+      run.insert(run.end(), want[i].begin(), want[i].end());
+    ASSERT_EQ(try_write(h.get(), b * kBlk, run), 0);
+  }
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 300; ++i) {
+    const uint64_t b = rng() % blocks;
+    want[b] = pattern_bytes(b * kBlk, kBlk, 100 + i);
+    ASSERT_EQ(try_write(h.get(), b * kBlk, want[b]), 0);
+  }
+  ASSERT_EQ(try_flush(h.get()), 0);
+  img.arm("pwrite 0 EIO once");  // the next pwrite is the compactor's: no request comes
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+  while (img.fired() == 0 && std::chrono::steady_clock::now() < deadline)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));  // polls for the event
+  ASSERT_EQ(img.fired(), 1) << "the compactor wrote nothing in 60 s\n" << s->stderr_text();
+  img.disarm();
+  const std::vector<uint8_t> other = pattern_bytes(0, kBlk, 9999);
+  EXPECT_EQ(try_write(h.get(), 0, other, LIBNBD_CMD_FLAG_FUA), EIO)
+      << "the compactor's failed write reached no request";
+  EXPECT_EQ(read_bytes(h.get(), 0, kBlk), want[0]) << "the request that failed changed its block";
+  want[1] = pattern_bytes(kBlk, kBlk, 10000);
+  EXPECT_EQ(try_write(h.get(), kBlk, want[1], LIBNBD_CMD_FLAG_FUA), 0) << "reported once";
+  for (uint64_t b = 0; b < blocks; ++b)
+    ASSERT_EQ(read_bytes(h.get(), b * kBlk, kBlk), want[b]) << "block " << b;
+  nbd_shutdown(h.get(), 0);
+  EXPECT_EQ(s->stop(), 0) << s->stderr_text();
+  for (const char* said : {"idle-time compaction failed", "compactor stopped"})
+    EXPECT_NE(s->stderr_text().find(said), std::string::npos)
+        << "nbdkit's log does not say \"" << said << "\":\n" << s->stderr_text();
+  auto again = img.serve({});
+  NbdHandle h2 = again->connect();
+  for (uint64_t b = 0; b < blocks; ++b)
+    ASSERT_EQ(read_bytes(h2.get(), b * kBlk, kBlk), want[b]) << "block " << b << " after a restart";
+  nbd_shutdown(h2.get(), 0);
+  EXPECT_EQ(again->stop(), 0) << again->stderr_text();
+}
 
 // mode=inplace punches holes for trims: a failed punch fails the trim,
 // which then leaves its range old (or zero), and the disk goes on.

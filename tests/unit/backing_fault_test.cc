@@ -579,7 +579,7 @@ TEST(BackingFaults, VldRecordFailureIsTheNextRequestsError) {
     disk->write(0, b, true, kSimEpoch);
     ADD_FAILURE() << "the record's failure reached no request";
   } catch (const Error& e) {
-    EXPECT_NE(std::string(e.what()).find("this one changed nothing"), std::string::npos)
+    EXPECT_NE(std::string(e.what()).find("this request changed nothing"), std::string::npos)
         << e.what();
   }
   Bytes got(kBlock);
@@ -596,6 +596,63 @@ TEST(BackingFaults, VldRecordFailureIsTheNextRequestsError) {
     EXPECT_EQ(got, a) << "the request whose record failed was lost";
     d2->read(0, got, kSimEpoch);
     EXPECT_EQ(got, b);
+  }
+}
+
+// Idle-time work (vld's compactor, lld's NVRAM drain and cleaner) answers
+// to no request: when a write of it fails, the next request reports the
+// error before it changes anything, once; every acknowledged write stays,
+// live and after a restart (crash contract clause 6).
+TEST(BackingFaults, AFailedIdleStepIsTheNextRequestsError) {
+  for (DiskMode mode : {DiskMode::kVld, DiskMode::kLld}) {
+    SCOPED_TRACE(mode_name(mode));
+    FaultyDisk fd(mode, 256 * 1024, 25, mode == DiskMode::kLld ? 64 * 1024 : 0);
+    std::unique_ptr<Disk>& disk = fd.disk;
+    const uint64_t blocks = fd.sb.export_bytes / kBlock;
+    std::vector<Bytes> want(blocks, Bytes(kBlock));
+    std::mt19937_64 rng(5);
+    SimTime now = kSimEpoch;
+    for (uint64_t i = 0; i < 3 * blocks; ++i) {  // every block, then random ones again
+      const uint64_t b = i < blocks ? i : rng() % blocks;
+      want[b] = block_data(i, b);
+      now = disk->write(b * kBlock, want[b], false, now).end;
+    }
+    now = disk->flush(now).end;
+    fd.faulty.arm(FaultyStore::Fault{.op = FaultyStore::Op::kWrite, .nth = 0, .sticky = true});
+    bool failed = false;
+    for (int step = 0; step < 1000 && !failed; ++step) {
+      try {
+        const std::optional<Completion> c = disk->idle_step(now);
+        ASSERT_TRUE(c.has_value()) << "no idle work for the fault to fail";
+        now = c->end;
+      } catch (const Error&) {
+        failed = true;
+      }
+    }
+    ASSERT_TRUE(failed) << "no idle step wrote";
+    fd.faulty.disarm();
+    try {
+      disk->write(0, block_data(9999, 0), true, now);
+      ADD_FAILURE() << "the idle step's failure reached no request";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("idle-time"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("this request changed nothing"), std::string::npos);
+    }
+    want[0] = block_data(10000, 0);
+    now = disk->write(0, want[0], true, now).end;  // reported once: the next goes on
+    EXPECT_EQ(disk->check_consistency(), "");
+    Bytes got(kBlock);
+    for (uint64_t b = 0; b < blocks; ++b) {
+      now = disk->read(b * kBlock, got, now).end;
+      ASSERT_EQ(got, want[b]) << "live block " << b;
+    }
+    disk.reset();  // kill -9: no close
+    auto d2 = make_disk(std::make_unique<MemoryBackingStore>(fd.mem.bytes()), fd.sb,
+                        small_options());
+    for (uint64_t b = 0; b < blocks; ++b) {
+      d2->read(b * kBlock, got, kSimEpoch);
+      ASSERT_EQ(got, want[b]) << "block " << b << " after a restart";
+    }
   }
 }
 
