@@ -19,7 +19,9 @@
 // DiskController::idle_until (tools/vld-bench, tests).
 //
 // A step that throws stops the worker; it hands the reason to its host (the
-// plugin: nbdkit_error), as this header knows nothing of nbdkit.
+// plugin: nbdkit_error), as this header knows nothing of nbdkit. The disk
+// has already handed the error to the next request (FailStopStore::defer):
+// a client learns that the backing file failed.
 //
 // Thread-safety: owns one thread; construct and destroy from one thread.
 // `report` is called at most once, from that thread.
@@ -80,8 +82,9 @@ class IdleWorker {
         if (!sleep_until(end ? pacer_.to_wall(*end) : Pacer::WallClock::now() + poll)) return;
       }
     } catch (const std::exception& e) {
-      // A step failed (say, a data block that no longer checks out): the
-      // drive keeps serving requests, which report such damage themselves.
+      // A step failed (a write of the image, or a data block that no
+      // longer checks out): the drive keeps serving requests; the next
+      // one reports a failed write, and a read reports damage itself.
       report_(std::string("compactor stopped: ") + e.what());
     }
   }
