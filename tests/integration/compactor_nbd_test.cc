@@ -9,7 +9,6 @@
 #include <libnbd.h>
 
 #include <chrono>
-#include <random>
 #include <thread>
 
 #include "tests/integration/modes.h"
@@ -37,35 +36,8 @@ nlohmann::json wait_for_stats(const std::string& path, Pred done, std::chrono::s
   }
 }
 
-// Fills 80% of a small disk and fragments it with random updates; returns
-// what each block should hold.
-std::vector<std::vector<uint8_t>> fill_and_fragment(nbd_handle* h, uint64_t blocks) {
-  std::vector<std::vector<uint8_t>> want(blocks);
-  for (uint64_t b = 0; b < blocks; b += 64) {
-    const uint64_t n = std::min<uint64_t>(64, blocks - b);
-    auto data = pattern_bytes(b * kBlock, n * kBlock, 1);
-    write_bytes(h, b * kBlock, data);
-    for (uint64_t i = 0; i < n; ++i)
-      want[b + i].assign(data.begin() + i * kBlock, data.begin() + (i + 1) * kBlock);
-  }
-  std::mt19937_64 rng(7);
-  for (int i = 0; i < 300; ++i) {
-    const uint64_t b = rng() % blocks;
-    want[b] = pattern_bytes(b * kBlock, kBlock, 100 + i);
-    write_bytes(h, b * kBlock, want[b]);
-  }
-  check_nbd(nbd_flush(h, 0), "nbd_flush");
-  return want;
-}
-
 void expect_contents(nbd_handle* h, const std::vector<std::vector<uint8_t>>& want) {
-  for (uint64_t b = 0; b < want.size(); b += 64) {
-    const uint64_t n = std::min<uint64_t>(64, want.size() - b);
-    auto got = read_bytes(h, b * kBlock, n * kBlock);
-    std::vector<uint8_t> expect;
-    for (uint64_t i = b; i < b + n; ++i) expect.insert(expect.end(), want[i].begin(), want[i].end());
-    ASSERT_EQ(first_difference(got, expect, b * kBlock), "");
-  }
+  ASSERT_EQ(contents_difference(h, want), "");
 }
 
 // Serves img again with latency=none (no idle work): every block reads

@@ -7,11 +7,13 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <random>
 #include <sstream>
 #include <stdexcept>
 #include <string_view>
@@ -264,6 +266,42 @@ std::string first_difference(const std::vector<uint8_t>& got, const std::vector<
   return std::to_string(count) + " bytes differ, the first at disk offset " +
          std::to_string(base + first) + " (got " + std::to_string(got[first]) + ", want " +
          std::to_string(want[first]) + ")";
+}
+
+namespace {
+constexpr uint64_t kFragmentBlock = 4096;
+}  // namespace
+
+std::vector<std::vector<uint8_t>> fill_and_fragment(nbd_handle* h, uint64_t blocks) {
+  constexpr uint64_t bs = kFragmentBlock;
+  std::vector<std::vector<uint8_t>> want(blocks);
+  for (uint64_t b = 0; b < blocks; b += 64) {
+    const uint64_t n = std::min<uint64_t>(64, blocks - b);
+    auto data = pattern_bytes(b * bs, n * bs, 1);
+    write_bytes(h, b * bs, data);
+    for (uint64_t i = 0; i < n; ++i)
+      want[b + i].assign(data.begin() + i * bs, data.begin() + (i + 1) * bs);
+  }
+  std::mt19937_64 rng(7);
+  for (int i = 0; i < 300; ++i) {
+    const uint64_t b = rng() % blocks;
+    want[b] = pattern_bytes(b * bs, bs, 100 + i);
+    write_bytes(h, b * bs, want[b]);
+  }
+  check_nbd(nbd_flush(h, 0), "nbd_flush");
+  return want;
+}
+
+std::string contents_difference(nbd_handle* h, const std::vector<std::vector<uint8_t>>& want) {
+  constexpr uint64_t bs = kFragmentBlock;
+  for (uint64_t b = 0; b < want.size(); b += 64) {
+    const uint64_t n = std::min<uint64_t>(64, want.size() - b);
+    const std::vector<uint8_t> got = read_bytes(h, b * bs, n * bs);
+    std::vector<uint8_t> expect;
+    for (uint64_t i = b; i < b + n; ++i) expect.insert(expect.end(), want[i].begin(), want[i].end());
+    if (std::string d = first_difference(got, expect, b * bs); !d.empty()) return d;
+  }
+  return "";
 }
 
 }  // namespace vld::test

@@ -118,6 +118,15 @@ void write_bytes(nbd_handle* h, uint64_t offset, const std::vector<uint8_t>& dat
 std::string first_difference(const std::vector<uint8_t>& got, const std::vector<uint8_t>& want,
                              uint64_t base = 0);
 
+// Writes `blocks` 4 KiB blocks from block 0 (64 a request), then 300
+// seeded random single-block updates, and flushes: tracks left partly
+// dead for idle-time work. Returns what each block should hold; throws on
+// error.
+std::vector<std::vector<uint8_t>> fill_and_fragment(nbd_handle* h, uint64_t blocks);
+// "" if block b reads want[b] for every b (64 blocks a read), else
+// first_difference's account of the first run that does not.
+std::string contents_difference(nbd_handle* h, const std::vector<std::vector<uint8_t>>& want);
+
 }  // namespace vld::test
 
 #endif  // VLD_TESTS_INTEGRATION_NBDKIT_HARNESS_H_
