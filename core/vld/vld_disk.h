@@ -352,10 +352,19 @@ class VldDisk final : public Disk {
   // with the most such sectors, packed back to back (one group, so a crash
   // keeps either copy); the next record frees the old copies, and the
   // emptied track is the new reserve. false: no reserve, or nothing to gain.
-  bool repack(ServiceClock& clock);
+  // A write (kForWrite) takes any victim whose packed blocks leave a run
+  // that holds a block, as the capacity check counts on; idle time
+  // (kForIdle) only one that gains room for good (repack_gains).
+  enum class RepackFor { kWrite, kIdle };
+  bool repack(ServiceClock& clock, RepackFor why = RepackFor::kWrite);
   // The tracks repack() may empty onto `reserve`, as (free sectors,
   // track), the most free sectors first.
   std::vector<std::pair<uint32_t, uint32_t>> repack_victims(uint32_t reserve) const;
+  // Whether moving `blocks` (and the map sectors of `pieces`) of `track`
+  // onto the empty reserve leaves a run there that holds more blocks than
+  // the track's free runs hold now, even if those map sectors land there.
+  bool repack_gains(uint32_t track, std::span<const uint64_t> blocks,
+                    std::span<const uint32_t> pieces) const;
   void choose_reserve();
   // Whether so few free runs hold a block that idle time should repack.
   bool block_runs_scarce() const;

@@ -262,7 +262,7 @@ std::optional<Completion> VldDisk::idle_work(SimTime start, SimTime idle_ends) {
     // Few free runs hold a block, and hole-plugging needs them: repack now,
     // so that the next writes need not (each repack is one step).
     if (!fits(start, idle_ends, cost.repack.max())) return declined();
-    if (repack(clock)) {
+    if (repack(clock, RepackFor::kIdle)) {
       compactor_.costs().repack.observe(clock.now - start);
       ++stats_.idle_repacks;
       ++compactor_.stats().steps;
@@ -354,12 +354,34 @@ std::vector<std::pair<uint32_t, uint32_t>> VldDisk::repack_victims(uint32_t rese
   return by_free;
 }
 
+bool VldDisk::repack_gains(uint32_t track, std::span<const uint64_t> blocks,
+                           std::span<const uint32_t> pieces) const {
+  // The move's group rewrites the map sector of every piece it touches
+  // (its blocks' and those whose map sector is on the track), plus a relay
+  // or two, and they may land on the reserve beside the blocks. Unless the
+  // run left there holds more blocks than the victim's runs hold now,
+  // repacking gains nothing, and the next idle step would pick the track it
+  // just filled and move the same blocks back (found on a small disk: a
+  // record and a revolution every step, for ever). A write that finds no
+  // room cannot be this choosy: it takes a run that holds one block, and a
+  // write is placed between any two of its repacks.
+  std::vector<uint32_t> touched(pieces.begin(), pieces.end());
+  for (uint64_t b : blocks) touched.push_back(static_cast<uint32_t>(b / kEntriesPerPiece));
+  std::sort(touched.begin(), touched.end());
+  touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+  constexpr uint64_t kRelays = 2;
+  const uint64_t used = blocks.size() * layout_.block_sectors + touched.size() + kRelays;
+  if (used >= layout_.spt) return false;
+  const uint64_t holds_after = (layout_.spt - used) / layout_.block_sectors;
+  return holds_after > free_.holes_for(track, layout_.block_sectors);
+}
+
 bool VldDisk::repack_now(SimTime start) {
   ServiceClock clock = begin(start);
   return repack(clock);
 }
 
-bool VldDisk::repack(ServiceClock& clock) {
+bool VldDisk::repack(ServiceClock& clock, RepackFor why) {
   // One track at a time is kept out of placement: give up the compactor's
   // (its record also frees the last repack's victim, if one waits).
   if (victim_) end_victim(clock, VictimEnd::kNoHole);
@@ -380,6 +402,7 @@ bool VldDisk::repack(ServiceClock& clock) {
     std::vector<uint64_t> blocks;
     std::vector<uint32_t> pieces;
     live_on(track, &blocks, &pieces);
+    if (why == RepackFor::kIdle && !repack_gains(track, blocks, pieces)) continue;
     // Read the whole track (one revolution); a block that fails its
     // checksum is not moved (a new checksum would hide the damage): try
     // the next track.

@@ -28,6 +28,7 @@
 #include "core/util/error.h"
 #include "core/vld/vld_disk.h"
 #include "geometry/presets.h"
+#include "tests/unit/test_superblock.h"
 
 namespace vld {
 namespace {
@@ -48,11 +49,7 @@ Superblock small_superblock(DiskMode mode, uint64_t export_bytes, uint32_t spare
   o.export_bytes = export_bytes;
   o.block_bytes = kBlock;
   o.spare_percent = spare_percent;
-  DriveGeometry g = *find_preset("st19101");
-  g.sectors_per_track = 64;
-  g.tracks_per_cylinder = 4;
-  g.derive_skews();
-  o.geometry = g;
+  o.geometry = test::small_st19101_geometry();
   Superblock sb = plan_image_unchecked(o);  // tiny, tightly packed disks
   sb.platter_offset = 4096;
   return sb;

@@ -40,6 +40,7 @@
 #include "core/util/error.h"
 #include "core/vld/vld_disk.h"
 #include "geometry/presets.h"
+#include "tests/unit/test_superblock.h"
 
 namespace vld {
 namespace {
@@ -54,11 +55,7 @@ Superblock small_superblock() {
   o.export_bytes = kExport;
   o.block_bytes = kBlock;
   o.spare_percent = 25;
-  DriveGeometry g = *find_preset("st19101");
-  g.sectors_per_track = 64;
-  g.tracks_per_cylinder = 4;
-  g.derive_skews();
-  o.geometry = g;
+  o.geometry = test::small_st19101_geometry();
   Superblock sb = plan_image(o);
   sb.platter_offset = 4096;
   return sb;

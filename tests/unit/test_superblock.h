@@ -22,6 +22,17 @@ inline Superblock st19101_superblock(DiskMode mode, uint64_t export_bytes,
   return plan_image(o);
 }
 
+// An ST19101 cut down to 64 sectors a track and 4 tracks a cylinder: a
+// disk of a few hundred KiB spans several cylinders, and its tracks fill
+// and fragment after a few dozen writes.
+inline DriveGeometry small_st19101_geometry() {
+  DriveGeometry g = *find_preset("st19101");
+  g.sectors_per_track = 64;
+  g.tracks_per_cylinder = 4;
+  g.derive_skews();
+  return g;
+}
+
 }  // namespace vld::test
 
 #endif  // VLD_TESTS_UNIT_TEST_SUPERBLOCK_H_
