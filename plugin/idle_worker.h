@@ -18,13 +18,17 @@
 // arrival time), so no worker runs; programs grant idle time explicitly with
 // DiskController::idle_until (tools/vld-bench, tests).
 //
-// A step that throws stops the worker; it hands the reason to its host (the
-// plugin: nbdkit_error), as this header knows nothing of nbdkit. The disk
-// has already handed the error to the next request (FailStopStore::defer):
-// a client learns that the backing file failed.
+// A step that throws (a write of the backing file failed) is reported to
+// the host (the plugin: nbdkit_error; this header knows nothing of nbdkit),
+// and the worker tries again after a pause that doubles, from 1 s to 5 min,
+// while steps keep failing: one transient EIO does not end compaction for
+// the server's life, and a file that keeps failing costs a line a pause.
+// The disk has already handed the error to the next request
+// (FailStopStore::defer), so a client learns that the backing file failed;
+// a disk that has stopped (a failed fdatasync) has no idle work.
 //
 // Thread-safety: owns one thread; construct and destroy from one thread.
-// `report` is called at most once, from that thread.
+// `report` is called from that thread only.
 #ifndef VLD_PLUGIN_IDLE_WORKER_H_
 #define VLD_PLUGIN_IDLE_WORKER_H_
 
@@ -42,7 +46,8 @@ namespace vld {
 
 class IdleWorker {
  public:
-  // Called with "compactor stopped: <why>" if a step throws.
+  // Called with "idle-time work failed: <why>; trying again in N s" when a
+  // step throws, and "idle-time work going again" at the next that does not.
   using Report = void (*)(const std::string& line);
 
   IdleWorker(DiskController& controller, const Pacer& pacer, std::chrono::milliseconds quiet,
@@ -68,26 +73,47 @@ class IdleWorker {
     return !cv_.wait_until(lock, until, [this] { return stop_; });
   }
 
+  // Runs steps while the drive is idle, until the worker stops; a step
+  // that throws is reported and tried again after a back-off.
   void run() {
-    const auto poll = std::max(quiet_, std::chrono::milliseconds(10));
-    try {
-      for (;;) {
-        const SimTime now = pacer_.to_sim(Pacer::WallClock::now());
-        const SimTime quiet_from = controller_.last_request_end() + quiet_;
-        if (now < quiet_from) {
-          if (!sleep_until(pacer_.to_wall(quiet_from))) return;
-          continue;
-        }
-        std::optional<SimTime> end = controller_.idle_step(now);
-        if (!sleep_until(end ? pacer_.to_wall(*end) : Pacer::WallClock::now() + poll)) return;
+    for (;;) {
+      try {
+        run_steps();
+        return;  // stopping
+      } catch (const std::exception& e) {
+        // The drive keeps serving requests; the next one reports a failed
+        // write, and a read reports damage itself.
+        report_("idle-time work failed: " + std::string(e.what()) + "; trying again in " +
+                std::to_string(pause_.count()) + " s");
+        failing_ = true;
+        if (!sleep_until(Pacer::WallClock::now() + pause_)) return;
+        pause_ = std::min(pause_ * 2, kLongestPause);
       }
-    } catch (const std::exception& e) {
-      // A step failed (a write of the image, or a data block that no
-      // longer checks out): the drive keeps serving requests; the next
-      // one reports a failed write, and a read reports damage itself.
-      report_(std::string("compactor stopped: ") + e.what());
     }
   }
+
+  // Steps while idle, sleeping between them, until stopping.
+  void run_steps() {
+    const auto poll = std::max(quiet_, std::chrono::milliseconds(10));
+    for (;;) {
+      const SimTime now = pacer_.to_sim(Pacer::WallClock::now());
+      const SimTime quiet_from = controller_.last_request_end() + quiet_;
+      if (now < quiet_from) {
+        if (!sleep_until(pacer_.to_wall(quiet_from))) return;
+        continue;
+      }
+      std::optional<SimTime> end = controller_.idle_step(now);
+      if (failing_ && end) {  // a step did work again (a stopped disk has none)
+        failing_ = false;
+        pause_ = kFirstPause;
+        report_("idle-time work going again");
+      }
+      if (!sleep_until(end ? pacer_.to_wall(*end) : Pacer::WallClock::now() + poll)) return;
+    }
+  }
+
+  static constexpr std::chrono::seconds kFirstPause{1};
+  static constexpr std::chrono::seconds kLongestPause{300};
 
   DiskController& controller_;
   const Pacer& pacer_;
@@ -96,6 +122,10 @@ class IdleWorker {
   std::mutex mu_;               // guards stop_ only
   std::condition_variable cv_;  // signalled when stop_ is set
   bool stop_ = false;
+  // The worker thread's own: whether the last step threw, and the pause
+  // before the next try if it throws again.
+  bool failing_ = false;
+  std::chrono::seconds pause_ = kFirstPause;
   std::thread thread_;
 };
 

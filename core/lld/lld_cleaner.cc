@@ -134,18 +134,10 @@ bool LldDisk::Impl::clean_until(uint32_t target_free, LldClock& c) {
 }
 
 std::optional<Completion> LldDisk::Impl::idle_step(SimTime start) {
-  // No client waits on idle work: a backing-file error is the next
-  // request's to report (crash contract clause 6).
-  try {
-    return idle_work(start);
-  } catch (const Error& e) {
-    store_->defer("idle-time cleaning", e);
-    throw;
-  }
+  return store_->idle_work("idle-time cleaning", [&] { return idle_work(start); });
 }
 
 std::optional<Completion> LldDisk::Impl::idle_work(SimTime start) {
-  store_->check_not_stopped();  // a deferred error is the next request's
   LldClock c{start};
   if (has_nvram() && !pending_.empty()) {
     // Point D of paper 001's Figure 10: idle time long enough writes the

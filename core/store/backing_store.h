@@ -186,6 +186,21 @@ class FailStopStore final : public BackingStore {
   // before it changes anything, as the kernel reports a failed writeback
   // at the next fsync: once, to whoever comes next; the first if several.
   void defer(std::string_view what, const Error& e);
+  // Runs one step of the disk's idle-time work (`what`: "idle-time
+  // compaction"), which no client waits on: none once the disk has stopped
+  // (a value-initialised result: no work), and an Error it throws is
+  // deferred to the next request, then rethrown for the idle worker to log
+  // (crash contract clause 6).
+  template <typename Step>
+  auto idle_work(std::string_view what, Step&& step) -> decltype(step()) {
+    if (stopped()) return {};
+    try {
+      return step();
+    } catch (const Error& e) {
+      defer(what, e);
+      throw;
+    }
+  }
   // Throws the stopped disk's Error (EIO), or a deferred one (once): the
   // disks call it first in every request that changes contents or makes
   // them durable, so that one that would write nothing fails too.

@@ -231,14 +231,7 @@ std::optional<Completion> VldDisk::idle_checkpoint(SimTime start, SimTime idle_e
 }
 
 std::optional<Completion> VldDisk::idle_step(SimTime start, SimTime idle_ends) {
-  // No client waits on idle work: a backing-file error is the next
-  // request's to report (crash contract clause 6).
-  try {
-    return idle_work(start, idle_ends);
-  } catch (const Error& e) {
-    store_->defer("idle-time compaction", e);
-    throw;
-  }
+  return store_->idle_work("idle-time compaction", [&] { return idle_work(start, idle_ends); });
 }
 
 std::optional<Completion> VldDisk::idle_work(SimTime start, SimTime idle_ends) {

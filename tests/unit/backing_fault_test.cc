@@ -14,6 +14,7 @@
 //   - a restart (kill -9: the image as the page cache holds it) and a power
 //     cut (the image as the last successful sync left it) both open, and
 //     every block reads its durable content or something written after it.
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
@@ -596,6 +597,78 @@ TEST(BackingFaults, VldRecordFailureIsTheNextRequestsError) {
   }
 }
 
+// Writes every block of `disk`, then twice as many random ones again (from
+// *now on, seeded by `seed`), then flushes: tracks for idle work to empty,
+// segments to clean. Returns each block's contents.
+std::vector<Bytes> fill_and_rewrite(Disk& disk, uint64_t blocks, uint64_t seed, SimTime* now) {
+  std::vector<Bytes> want(blocks, Bytes(kBlock));
+  std::mt19937_64 rng(seed);
+  for (uint64_t i = 0; i < 3 * blocks; ++i) {
+    const uint64_t b = i < blocks ? i : rng() % blocks;
+    want[b] = block_data(i, b);
+    *now = disk.write(b * kBlock, want[b], false, *now).end;
+  }
+  *now = disk.flush(*now).end;
+  return want;
+}
+
+// Fills a small disk, arms a one-shot fault at the nth write from now, and
+// runs idle steps to the end of the idle work. Checks what
+// IdleWorkGoesOnAfterAFailedStep says; returns whether the fault fired.
+bool idle_fault_then_go_on(DiskMode mode, uint64_t nvram, uint64_t nth) {
+  FaultyDisk fd(mode, 256 * 1024, 25, nvram);
+  std::unique_ptr<Disk>& disk = fd.disk;
+  const uint64_t blocks = fd.sb.export_bytes / kBlock;
+  SimTime now = kSimEpoch;
+  std::vector<Bytes> want = fill_and_rewrite(*disk, blocks, 7, &now);
+  fd.faulty.arm(FaultyStore::Fault{.op = FaultyStore::Op::kWrite, .nth = nth});
+  int failed_steps = 0, steps = 0;
+  for (bool done = false; !done; ++steps) {
+    EXPECT_LT(steps, 5000) << "the idle work never ends";
+    if (steps >= 5000) return false;
+    try {
+      const std::optional<Completion> c = disk->idle_step(now);
+      done = !c.has_value();
+      if (c) now = c->end;
+    } catch (const Error&) {
+      ++failed_steps;
+    }
+  }
+  const bool fired = fd.faulty.failures() > 0;
+  fd.faulty.disarm();
+  EXPECT_EQ(failed_steps, fired ? 1 : 0) << "a one-shot fault failed more steps than one";
+  EXPECT_EQ(disk->check_consistency(), "");
+  // A power cut now may keep only what the last sync did.
+  const Bytes synced = fd.faulty.synced_image();
+  std::vector<Bytes> want_synced = want;
+  if (fired) {
+    try {
+      disk->write(0, block_data(9999, 0), true, now);
+      ADD_FAILURE() << "the idle step's failure reached no request";
+    } catch (const Error& e) {
+      EXPECT_NE(std::string(e.what()).find("idle-time"), std::string::npos) << e.what();
+    }
+  }
+  want[0] = block_data(10000, 0);
+  now = disk->write(0, want[0], true, now).end;
+  Bytes got(kBlock);
+  for (uint64_t b = 0; b < blocks; ++b) {
+    now = disk->read(b * kBlock, got, now).end;
+    EXPECT_EQ(got, want[b]) << "live block " << b;
+  }
+  disk.reset();  // kill -9: no close
+  const Bytes as_is(fd.mem.bytes());
+  for (const auto& [image, expected, after] :
+       {std::tuple{&as_is, &want, "after kill -9"}, {&synced, &want_synced, "after a power cut"}}) {
+    auto d2 = make_disk(std::make_unique<MemoryBackingStore>(*image), fd.sb, small_options());
+    for (uint64_t b = 0; b < blocks; ++b) {
+      d2->read(b * kBlock, got, kSimEpoch);
+      EXPECT_EQ(got, (*expected)[b]) << "block " << b << " " << after;
+    }
+  }
+  return fired;
+}
+
 // Idle-time work (vld's compactor, lld's NVRAM drain and cleaner) answers
 // to no request: when a write of it fails, the next request reports the
 // error before it changes anything, once; every acknowledged write stays,
@@ -608,15 +681,8 @@ TEST(BackingFaults, AFailedIdleStepIsTheNextRequestsError) {
     FaultyDisk fd(mode, 256 * 1024, 25, nvram);
     std::unique_ptr<Disk>& disk = fd.disk;
     const uint64_t blocks = fd.sb.export_bytes / kBlock;
-    std::vector<Bytes> want(blocks, Bytes(kBlock));
-    std::mt19937_64 rng(5);
     SimTime now = kSimEpoch;
-    for (uint64_t i = 0; i < 3 * blocks; ++i) {  // every block, then random ones again
-      const uint64_t b = i < blocks ? i : rng() % blocks;
-      want[b] = block_data(i, b);
-      now = disk->write(b * kBlock, want[b], false, now).end;
-    }
-    now = disk->flush(now).end;
+    std::vector<Bytes> want = fill_and_rewrite(*disk, blocks, 5, &now);
     fd.faulty.arm(FaultyStore::Fault{.op = FaultyStore::Op::kWrite, .nth = 0, .sticky = true});
     bool failed = false;
     for (int step = 0; step < 1000 && !failed; ++step) {
@@ -652,6 +718,26 @@ TEST(BackingFaults, AFailedIdleStepIsTheNextRequestsError) {
       d2->read(b * kBlock, got, kSimEpoch);
       ASSERT_EQ(got, want[b]) << "block " << b << " after a restart";
     }
+  }
+}
+
+// A failed idle step leaves the disk able to go on, which is what the
+// plugin's IdleWorker relies on when it tries again later: further steps
+// finish the work, the next request reports the failure once, and every
+// acknowledged block reads back, live, after kill -9, and from the image as
+// the last sync left it (a power cut). The fault hits the n-th write of the
+// idle work, so that it lands in each kind of step.
+TEST(BackingFaults, IdleWorkGoesOnAfterAFailedStep) {
+  for (auto [mode, nvram] : {std::pair{DiskMode::kVld, 0}, std::pair{DiskMode::kLld, 64 * 1024},
+                             std::pair{DiskMode::kLld, 0}}) {
+    int fired = 0;
+    for (uint64_t nth : {0, 1, 2, 3, 4, 5, 6, 7, 8, 10, 13, 17, 21, 27, 34}) {
+      SCOPED_TRACE(fmt::format("{} nvram={} write fault #{}", mode_name(mode), nvram, nth));
+      fired += idle_fault_then_go_on(mode, nvram, nth) ? 1 : 0;
+      if (HasFatalFailure()) return;
+    }
+    // The idle work writes at least 9 times in each (vld: 9, lld: 21-26).
+    EXPECT_GE(fired, 9) << mode_name(mode) << " nvram=" << nvram << ": too few faults hit";
   }
 }
 
