@@ -41,7 +41,9 @@
 #include <memory>
 #include <optional>
 #include <random>
+#include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -54,6 +56,7 @@
 #include "core/lld/cleaner_policy.h"
 #include "core/lld/lld_disk.h"
 #include "core/util/error.h"
+#include "core/util/trace.h"
 #include "geometry/drive_model.h"
 #include "geometry/presets.h"
 #include "plugin/mode_report_json.h"
@@ -1003,6 +1006,46 @@ int run(BenchOptions options, const Subcommands& sub) {
 }  // namespace
 }  // namespace vld
 
+namespace vld {
+namespace {
+
+void trace_to_stderr(trace::Channel c, std::string_view line) {
+  std::cerr << trace::channel_name(c) << ": " << line << "\n";
+}
+
+// --debug: each "CHANNEL" or "CHANNEL=LEVEL" sets a core trace channel's
+// level (1 unless given), as nbdkit's -D vld.CHANNEL=LEVEL does for the
+// plugin; lines go to stderr, so stdout stays one JSON object per line.
+void enable_debug(const std::vector<std::string>& specs) {
+  for (const std::string& spec : specs) {
+    const size_t eq = spec.find('=');
+    const std::string name = spec.substr(0, eq);
+    int level = 1;
+    if (eq != std::string::npos) {
+      try {
+        level = std::stoi(spec.substr(eq + 1));
+      } catch (const std::exception&) {
+        throw std::invalid_argument("--debug " + spec + ": the level must be a number, as in " +
+                                    name + "=2");
+      }
+    }
+    bool found = false;
+    for (size_t i = 0; i < trace::kChannels; ++i) {
+      const auto c = static_cast<trace::Channel>(i);
+      if (name != trace::channel_name(c)) continue;
+      trace::set_level(c, level);
+      found = true;
+    }
+    if (!found)
+      throw std::invalid_argument("--debug: no channel '" + name +
+                                  "' (use allocator, log, compactor or recovery)");
+  }
+  if (!specs.empty()) trace::set_sink(trace_to_stderr);
+}
+
+}  // namespace
+}  // namespace vld
+
 int main(int argc, char** argv) {
   using namespace vld;
   CLI::App app{"vld-bench: paper 001's idle-time and technology experiments, in-process "
@@ -1011,12 +1054,19 @@ int main(int argc, char** argv) {
   app.set_version_flag("--version", "vld-bench " VLD_VERSION);
   app.require_subcommand(1);
   BenchOptions options;
+  std::vector<std::string> debug;
+  app.add_option("--debug", debug,
+                 "core's debug lines on stderr, as the plugin's -D vld.CHANNEL=LEVEL: CHANNEL or "
+                 "CHANNEL=LEVEL, comma-separated, of allocator (each write's placement and its "
+                 "locate time), log, compactor, recovery")
+      ->delimiter(',');
   const Subcommands sub{add_fig10(app, options), add_fig11(app, options), add_table2(app, options),
                         add_fig2(app, options), add_fill(app, options), add_aru(app, options),
                         add_qd(app, options), add_scan(app, options),
                         add_recovery(app, options)};
   CLI11_PARSE(app, argc, argv);
   try {
+    enable_debug(debug);
     return run(options, sub);
   } catch (const std::exception& e) {
     std::cerr << "vld-bench: " << e.what() << "\n";
