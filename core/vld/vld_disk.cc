@@ -394,8 +394,10 @@ void VldDisk::maybe_write_record(ServiceClock& clock) {
       ++stats_.dry_window_moves;
     }
   }
-  const bool checkpoint =
-      checkpoint_due(clock.now) && write_delta_checkpoint(clock, PlaceMode::kEager);
+  // A delta checkpoint goes a group per request (begin_delta says why);
+  // the record follows its last.
+  if (checkpoint_due(clock.now)) begin_delta();
+  const bool checkpoint = delta_.active && advance_delta(clock, PlaceMode::kEager, 1);
   if (move || checkpoint) write_record(false, clock, next, why);
 }
 

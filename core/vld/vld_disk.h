@@ -114,6 +114,10 @@ struct VldOptions {
   // sectors, plus one request's group (docs/scale.md). 0: never.
   uint32_t checkpoint_every_map_sectors = 4096;  // checkpoint_every=
   double checkpoint_every_s = 60;                 // checkpoint_s=
+  // Pieces per group of a delta checkpoint, and so per request while one
+  // is spread over requests. 0: a track's worth (sectors per track); the
+  // tests set a few, so that short workloads spread theirs.
+  uint32_t checkpoint_group_pieces = 0;
   // Seek only ahead of the head (AllocatorPolicy::one_way_seeks): the
   // allocator before issue 16, kept for vld-bench's comparisons.
   bool one_way_seeks = false;
@@ -258,12 +262,24 @@ class VldDisk final : public Disk {
   void note_scattered_piece(uint32_t piece);
   // Whether a delta checkpoint is due at `now` (checkpoint_every_*).
   bool checkpoint_due(SimTime now) const;
-  // Rewrites the scattered pieces, and the next turn of the rest
-  // (add_rotation), in groups placed by `mode` (kEager or kHolePlug; the
-  // other if that finds no room). false: no room (ENOSPC), nothing written.
-  // REQUIRES: the caller writes a record next; the checkpoint counts
-  // (recovery starts from it) only then.
-  bool write_delta_checkpoint(ServiceClock& clock, PlaceMode mode);
+  // A delta checkpoint is spread over the requests that follow the one
+  // that made it due, a group (a track's worth of pieces) each, so that no
+  // request waits for all of it (docs/scale.md, section 0b).
+  // begin_delta takes the scattered pieces and the next turn of the rest
+  // (add_rotation) as its work. REQUIRES: no delta under way, some scattered.
+  void begin_delta();
+  // Writes up to max_groups groups of the delta under way, placed by `mode`
+  // (kEager or kHolePlug; the other if that finds no room); once its pieces
+  // are done, also the pieces requests scattered meanwhile. true: the delta
+  // is complete, and the caller writes the record next (the checkpoint
+  // counts only then). On ENOSPC the delta is given up (false): its pieces
+  // are scattered again. REQUIRES: a delta under way.
+  bool advance_delta(ServiceClock& clock, PlaceMode mode, size_t max_groups);
+  // Rewrites `pieces` unchanged, in groups of delta_group_pieces(); false
+  // if neither placement has room for one.
+  bool write_delta_groups(std::span<const uint32_t> pieces, ServiceClock& clock, PlaceMode mode);
+  void finish_delta(SimTime now);
+  uint32_t delta_group_pieces() const;
   // In idle time: a delta checkpoint and its record, the head back where
   // it was, if compaction has nothing to do and it fits before idle_ends.
   std::optional<Completion> idle_checkpoint(SimTime start, SimTime idle_ends);
@@ -456,13 +472,25 @@ class VldDisk final : public Disk {
   // the last checkpoint (no duplicates: scattered_[p] says p is listed),
   // where the next turn of rewriting older pieces starts, and the newest
   // checkpoint group's last seq (records carry it; recovery counts what it
-  // walks above it). Invariant: every live map sector not listed lies in a
-  // checkpoint group and has seq <= checkpoint_seq_.
+  // walks above it). Invariant: every live map sector not listed, here or
+  // in delta_.todo, lies in a checkpoint group and has seq <= checkpoint_seq_.
   std::vector<uint32_t> scattered_pieces_;
   std::vector<uint8_t> scattered_;
   uint32_t rotation_cursor_ = 0;
   SimTime last_checkpoint_at_{};
   uint64_t checkpoint_seq_ = 0;
+  // The delta checkpoint under way, if any: the pieces it rewrites (taken
+  // off scattered_pieces_ when it began, so they are listed here until the
+  // record), how many are done, and what it has cost so far.
+  struct DeltaInProgress {
+    bool active = false;
+    std::vector<uint32_t> todo;
+    size_t done = 0;
+    size_t scattered = 0;  // of todo, those that were scattered (the rest: rotation)
+    uint64_t map_sectors = 0;
+    SimDuration time{};
+  };
+  DeltaInProgress delta_;
   // ARUs' placed, uncommitted blocks (place_shadow), by token: allocated,
   // mapped by nothing; a track holding any is no compaction or repack
   // victim (those move mapped blocks only, then free the track).

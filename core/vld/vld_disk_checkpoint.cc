@@ -23,7 +23,18 @@
 // once per turn, so the live versions lie in the groups of the last turn,
 // which hold at most 3x the live pieces. Recovery after a crash then walks
 // checkpoint groups and at most checkpoint_every scattered map sectors,
-// plus those of the request that made the checkpoint due.
+// plus those scattered while a delta is under way (one or two a request).
+//
+// A delta is not written on the path of the request that made it due
+// alone: at 80% full, with no empty track, its groups go into holes at
+// about a pass per track, and a 1 GiB st19101 disk's delta of 6,144 map
+// sectors held that one write for 0.75 s (docs/scale.md, section 0b). So
+// that request and each one after it write one group (a track's worth of
+// pieces), and the request that writes the last also rewrites the pieces
+// requests scattered meanwhile: their live versions are older than the
+// delta's last seq, which the record names as checkpoint_seq, and every
+// live map sector at or below it must be in a checkpoint group. Idle time
+// writes whatever is left at once.
 //
 // Crash safety: each group is an ordinary group (cyclic commit) of
 // unchanged pieces placed in the window: a crash before the record leaves
@@ -33,16 +44,12 @@
 #include "core/vld/vld_disk.h"
 
 #include <algorithm>
+#include <cassert>
 
 #include "core/util/error.h"
 #include "core/util/trace.h"
 
 namespace vld {
-
-namespace {
-// Pieces per group of a delta checkpoint: about a track of map sectors.
-constexpr size_t kDeltaGroupPieces = 256;
-}  // namespace
 
 void VldDisk::note_scattered(std::span<const PlannedNode> group) {
   for (const PlannedNode& n : group) note_scattered_piece(n.piece);
@@ -57,13 +64,14 @@ void VldDisk::note_scattered_piece(uint32_t piece) {
 void VldDisk::reset_scattered(uint64_t checkpoint_seq, SimTime now) {
   for (uint32_t p : scattered_pieces_) scattered_[p] = 0;
   scattered_pieces_.clear();
+  delta_ = DeltaInProgress{};  // a full checkpoint rewrote its pieces too
   checkpoint_seq_ = checkpoint_seq;
   last_checkpoint_at_ = now;
 }
 
 bool VldDisk::checkpoint_due(SimTime now) const {
   const uint32_t every = options_.checkpoint_every_map_sectors;
-  if (every == 0 || scattered_pieces_.empty()) return false;
+  if (every == 0 || delta_.active || scattered_pieces_.empty()) return false;
   if (scattered_pieces_.size() >= every) return true;
   return options_.checkpoint_every_s > 0 &&
          now - last_checkpoint_at_ >= sim_ms(options_.checkpoint_every_s * 1e3);
@@ -88,54 +96,99 @@ void VldDisk::add_rotation(std::vector<uint32_t>* pieces) {
   }
 }
 
-bool VldDisk::write_delta_checkpoint(ServiceClock& clock, PlaceMode mode) {
-  const SimTime from = clock.now;
-  std::vector<uint32_t> pieces = scattered_pieces_;
-  const size_t scattered = pieces.size();
-  add_rotation(&pieces);
-  const uint64_t first_seq = log_.next_seq();
-  // Groups of kDeltaGroupPieces, each placed right after the one before:
-  // one group of thousands made planning quadratic and held megabytes of
-  // placement state at once, and nothing needs the delta to be atomic (each
-  // group rewrites unchanged pieces; the record after the last makes them
+uint32_t VldDisk::delta_group_pieces() const {
+  const uint32_t n = options_.checkpoint_group_pieces;
+  return n ? n : layout_.spt;
+}
+
+void VldDisk::begin_delta() {
+  assert(!delta_.active && !scattered_pieces_.empty());
+  delta_ = DeltaInProgress{};
+  delta_.active = true;
+  delta_.todo = scattered_pieces_;
+  delta_.scattered = scattered_pieces_.size();
+  add_rotation(&delta_.todo);
+  // What requests scatter from now on is listed afresh: the delta's last
+  // groups rewrite it (finish_delta).
+  for (uint32_t p : scattered_pieces_) scattered_[p] = 0;
+  scattered_pieces_.clear();
+}
+
+bool VldDisk::write_delta_groups(std::span<const uint32_t> pieces, ServiceClock& clock,
+                                 PlaceMode mode) {
+  // Groups of a track's worth, each right after the one before: one group
+  // of thousands made planning quadratic and held megabytes of placement
+  // state at once, and nothing needs the delta to be atomic (each group
+  // rewrites unchanged pieces; the record after the last makes them
   // count). On a request's path eagerly, into the fill track (a pass per
-  // track; on a 1 GiB disk 2.6 s for 100,000 map sectors against 5.0 s in
-  // holes); in idle time, where time is free, into holes near the head as
+  // track); in idle time, where time is free, into holes near the head as
   // compaction moves go, so that the empty tracks compaction made stay
-  // empty. Either falls back to the other.
+  // empty. Either falls back to the other; false if neither has room.
   const PlaceMode other = mode == PlaceMode::kEager ? PlaceMode::kHolePlug : PlaceMode::kEager;
-  size_t done = 0;
+  const uint64_t first_seq = log_.next_seq();
+  for (size_t done = 0; done < pieces.size();) {
+    const size_t n = std::min<size_t>(delta_group_pieces(), pieces.size() - done);
+    const std::span<const uint32_t> group = pieces.subspan(done, n);
+    std::vector<Update> none;
+    if (!apply(none, group, /*fua=*/false, clock, mode, /*checkpoint=*/true) &&
+        !apply(none, group, /*fua=*/false, clock, other, /*checkpoint=*/true))
+      return false;
+    done += n;
+  }
+  delta_.map_sectors += log_.next_seq() - first_seq;
+  return true;
+}
+
+bool VldDisk::advance_delta(ServiceClock& clock, PlaceMode mode, size_t max_groups) {
+  assert(delta_.active);
+  const SimTime from = clock.now;
+  bool finished = false;
   try {
-    while (done < pieces.size()) {
-      const size_t n = std::min(kDeltaGroupPieces, pieces.size() - done);
-      const std::span<const uint32_t> group(pieces.data() + done, n);
-      std::vector<Update> none;
-      if (!apply(none, group, /*fua=*/false, clock, mode, /*checkpoint=*/true) &&
-          !apply(none, group, /*fua=*/false, clock, other, /*checkpoint=*/true))
-        break;  // no room either way (only kHolePlug declines): the rest stays scattered
-      done += n;
+    for (size_t g = 0; g < max_groups && delta_.done < delta_.todo.size(); ++g) {
+      const size_t n = std::min<size_t>(delta_group_pieces(), delta_.todo.size() - delta_.done);
+      if (!write_delta_groups(std::span(delta_.todo).subspan(delta_.done, n), clock, mode))
+        throw Error("no room for a delta checkpoint group", ENOSPC);
+      delta_.done += n;
+    }
+    // The pieces requests scattered while the delta went on have live map
+    // sectors older than its last group: rewrite them too, so that every
+    // live map sector at or below the record's checkpoint_seq is in a
+    // checkpoint group (what reopening and recovery's count rely on).
+    if (delta_.done == delta_.todo.size()) {
+      const std::vector<uint32_t> meanwhile = scattered_pieces_;
+      if (!write_delta_groups(meanwhile, clock, mode))
+        throw Error("no room for a delta checkpoint group", ENOSPC);
+      finished = true;
     }
   } catch (const Error& e) {
-    // No room: what is not rewritten stays scattered. Any other error is
-    // the store's, and the request that made the checkpoint due reports it.
-    if (e.err() != ENOSPC) throw;
-    VLD_TRACE(kLog, 1, "delta checkpoint cut short after {} of {} pieces: {}", done,
-              pieces.size(), e.what());
+    // No room: give the delta up; everything it was to rewrite is
+    // scattered again. Any other error is the store's, and the request
+    // that made the group due reports it (the group is retried next time).
+    if (e.err() != ENOSPC) {
+      delta_.time += clock.now - from;
+      throw;
+    }
+    VLD_TRACE(kLog, 1, "delta checkpoint given up after {} of {} pieces: {}", delta_.done,
+              delta_.todo.size(), e.what());
+    for (uint32_t p : delta_.todo) note_scattered_piece(p);
+    delta_ = DeltaInProgress{};
+    return false;
   }
-  if (done == 0) return false;
-  const std::vector<uint32_t> still(pieces.begin() + std::min(done, scattered),
-                                    pieces.begin() + scattered);
-  const uint64_t written = log_.next_seq() - first_seq;
+  delta_.time += clock.now - from;
+  if (finished) finish_delta(clock.now);
+  return finished;
+}
+
+void VldDisk::finish_delta(SimTime now) {
   ++stats_.delta_checkpoints;
-  stats_.checkpoint_map_sectors += written;
-  stats_.checkpoint_time += clock.now - from;
-  VLD_TRACE(kLog, 1, "delta checkpoint {}: {} scattered and {} rotated pieces, {} map sectors "
-            "(relays included), seq {}-{}; {:.1f} us", stats_.delta_checkpoints, scattered,
-            pieces.size() - scattered, written, first_seq, log_.next_seq() - 1,
-            to_us(clock.now - from));
-  reset_scattered(log_.next_seq() - 1, clock.now);
-  for (uint32_t p : still) note_scattered_piece(p);
-  return true;
+  stats_.checkpoint_map_sectors += delta_.map_sectors;
+  stats_.checkpoint_time += delta_.time;
+  VLD_TRACE(kLog, 1, "delta checkpoint {}: {} scattered, {} rotated and {} meanwhile scattered "
+            "pieces, {} map sectors (relays included), to seq {}; {:.1f} us",
+            stats_.delta_checkpoints, delta_.scattered, delta_.todo.size() - delta_.scattered,
+            scattered_pieces_.size(), delta_.map_sectors, log_.next_seq() - 1,
+            to_us(delta_.time));
+  reset_scattered(log_.next_seq() - 1, now);
 }
 
 }  // namespace vld

@@ -211,20 +211,29 @@ std::optional<Completion> VldDisk::idle_checkpoint(SimTime start, SimTime idle_e
   // Idle-time work belongs to the compactor (compactor=off: idle time does
   // nothing), and compaction goes first: its moves scatter map sectors too.
   // A few scattered pieces are not worth a record's trip.
+  // One under way (spread over requests) is finished here whatever its size.
   const uint32_t every = options_.checkpoint_every_map_sectors;
-  if (every == 0 || scattered_pieces_.size() < std::max<uint32_t>(1, every / 8)) return std::nullopt;
+  if (every == 0) return std::nullopt;
+  if (!delta_.active && scattered_pieces_.size() < std::max<uint32_t>(1, every / 8))
+    return std::nullopt;
   if (!compactor_.options().enabled || !compaction_settled_ || victim_ || next_reserve_)
     return std::nullopt;
-  // The group goes into holes near the head, about a pass per track it
-  // fills; a worst-case record and the way back to the head after it.
+  // The groups go into holes near the head, about a pass per track they
+  // fill; a worst-case record and the way back to the head after it.
   const DriveGeometry& g = drive_.geometry();
-  const uint64_t sectors = scattered_pieces_.size() * 3 / 2;
+  const uint64_t sectors = delta_.active
+                               ? delta_.todo.size() - delta_.done + scattered_pieces_.size()
+                               : scattered_pieces_.size() * 3 / 2;
   const SimDuration cost = g.revolution() * static_cast<int64_t>(2 + 2 * sectors / layout_.spt) +
                            2 * compactor_.costs().record.max();
   if (!fits(start, idle_ends, cost)) return std::nullopt;
   ServiceClock clock{start, {}, true, 0, 0};
   const HeadPosition home = drive_.head();
-  if (!write_delta_checkpoint(clock, PlaceMode::kHolePlug)) return std::nullopt;
+  if (!delta_.active) begin_delta();
+  if (!advance_delta(clock, PlaceMode::kHolePlug, SIZE_MAX)) {
+    if (clock.now == start) return std::nullopt;
+    return finish(clock);  // given up part way (no room): what it wrote took time
+  }
   ++stats_.idle_delta_checkpoints;
   record_and_return(clock, std::nullopt, "idle delta checkpoint", home);
   return finish(clock);

@@ -589,21 +589,26 @@ TEST(CrashHarness, Randomized) {
   // 1 MiB disks (8 map pieces) and a 2 MiB one (16 pieces: recovery's
   // checkpoint then needs a two-level tree, its root more than 12 pointers).
   // checkpoint_every: 3 writes a delta checkpoint every few requests (0:
-  // the default, none on disks this small).
+  // the default, none on disks this small). group_pieces: 1 or 2 spread
+  // each delta over the requests that follow, a group of that many pieces
+  // each, so that crashes land between its groups (0: a track's worth, all
+  // of a delta this small at once).
   struct Workload {
     uint64_t seed, export_bytes;
     size_t states;
-    uint32_t checkpoint_every;
+    uint32_t checkpoint_every, group_pieces;
   };
-  for (const Workload& w : {Workload{11, 1 << 20, 2300, 3}, Workload{12, 1 << 20, 2300, 3},
-                            Workload{13, 1 << 20, 2300, 0}, Workload{14, 2 << 20, 1500, 5},
-                            Workload{15, 1 << 20, 2300, 0}}) {
+  for (const Workload& w :
+       {Workload{11, 1 << 20, 2300, 3, 0}, Workload{12, 1 << 20, 2300, 3, 1},
+        Workload{13, 1 << 20, 2300, 0, 0}, Workload{14, 2 << 20, 1500, 5, 2},
+        Workload{15, 1 << 20, 2300, 0, 0}}) {
     const uint64_t seed = w.seed;
     RigConfig c;
     c.export_bytes = w.export_bytes;
     c.vld.window_cylinders = 2;
     c.vld.retired_limit = 8;
     if (w.checkpoint_every) c.vld.checkpoint_every_map_sectors = w.checkpoint_every;
+    c.vld.checkpoint_group_pieces = w.group_pieces;
     Rig rig(c, seed);
     std::mt19937_64 rng(seed);
     random_workload(rig, rng, 160);

@@ -8,6 +8,10 @@
 //       sectors (plus one request's group), scans at most the window, and
 //       rebuilds the map exactly. Without delta checkpoints the same
 //       workload walks many more: the bound is the mechanism's doing.
+//   VldCheckpoint.ADeltaIsSpreadOverTheRequestsAfterIt
+//       no request writes more than one group of a delta (plus what was
+//       scattered meanwhile, with the last), and crashes between the
+//       groups rebuild the map exactly.
 //   VldCheckpoint.RotationRewritesEveryPieceInTurn
 //       every live piece is rewritten within a bounded number of deltas,
 //       which is what keeps the live map sectors in recent checkpoint groups.
@@ -40,12 +44,13 @@ std::unique_ptr<MemoryBackingStore> formatted(const Superblock& sb) {
 // A 32 MiB st19101 disk (256 map pieces), written one random block at a
 // time, a flush after each (fio --fsync=1).
 struct Workload {
-  explicit Workload(uint32_t checkpoint_every)
+  explicit Workload(uint32_t checkpoint_every, uint32_t group_pieces = 0)
       : sb(test::st19101_superblock(DiskMode::kVld, 32 << 20)) {
     auto s = formatted(sb);
     store = s.get();
     VldOptions o;
     o.checkpoint_every_map_sectors = checkpoint_every;
+    o.checkpoint_group_pieces = group_pieces;
     o.compactor.enabled = false;
     // A narrow window moves on (a record) every few dozen writes, as a
     // 32-cylinder one does on a big disk: the record's tree is then what
@@ -112,6 +117,38 @@ TEST(VldCheckpoint, UncleanOpenWalksAtMostTheBound) {
               static_cast<unsigned long long>(unbounded));
   EXPECT_EQ(none, 0u);
   EXPECT_GT(unbounded, 4 * (kEvery + kOneGroup)) << "without deltas the walk is not bounded";
+}
+
+// A delta is written a group per request, not all on the path of the
+// request that made it due: no request waits for more than one group (and,
+// with the last, the few pieces scattered meanwhile), and a crash between
+// the groups recovers the map exactly.
+TEST(VldCheckpoint, ADeltaIsSpreadOverTheRequestsAfterIt) {
+  constexpr uint32_t kEvery = 60, kGroup = 8;
+  // The most map sectors one write and its flush wrote, with deltas in
+  // groups of group_pieces (0: a track's worth, 256 here: all at once).
+  auto most_per_request = [](uint32_t group_pieces, bool crash_each) {
+    Workload w(kEvery, group_pieces);
+    std::mt19937_64 rng(29);
+    uint64_t most = 0;
+    for (int i = 0; i < 600; ++i) {
+      const uint64_t before = w.disk->vld_stats().map_sectors_written;
+      w.write_one(rng);
+      most = std::max(most, w.disk->vld_stats().map_sectors_written - before);
+      if (crash_each && i % 7 == 0) open_crashed(w, w.disk->map());
+    }
+    EXPECT_GE(w.disk->vld_stats().delta_checkpoints, 3u) << "precondition: deltas were made";
+    return most;
+  };
+  const uint64_t whole = most_per_request(0, false);
+  const uint64_t spread = most_per_request(kGroup, true);
+  std::printf("most map sectors one request wrote: %llu with each delta at once, %llu spread in "
+              "groups of %u\n", static_cast<unsigned long long>(whole),
+              static_cast<unsigned long long>(spread), kGroup);
+  EXPECT_GE(whole, kEvery) << "precondition: a delta at once is one request's";
+  // A group, the pieces scattered while the delta went on (one or two a
+  // request, about 90 / 8 requests), the request's own group and relays.
+  EXPECT_LE(spread, kGroup + 2 * 12 + 4);
 }
 
 TEST(VldCheckpoint, RotationRewritesEveryPieceInTurn) {
