@@ -275,9 +275,11 @@ class VldDisk final : public Disk {
   // counts only then). On ENOSPC the delta is given up (false): its pieces
   // are scattered again. REQUIRES: a delta under way.
   bool advance_delta(ServiceClock& clock, PlaceMode mode, size_t max_groups);
-  // Rewrites `pieces` unchanged, in groups of delta_group_pieces(); false
-  // if neither placement has room for one.
-  bool write_delta_groups(std::span<const uint32_t> pieces, ServiceClock& clock, PlaceMode mode);
+  // Rewrites `pieces` unchanged, in groups of delta_group_pieces(), adding
+  // each group's pieces to *done once it is written; false if neither
+  // placement has room for one.
+  bool write_delta_groups(std::span<const uint32_t> pieces, ServiceClock& clock, PlaceMode mode,
+                          size_t* done);
   void finish_delta(SimTime now);
   uint32_t delta_group_pieces() const;
   // In idle time: a delta checkpoint and its record, the head back where

@@ -45,6 +45,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <string>
 
 #include "core/util/error.h"
 #include "core/util/trace.h"
@@ -115,7 +116,7 @@ void VldDisk::begin_delta() {
 }
 
 bool VldDisk::write_delta_groups(std::span<const uint32_t> pieces, ServiceClock& clock,
-                                 PlaceMode mode) {
+                                 PlaceMode mode, size_t* done) {
   // Groups of a track's worth, each right after the one before: one group
   // of thousands made planning quadratic and held megabytes of placement
   // state at once, and nothing needs the delta to be atomic (each group
@@ -126,14 +127,15 @@ bool VldDisk::write_delta_groups(std::span<const uint32_t> pieces, ServiceClock&
   // empty. Either falls back to the other; false if neither has room.
   const PlaceMode other = mode == PlaceMode::kEager ? PlaceMode::kHolePlug : PlaceMode::kEager;
   const uint64_t first_seq = log_.next_seq();
-  for (size_t done = 0; done < pieces.size();) {
-    const size_t n = std::min<size_t>(delta_group_pieces(), pieces.size() - done);
-    const std::span<const uint32_t> group = pieces.subspan(done, n);
+  for (size_t from = 0; from < pieces.size();) {
+    const std::span<const uint32_t> group =
+        pieces.subspan(from, std::min<size_t>(delta_group_pieces(), pieces.size() - from));
     std::vector<Update> none;
     if (!apply(none, group, /*fua=*/false, clock, mode, /*checkpoint=*/true) &&
         !apply(none, group, /*fua=*/false, clock, other, /*checkpoint=*/true))
       return false;
-    done += n;
+    from += group.size();
+    *done += group.size();
   }
   delta_.map_sectors += log_.next_seq() - first_seq;
   return true;
@@ -142,41 +144,43 @@ bool VldDisk::write_delta_groups(std::span<const uint32_t> pieces, ServiceClock&
 bool VldDisk::advance_delta(ServiceClock& clock, PlaceMode mode, size_t max_groups) {
   assert(delta_.active);
   const SimTime from = clock.now;
-  bool finished = false;
+  const size_t group = delta_group_pieces(), left = delta_.todo.size() - delta_.done;
+  const size_t n = max_groups > left / group ? left : max_groups * group;
+  std::string no_room;
   try {
-    for (size_t g = 0; g < max_groups && delta_.done < delta_.todo.size(); ++g) {
-      const size_t n = std::min<size_t>(delta_group_pieces(), delta_.todo.size() - delta_.done);
-      if (!write_delta_groups(std::span(delta_.todo).subspan(delta_.done, n), clock, mode))
-        throw Error("no room for a delta checkpoint group", ENOSPC);
-      delta_.done += n;
-    }
+    size_t meanwhile_done = 0;
+    if (!write_delta_groups(std::span(delta_.todo).subspan(delta_.done, n), clock, mode,
+                            &delta_.done))
+      no_room = "neither placement has room for a group";
     // The pieces requests scattered while the delta went on have live map
     // sectors older than its last group: rewrite them too, so that every
     // live map sector at or below the record's checkpoint_seq is in a
-    // checkpoint group (what reopening and recovery's count rely on).
-    if (delta_.done == delta_.todo.size()) {
-      const std::vector<uint32_t> meanwhile = scattered_pieces_;
-      if (!write_delta_groups(meanwhile, clock, mode))
-        throw Error("no room for a delta checkpoint group", ENOSPC);
-      finished = true;
-    }
+    // checkpoint group (what reopening and recovery's count rely on). A
+    // copy: a repack that placing a group needs scatters pieces too.
+    else if (delta_.done == delta_.todo.size() &&
+             !write_delta_groups(std::vector(scattered_pieces_), clock, mode, &meanwhile_done))
+      no_room = "neither placement has room for a group";
   } catch (const Error& e) {
-    // No room: give the delta up; everything it was to rewrite is
-    // scattered again. Any other error is the store's, and the request
-    // that made the group due reports it (the group is retried next time).
+    // Any error but ENOSPC is the store's: the request that made the group
+    // due reports it, and the group is tried again next time.
     if (e.err() != ENOSPC) {
       delta_.time += clock.now - from;
       throw;
     }
+    no_room = e.what();
+  }
+  if (!no_room.empty()) {
+    // Give the delta up: everything it was to rewrite is scattered again.
     VLD_TRACE(kLog, 1, "delta checkpoint given up after {} of {} pieces: {}", delta_.done,
-              delta_.todo.size(), e.what());
+              delta_.todo.size(), no_room);
     for (uint32_t p : delta_.todo) note_scattered_piece(p);
     delta_ = DeltaInProgress{};
     return false;
   }
   delta_.time += clock.now - from;
-  if (finished) finish_delta(clock.now);
-  return finished;
+  if (delta_.done < delta_.todo.size()) return false;
+  finish_delta(clock.now);
+  return true;
 }
 
 void VldDisk::finish_delta(SimTime now) {
