@@ -571,8 +571,15 @@ int cmd_table2(const DiskSpec& spec, uint64_t writes) {
 // sooner than the next free run.
 int cmd_fig2(const DiskSpec& spec, const std::vector<double>& thresholds, uint32_t sectors,
              uint64_t writes, bool strict) {
-  DriveGeometry g = *find_preset(spec.geometry);
-  g.derive_skews();
+  const DriveGeometry g = bench_geometry(spec.geometry);
+  if (sectors == 0 || sectors > g.sectors_per_track)
+    throw Error("fig2: --sectors must be 1 to " + std::to_string(g.sectors_per_track) +
+                    " (a track of " + g.name + ")", EINVAL);
+  for (double th : thresholds)
+    if (!(th >= 0 && th < 100))
+      throw Error("fig2: --threshold " + std::to_string(th) + " is not a percentage in [0, 100)",
+                  EINVAL);
+  if (writes == 0) throw Error("fig2: --writes must be at least 1", EINVAL);
   // Enough cylinders that the writes never run out of empty tracks.
   const uint64_t per_track = g.sectors_per_track / sectors;
   const uint32_t cylinders = static_cast<uint32_t>(
@@ -794,10 +801,14 @@ CLI::App* add_fig11(CLI::App& app, BenchOptions& options) {
   auto* fig11 = app.add_subcommand("fig11", "bursts of random synchronous updates, idle between");
   add_disk_options(fig11, options);
   BurstSpec& bs = options.bursts;
-  fig11->add_option("--burst", bs.burst, "updates per burst")->capture_default_str();
+  fig11->add_option("--burst", bs.burst, "updates per burst")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   fig11->add_option("--idle-ms", bs.idle_ms, "idle interval lengths, one point each")
       ->capture_default_str();
-  fig11->add_option("--bursts", bs.bursts, "measured bursts per point")->capture_default_str();
+  fig11->add_option("--bursts", bs.bursts, "measured bursts per point")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   fig11->add_option("--warm-bursts", bs.warm_bursts, "unmeasured bursts first")
       ->capture_default_str();
   fig11->add_option("--policies", bs.policies,
@@ -812,10 +823,14 @@ CLI::App* add_fig10(CLI::App& app, BenchOptions& options) {
                                             "NVRAM, idle between (the cleaner and the drain work then)");
   add_disk_options(fig10, options);
   BurstSpec& bs = options.bursts;
-  fig10->add_option("--burst", bs.burst, "updates per burst")->capture_default_str();
+  fig10->add_option("--burst", bs.burst, "updates per burst")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   fig10->add_option("--idle-ms", bs.idle_ms, "idle interval lengths, one point each")
       ->capture_default_str();
-  fig10->add_option("--bursts", bs.bursts, "measured bursts per point")->capture_default_str();
+  fig10->add_option("--bursts", bs.bursts, "measured bursts per point")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   fig10->add_option("--warm-bursts", bs.warm_bursts, "unmeasured bursts first")->capture_default_str();
   LldSpec& ls = options.lld;
   fig10->add_option("--segment", options.segment, "segment size (segment=)")->capture_default_str();
@@ -833,7 +848,9 @@ CLI::App* add_table2(CLI::App& app, BenchOptions& options) {
   auto* table2 = app.add_subcommand("table2", "80% random updates right after compaction, "
                                               "vld beside inplace");
   add_disk_options(table2, options);
-  table2->add_option("--writes", options.table2_writes, "measured updates")->capture_default_str();
+  table2->add_option("--writes", options.table2_writes, "measured updates")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   return table2;
 }
 
@@ -887,8 +904,11 @@ CLI::App* add_aru(CLI::App& app, BenchOptions& options) {
       ->capture_default_str();
   aru->add_option("--record-blocks", a.record_blocks, "blocks per record, one point each")
       ->delimiter(',')
+      ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  aru->add_option("--records", a.records, "records updated per point")->capture_default_str();
+  aru->add_option("--records", a.records, "records updated per point")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   aru->add_option("--seed", a.seed, "workload seed")->capture_default_str();
   return aru;
 }
@@ -907,7 +927,9 @@ CLI::App* add_qd(CLI::App& app, BenchOptions& options) {
   qd->add_option("--depths", q.depths, "queue depths, one point each")
       ->delimiter(',')
       ->capture_default_str();
-  qd->add_option("--requests", q.requests, "measured requests per point")->capture_default_str();
+  qd->add_option("--requests", q.requests, "measured requests per point")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   qd->add_option("--aging-ms", q.aging_ms, "sptf's aging bound (sched_aging_ms=)")
       ->capture_default_str();
   qd->add_option("--seed", q.seed, "workload seed")->capture_default_str();
@@ -921,8 +943,11 @@ CLI::App* add_scan(CLI::App& app, BenchOptions& options) {
   ScanBenchSpec& s = options.scan;
   add_drive_options(scan, s.geometry, options.scan_size);
   scan->add_option("--writes", s.writes, "random 4 KiB writes before timing")
+      ->check(CLI::PositiveNumber)
       ->capture_default_str();
-  scan->add_option("--repeats", s.repeats, "live_on calls timed")->capture_default_str();
+  scan->add_option("--repeats", s.repeats, "live_on calls timed")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
   scan->add_option("--dir", s.dir, "where the sparse image goes (removed after)")
       ->capture_default_str();
   scan->add_option("--seed", s.seed, "workload seed")->capture_default_str();
@@ -1064,6 +1089,11 @@ int main(int argc, char** argv) {
                         add_fig2(app, options), add_fill(app, options), add_aru(app, options),
                         add_qd(app, options), add_scan(app, options),
                         add_recovery(app, options)};
+  // One line, as every other error of vld-bench (CLI11's default adds a
+  // second, "Run with --help").
+  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+    return "vld-bench: " + std::string(e.what()) + " (see vld-bench --help)\n";
+  });
   CLI11_PARSE(app, argc, argv);
   try {
     enable_debug(debug);

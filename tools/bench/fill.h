@@ -18,25 +18,20 @@
 #include "core/disk_controller.h"
 #include "core/image.h"
 #include "core/util/error.h"
-#include "geometry/presets.h"
+#include "tools/bench/bench_geometry.h"
 
 namespace vld {
 
 // The format of a `mode` image of `export_bytes` in 4 KiB blocks on the
-// drive preset `geometry` (skews derived); the caller sets the rest (spare,
-// NVRAM). Throws Error(EINVAL) naming the presets if there is no such one.
+// drive preset `geometry` (bench_geometry); the caller sets the rest
+// (spare, NVRAM).
 inline FormatOptions preset_format(const std::string& geometry, DiskMode mode,
                                    uint64_t export_bytes) {
   FormatOptions f;
   f.mode = mode;
   f.export_bytes = export_bytes;
   f.block_bytes = 4096;
-  auto g = find_preset(geometry);
-  if (!g)
-    throw Error("--geometry " + geometry + ": unknown; choose one of " + preset_names_joined(", "),
-                EINVAL);
-  f.geometry = *g;
-  f.geometry.derive_skews();
+  f.geometry = bench_geometry(geometry);
   return f;
 }
 

@@ -20,7 +20,7 @@
 #include "core/image.h"
 #include "core/image_format.h"
 #include "core/util/error.h"
-#include "geometry/presets.h"
+#include "tools/bench/bench_geometry.h"
 
 namespace vld {
 
@@ -30,7 +30,7 @@ inline Superblock plan_large_vld(const std::string& geometry, uint64_t export_by
   FormatOptions o;
   o.mode = DiskMode::kVld;
   o.export_bytes = export_bytes;
-  o.geometry = *find_preset(geometry);
+  o.geometry = bench_geometry(geometry);
   o.geometry.cylinders = std::max(
       o.geometry.cylinders, cylinders_needed(o.geometry, o.export_bytes, o.block_bytes, 25));
   return plan_image(o);

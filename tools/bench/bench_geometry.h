@@ -1,0 +1,29 @@
+// The drive preset a vld-bench subcommand's --geometry names, or the
+// one-line error every subcommand gives for a name that is none.
+//
+// Thread-safety: a pure function.
+#ifndef VLD_TOOLS_BENCH_BENCH_GEOMETRY_H_
+#define VLD_TOOLS_BENCH_BENCH_GEOMETRY_H_
+
+#include <cerrno>
+#include <string>
+
+#include "core/util/error.h"
+#include "geometry/drive_geometry.h"
+#include "geometry/presets.h"
+
+namespace vld {
+
+// The preset `geometry` (skews derived, as find_preset gives them). Throws
+// Error(EINVAL) naming the presets if there is no such one.
+inline DriveGeometry bench_geometry(const std::string& geometry) {
+  auto g = find_preset(geometry);
+  if (!g)
+    throw Error("--geometry " + geometry + ": unknown; choose one of " + preset_names_joined(", "),
+                EINVAL);
+  return *g;
+}
+
+}  // namespace vld
+
+#endif  // VLD_TOOLS_BENCH_BENCH_GEOMETRY_H_
