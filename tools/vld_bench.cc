@@ -22,6 +22,9 @@
 //   qd      random 4 KiB writes or reads at queue depth 1, 4, 16, the drive
 //           ordering its queue by fifo or sptf (issue 16;
 //           tools/bench/qd_bench.h)
+//   best-case  the same updates' service time with no idle time if free
+//           space were ideal: command-sized holes at random, drawn afresh
+//           for each write (issue 16; tools/bench/best_case_bench.h)
 //   fill    every block of a new disk written once, 4 KiB at a time, back to
 //           back (as with latency=none), in order or shuffled: the write
 //           time as the disk fills, and the repacks that keep the last
@@ -67,6 +70,7 @@
 #include "tools/bench/qd_bench.h"
 #include "tools/bench/recovery_bench.h"
 #include "tools/bench/scan_bench.h"
+#include "tools/bench/best_case_bench.h"
 
 namespace vld {
 namespace {
@@ -732,6 +736,7 @@ struct BenchOptions {
   std::string scan_size = "1T";
   RecoveryBenchSpec recovery;
   std::string recovery_size = "4G";
+  BestCaseSpec best_case;
   double qd_util_pct = 50;
   std::string stats_path;       // --stats (tools/bench/stats_recorder.h)
   double stats_interval_s = 1;  // --stats-interval
@@ -747,6 +752,7 @@ struct Subcommands {
   CLI::App* qd;
   CLI::App* scan;
   CLI::App* recovery;
+  CLI::App* best_case;
 };
 
 // --stats and --stats-interval (tools/bench/stats_recorder.h).
@@ -976,6 +982,27 @@ CLI::App* add_recovery(CLI::App& app, BenchOptions& options) {
   return rec;
 }
 
+CLI::App* add_best_case(CLI::App& app, BenchOptions& options) {
+  auto* bc = app.add_subcommand("best-case", "service time of a 4 KiB update with no idle time if "
+                                             "free space were ideal: holes at random, fresh for "
+                                             "each write (issue 16)");
+  BestCaseSpec& b = options.best_case;
+  bc->add_option("--geometry", b.geometry, "drive preset: " + preset_names_joined(", "))
+      ->capture_default_str();
+  bc->add_option("--util", b.utils, "percent of each track in use, one point each")
+      ->delimiter(',')
+      ->capture_default_str();
+  bc->add_option("--hole-sectors", b.hole_sectors,
+                 "sectors per free hole (9: a 4 KiB block and its map sector fit one)")
+      ->capture_default_str();
+  bc->add_option("--window", b.window_cylinders, "cylinders the allocator may use, head in the middle")
+      ->capture_default_str();
+  bc->add_option("--writes", b.writes, "writes per point, each on a fresh map")
+      ->capture_default_str();
+  bc->add_option("--seed", b.seed)->capture_default_str();
+  return bc;
+}
+
 // A size option read as the plugin reads size= (nbdkit_parse_size's forms:
 // 256M, 1G, 131072s, 4096; K..E are powers of 1024), and at least 1 byte.
 uint64_t parse_size(const char* option, const std::string& text) {
@@ -1019,6 +1046,7 @@ int run(BenchOptions options, const Subcommands& sub) {
     options.recovery.export_bytes = parse_size("--size", options.recovery_size);
     return cmd_recovery(options.recovery);
   }
+  if (*sub.best_case) return cmd_best_case(options.best_case);
   if (*sub.table2) return cmd_table2(spec, options.table2_writes);
   if (*sub.fig2) return cmd_fig2(spec, options.fig2_thresholds, options.fig2_sectors, options.fig2_writes, options.fig2_strict);
   if (*sub.fill) {
@@ -1088,7 +1116,7 @@ int main(int argc, char** argv) {
   const Subcommands sub{add_fig10(app, options), add_fig11(app, options), add_table2(app, options),
                         add_fig2(app, options), add_fill(app, options), add_aru(app, options),
                         add_qd(app, options), add_scan(app, options),
-                        add_recovery(app, options)};
+                        add_recovery(app, options), add_best_case(app, options)};
   // One line, as every other error of vld-bench (CLI11's default adds a
   // second, "Run with --help").
   app.failure_message([](const CLI::App*, const CLI::Error& e) {

@@ -1,9 +1,12 @@
 """Figure 8 in steady state, the allocator of issue 16 beside the one before it (paper 001,
 section 5): per drive and utilization, the mean simulated latency of a random synchronous
 4 KiB update on mode=vld with the new placement and the old, and on mode=inplace; the ratios
-in place / vld; and the breakdown of each vld write.
-Input: RUN_DIR/raw/*.jsonl (vld-bench fig11 --idle-ms 0 and table2 lines, each tagged with
-"placement": new, old or inplace by scripts/bench-placement) and meta.json.
+in place / vld; the floor that no placement gets below without idle time (vld-bench
+best-case: free space as kind as it can be) and the ratio it allows; and the breakdown of each
+vld write.
+Input: RUN_DIR/raw/*.jsonl (vld-bench fig11 --idle-ms 0, table2 and best-case lines, each
+tagged with "placement": new, old, inplace or floor by scripts/bench-placement) and
+meta.json.
 Output: results.json, results.csv, table.md, placement.png in RUN_DIR.
 
 usage: python3 -m vldbench.placement RUN_DIR --run-id ID --command CMD
@@ -18,14 +21,18 @@ PARTS = ["overhead", "transfer", "seek", "head_switch", "rotation"]
 
 
 def points_of(lines):
-    """{(geometry, util %, placement): [the lines of each seed]}: vld points of fig11, and the
-    inplace line of table2 (whose vld line, measured after compaction, is not this figure's)."""
+    """{(geometry, util %, placement): [the lines of each seed]}: vld points of fig11, the
+    inplace line of table2 (whose vld line, measured after compaction, is not this figure's),
+    and best-case's floor."""
     points = defaultdict(list)
     for j in lines:
         p = j["placement"]
         if p == "inplace" and j.get("mode") != "inplace":
             continue
-        points[(j["disk"]["geometry"], round(100 * j["disk"]["util"]), p)].append(j)
+        if p == "floor":
+            points[(j["geometry"], round(j["util_pct"]), p)].append(j)
+        else:
+            points[(j["disk"]["geometry"], round(100 * j["disk"]["util"]), p)].append(j)
     return points
 
 
@@ -40,16 +47,17 @@ def rows_of(points):
     rows = []
     for g, u in keys:
         r = {"geometry": g, "util_pct": u}
-        for p in ("new", "old", "inplace"):
+        for p in ("new", "old", "inplace", "floor"):
             js = points.get((g, u, p), [])
             r[f"{p}_us"] = mean([j["mean_us"] for j in js])
             r[f"{p}_seeds"] = len(js)
-            if p != "inplace":
+            if p in ("new", "old"):
                 for part in PARTS:
                     r[f"{p}_{part}_us"] = mean([j["breakdown_us"][part] for j in js])
         ok = r["inplace_us"] is not None
         r["ratio_new"] = r["inplace_us"] / r["new_us"] if ok and r["new_us"] else None
         r["ratio_old"] = r["inplace_us"] / r["old_us"] if ok and r["old_us"] else None
+        r["ratio_floor"] = r["inplace_us"] / r["floor_us"] if ok and r["floor_us"] else None
         r["new_vs_old"] = r["new_us"] / r["old_us"] if r["new_us"] and r["old_us"] else None
         rows.append(r)
     return rows
@@ -58,15 +66,18 @@ def rows_of(points):
 def table_lines(meta, rows):
     lines = [results_header(meta), "",
              "Simulated µs per random synchronous 4 KiB update, no idle time, mean over seeds; "
-             "ratio = in place / vld; the new placement's write broken down.", "",
-             "| drive | U | in place | vld old | vld new | new / old | ratio old | ratio new "
-             "| overhead | transfer | seek | head switch | rotation |",
-             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+             "ratio = in place / vld; floor: vld-bench best-case (every hole fits a write and its "
+             "map sector, drawn afresh for each write), and the most any ratio can be without "
+             "idle time; the new placement's write broken down.", "",
+             "| drive | U | in place | vld old | vld new | floor | new / old | ratio old | ratio new "
+             "| ratio at floor | overhead | transfer | seek | head switch | rotation |",
+             "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         ratio = lambda v: "-" if v is None else f"{v:.2f}x"  # noqa: E731
         rel = "-" if r["new_vs_old"] is None else f"{r['new_vs_old']:.3f}"
         lines.append(f"| {r['geometry']} | {r['util_pct']}% | {fmt(r['inplace_us'])} | {fmt(r['old_us'])} "
-                     f"| {fmt(r['new_us'])} | {rel} | {ratio(r['ratio_old'])} | {ratio(r['ratio_new'])} | "
+                     f"| {fmt(r['new_us'])} | {fmt(r['floor_us'])} | {rel} | {ratio(r['ratio_old'])} "
+                     f"| {ratio(r['ratio_new'])} | {ratio(r['ratio_floor'])} | "
                      + " | ".join(fmt(r.get(f"new_{p}_us")) for p in PARTS) + " |")
     return lines
 
@@ -81,7 +92,8 @@ def plot(rows, path):
         rs = [r for r in rows if r["geometry"] == g]
         x = [r["util_pct"] for r in rs]
         for key, style, label in (("inplace_us", "s-", "in place"), ("old_us", "o--", "vld, old placement"),
-                                  ("new_us", "o-", "vld, issue 16")):
+                                  ("new_us", "o-", "vld, issue 16"),
+                                  ("floor_us", "k:", "floor without idle time")):
             ax.plot(x, [None if r[key] is None else r[key] / 1e3 for r in rs], style, label=label)
         ax.set_title(g)
         ax.set_xlabel("utilization (%)")
