@@ -2,8 +2,8 @@
 section 5): per drive and utilization, the mean simulated latency of a random synchronous
 4 KiB update on mode=vld with the new placement and the old, and on mode=inplace; the ratios
 in place / vld; the floor that no placement gets below without idle time (vld-bench
-best-case: free space as kind as it can be) and the ratio it allows; and the breakdown of each
-vld write.
+best-case: free space as kind as it can be, where no empty track is left) and the ratio it
+allows; and the breakdown of each vld write.
 Input: RUN_DIR/raw/*.jsonl (vld-bench fig11 --idle-ms 0, table2 and best-case lines, each
 tagged with "placement": new, old, inplace or floor by scripts/bench-placement) and
 meta.json.
@@ -29,8 +29,8 @@ def points_of(lines):
         p = j["placement"]
         if p == "inplace" and j.get("mode") != "inplace":
             continue
-        if p == "floor":
-            points[(j["geometry"], round(j["util_pct"]), p)].append(j)
+        if p == "floor":  # run at the utilization the vld point reached, tagged with its U
+            points[(j["geometry"], j["nominal_util_pct"], p)].append(j)
         else:
             points[(j["disk"]["geometry"], round(100 * j["disk"]["util"]), p)].append(j)
     return points
