@@ -134,7 +134,7 @@ bool LldDisk::Impl::clean_until(uint32_t target_free, LldClock& c) {
 }
 
 std::optional<Completion> LldDisk::Impl::idle_step(SimTime start) {
-  return store_->idle_work("idle-time cleaning", [&] { return idle_work(start); });
+  return store_->run_own_work("idle-time cleaning", [&] { return idle_work(start); });
 }
 
 std::optional<Completion> LldDisk::Impl::idle_work(SimTime start) {

@@ -186,13 +186,13 @@ class FailStopStore final : public BackingStore {
   // before it changes anything, as the kernel reports a failed writeback
   // at the next fsync: once, to whoever comes next; the first if several.
   void defer(std::string_view what, const Error& e);
-  // Runs one step of the disk's idle-time work (`what`: "idle-time
-  // compaction"), which no client waits on: none once the disk has stopped
-  // (a value-initialised result: no work), and an Error it throws is
-  // deferred to the next request, then rethrown for the idle worker to log
-  // (crash contract clause 6).
+  // Runs one step of the work the disk does on its own in idle time
+  // (`what`: "idle-time compaction"), which no client waits on: none once
+  // the disk has stopped (a value-initialised result: no work), and an
+  // Error it throws is deferred to the next request, then rethrown for the
+  // idle worker to log (crash contract clause 6).
   template <typename Step>
-  auto idle_work(std::string_view what, Step&& step) -> decltype(step()) {
+  auto run_own_work(std::string_view what, Step&& step) -> decltype(step()) {
     if (stopped()) return {};
     try {
       return step();

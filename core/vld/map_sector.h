@@ -50,6 +50,8 @@
 namespace vld {
 
 inline constexpr uint32_t kEntriesPerPiece = 32;
+// The piece whose map sector holds logical block `block`'s entry.
+inline uint32_t piece_of(uint64_t block) { return static_cast<uint32_t>(block / kEntriesPerPiece); }
 inline constexpr uint32_t kMaxPointers = 12;
 using Secret = std::array<unsigned char, 32>;
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cassert>
+#include <ranges>
 #include <string>
 
 #include "core/util/error.h"
@@ -368,7 +369,7 @@ void VldDisk::sync(ServiceClock& clock) {
 }
 
 bool VldDisk::durably_unmapped(uint64_t block) const {
-  return !map_[block].mapped() && log_.node(static_cast<uint32_t>(block / kEntriesPerPiece)).seq <= synced_seq_;
+  return !map_[block].mapped() && log_.node(piece_of(block)).seq <= synced_seq_;
 }
 
 void VldDisk::maybe_write_record(ServiceClock& clock) {
@@ -588,10 +589,8 @@ std::optional<std::vector<Extent>> VldDisk::allocate(std::vector<uint32_t>& size
 std::optional<VldDisk::Placement> VldDisk::place_group(std::span<const Update> updates,
                                                         std::span<const uint32_t> rewrite_pieces,
                                                         ServiceClock& clock, PlaceMode mode) {
-  std::vector<uint32_t> pieces(rewrite_pieces.begin(), rewrite_pieces.end());
-  for (const Update& u : updates) pieces.push_back(static_cast<uint32_t>(u.block / kEntriesPerPiece));
-  std::sort(pieces.begin(), pieces.end());
-  pieces.erase(std::unique(pieces.begin(), pieces.end()), pieces.end());
+  const std::vector<uint32_t> pieces = touched_pieces(
+      rewrite_pieces, updates | std::views::transform([](const Update& u) { return u.block; }));
 
   Placement p;
   std::vector<uint32_t> sizes;
@@ -638,7 +637,7 @@ void VldDisk::write_map_sectors(std::span<const Update> updates,
                                 size_t* written) {
   std::vector<uint64_t> changed(group.size(), 0);
   for (const Update& u : updates) {
-    const uint32_t piece = static_cast<uint32_t>(u.block / kEntriesPerPiece);
+    const uint32_t piece = piece_of(u.block);
     for (size_t i = 0; i < group.size(); ++i)
       if (!group[i].relay && group[i].piece == piece)
         changed[i] |= uint64_t{1} << (u.block % kEntriesPerPiece);

@@ -240,7 +240,7 @@ std::optional<Completion> VldDisk::idle_checkpoint(SimTime start, SimTime idle_e
 }
 
 std::optional<Completion> VldDisk::idle_step(SimTime start, SimTime idle_ends) {
-  return store_->idle_work("idle-time compaction", [&] { return idle_work(start, idle_ends); });
+  return store_->run_own_work("idle-time compaction", [&] { return idle_work(start, idle_ends); });
 }
 
 std::optional<Completion> VldDisk::idle_work(SimTime start, SimTime idle_ends) {
@@ -367,12 +367,9 @@ bool VldDisk::repack_gains(uint32_t track, std::span<const uint64_t> blocks,
   // record and a revolution every step, for ever). A write that finds no
   // room cannot be this choosy: it takes a run that holds one block, and a
   // write is placed between any two of its repacks.
-  std::vector<uint32_t> touched(pieces.begin(), pieces.end());
-  for (uint64_t b : blocks) touched.push_back(static_cast<uint32_t>(b / kEntriesPerPiece));
-  std::sort(touched.begin(), touched.end());
-  touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+  const size_t touched = touched_pieces(pieces, blocks).size();
   constexpr uint64_t kRelays = 2;
-  const uint64_t used = blocks.size() * layout_.block_sectors + touched.size() + kRelays;
+  const uint64_t used = blocks.size() * layout_.block_sectors + touched + kRelays;
   if (used >= layout_.spt) return false;
   const uint64_t holds_after = (layout_.spt - used) / layout_.block_sectors;
   return holds_after > free_.holes_for(track, layout_.block_sectors);

@@ -10,7 +10,10 @@
 #ifndef VLD_CORE_VLD_VLD_LAYOUT_H_
 #define VLD_CORE_VLD_VLD_LAYOUT_H_
 
+#include <algorithm>
 #include <cstdint>
+#include <span>
+#include <vector>
 
 #include "core/image_format.h"
 #include "core/vld/map_sector.h"
@@ -35,6 +38,18 @@ struct VldLayout {
   static constexpr uint32_t kRecordSlots = 2;  // psn 0 and 1, on system track 0
   uint64_t byte_offset(uint64_t psn) const { return platter_offset + psn * kSectorBytes; }
 };
+
+// `pieces` and the pieces of `blocks` (a range of logical block numbers),
+// ascending and each once: the map sectors that a group writing those
+// blocks and rewriting those pieces touches.
+template <typename BlockRange>
+std::vector<uint32_t> touched_pieces(std::span<const uint32_t> pieces, const BlockRange& blocks) {
+  std::vector<uint32_t> touched(pieces.begin(), pieces.end());
+  for (uint64_t b : blocks) touched.push_back(piece_of(b));
+  std::sort(touched.begin(), touched.end());
+  touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+  return touched;
+}
 
 }  // namespace vld
 
