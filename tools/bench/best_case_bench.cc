@@ -80,7 +80,9 @@ void place_one(const DriveGeometry& g, uint32_t cylinders, uint32_t hole, double
   // The mechanics begin after the controller's overhead, as in VldDisk.
   auto extents = alloc.place(command, head, start + g.controller_overhead,
                              CylinderWindow{0, cylinders}, &order);
-  if (!extents) throw Error("best-case: a command found no room (a bug in the sizing)", ENOSPC);
+  if (!extents)
+    throw Error("best-case: a write found no hole in the window (holes drawn at random); use a "
+                "lower --util or a wider --window", ENOSPC);
   std::vector<Extent> in_time;
   for (size_t i : order) in_time.push_back((*extents)[i]);
   const uint32_t head_track = head.cylinder * g.tracks_per_cylinder + head.head;

@@ -16,8 +16,11 @@
 // position, and lets the EagerAllocator place the command (a block and a
 // map sector) as VldDisk does. The mean service time is then what the
 // nearest-run policy gets from ideal free space: a floor that the real
-// steady state (vld-bench fig11 --idle-ms 0) can only approach from above,
-// and the most that any ratio to update in place can be without idle time.
+// steady state (vld-bench fig11 --idle-ms 0) can only approach from above
+// once no empty track is left (before that, the fill's empty tracks are
+// kinder than any holes), and the most that any ratio to update in place
+// can be without idle time. Why uneven free space cannot beat it:
+// docs/benchmarks.md, section 12.
 //
 // In-process and on simulated time only: each line is a deterministic
 // function of the arguments.
