@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cassert>
-#include <ranges>
 #include <string>
 
 #include "core/util/error.h"
@@ -589,8 +588,8 @@ std::optional<std::vector<Extent>> VldDisk::allocate(std::vector<uint32_t>& size
 std::optional<VldDisk::Placement> VldDisk::place_group(std::span<const Update> updates,
                                                         std::span<const uint32_t> rewrite_pieces,
                                                         ServiceClock& clock, PlaceMode mode) {
-  const std::vector<uint32_t> pieces = touched_pieces(
-      rewrite_pieces, updates | std::views::transform([](const Update& u) { return u.block; }));
+  const std::vector<uint32_t> pieces =
+      touched_pieces(rewrite_pieces, updates, [](const Update& u) { return u.block; });
 
   Placement p;
   std::vector<uint32_t> sizes;

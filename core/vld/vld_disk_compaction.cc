@@ -367,7 +367,7 @@ bool VldDisk::repack_gains(uint32_t track, std::span<const uint64_t> blocks,
   // record and a revolution every step, for ever). A write that finds no
   // room cannot be this choosy: it takes a run that holds one block, and a
   // write is placed between any two of its repacks.
-  const size_t touched = touched_pieces(pieces, blocks).size();
+  const size_t touched = touched_pieces(pieces, blocks, [](uint64_t b) { return b; }).size();
   constexpr uint64_t kRelays = 2;
   const uint64_t used = blocks.size() * layout_.block_sectors + touched + kRelays;
   if (used >= layout_.spt) return false;

@@ -39,13 +39,16 @@ struct VldLayout {
   uint64_t byte_offset(uint64_t psn) const { return platter_offset + psn * kSectorBytes; }
 };
 
-// `pieces` and the pieces of `blocks` (a range of logical block numbers),
+// `pieces` and the pieces of the logical blocks block_of(item) of `items`,
 // ascending and each once: the map sectors that a group writing those
-// blocks and rewriting those pieces touches.
-template <typename BlockRange>
-std::vector<uint32_t> touched_pieces(std::span<const uint32_t> pieces, const BlockRange& blocks) {
+// blocks and rewriting those pieces touches. (A projection, not a
+// std::views::transform: clang, which the sanitizer build uses, rejects
+// libstdc++ 12's views.)
+template <typename Items, typename BlockOf>
+std::vector<uint32_t> touched_pieces(std::span<const uint32_t> pieces, const Items& items,
+                                     BlockOf block_of) {
   std::vector<uint32_t> touched(pieces.begin(), pieces.end());
-  for (uint64_t b : blocks) touched.push_back(piece_of(b));
+  for (const auto& item : items) touched.push_back(piece_of(block_of(item)));
   std::sort(touched.begin(), touched.end());
   touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
   return touched;
