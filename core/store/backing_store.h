@@ -167,12 +167,16 @@ class FailStopStore final : public BackingStore {
   void read(uint64_t offset, std::span<std::byte> out) override { s_->read(offset, out); }
   void write(uint64_t offset, std::span<const std::byte> data) override {
     check_not_stopped();
-    s_->write(offset, data);
+    counting_failures([&] { s_->write(offset, data); });
   }
   void discard(uint64_t offset, uint64_t len) override {
     check_not_stopped();
-    s_->discard(offset, len);
+    counting_failures([&] { s_->discard(offset, len); });
   }
+  // Writes and discards the file refused so far. ENOSPC is also what a
+  // disk throws when its platters have no room; work that gives itself up
+  // for that tells a full file system apart by this count.
+  uint64_t failed_writes() const { return failed_writes_; }
   void sync() override;
   void for_each_data_range(uint64_t offset, uint64_t len,
                            const std::function<void(uint64_t, uint64_t)>& fn) override {
@@ -214,10 +218,20 @@ class FailStopStore final : public BackingStore {
 
  private:
   std::string stopped_message() const;  // REQUIRES: stopped()
+  template <typename Op>
+  void counting_failures(Op&& op) {
+    try {
+      op();
+    } catch (const Error&) {
+      ++failed_writes_;
+      throw;
+    }
+  }
 
   std::unique_ptr<BackingStore> s_;
   StopReason stopped_why_;  // never null; "" while the disk takes writes
   std::optional<Error> deferred_;  // for the next request's check()
+  uint64_t failed_writes_ = 0;     // writes and discards of s_ that threw
 };
 
 class MemoryBackingStore final : public BackingStore {

@@ -146,6 +146,7 @@ bool VldDisk::advance_delta(ServiceClock& clock, PlaceMode mode, size_t max_grou
   const SimTime from = clock.now;
   const size_t group = delta_group_pieces(), left = delta_.todo.size() - delta_.done;
   const size_t n = max_groups > left / group ? left : max_groups * group;
+  const uint64_t file_failures = store_->failed_writes();
   std::string no_room;
   try {
     size_t meanwhile_done = 0;
@@ -161,9 +162,12 @@ bool VldDisk::advance_delta(ServiceClock& clock, PlaceMode mode, size_t max_grou
              !write_delta_groups(std::vector(scattered_pieces_), clock, mode, &meanwhile_done))
       no_room = "neither placement has room for a group";
   } catch (const Error& e) {
-    // Any error but ENOSPC is the store's: the request that made the group
-    // due reports it, and the group is tried again next time.
-    if (e.err() != ENOSPC) {
+    // The platters' ENOSPC (no room for a group, or for a repack that
+    // placing one needed) gives the delta up. Any other error is the
+    // file's, ENOSPC included (a full file system: once taken for no room,
+    // it gave the delta up and no client heard of it): the request that
+    // made the group due reports it, and the group is tried again next time.
+    if (e.err() != ENOSPC || store_->failed_writes() != file_failures) {
       delta_.time += clock.now - from;
       throw;
     }

@@ -56,20 +56,27 @@ Superblock small_superblock(DiskMode mode, uint64_t export_bytes, uint32_t spare
   return sb;
 }
 
-DiskOptions small_options() {
+// deltas: a delta checkpoint once two pieces are scattered, spread a piece
+// a request (vld_disk_checkpoint.cc), so that faults land in its groups.
+DiskOptions small_options(bool deltas = false) {
   DiskOptions d;
   d.vld.window_cylinders = 2;
   d.vld.retired_limit = 8;  // records often: faults land in them too
+  if (deltas) {
+    d.vld.checkpoint_every_map_sectors = 2;
+    d.vld.checkpoint_group_pieces = 1;
+  }
   return d;
 }
 
 // A formatted image in memory, a FaultyStore over it, and a disk on that.
 struct FaultyDisk {
-  FaultyDisk(DiskMode mode, uint64_t export_bytes, uint32_t spare_percent, uint64_t nvram_bytes = 0)
+  FaultyDisk(DiskMode mode, uint64_t export_bytes, uint32_t spare_percent, uint64_t nvram_bytes = 0,
+             const DiskOptions& options = small_options())
       : sb(small_superblock(mode, export_bytes, spare_percent, nvram_bytes)),
         mem(sb.image_bytes()),
         faulty(format()) {
-    disk = make_disk(std::make_unique<ProxyStore>(faulty), sb, small_options());
+    disk = make_disk(std::make_unique<ProxyStore>(faulty), sb, options);
   }
   MemoryBackingStore& format() {
     auto enc = encode_superblock(sb);
@@ -179,11 +186,12 @@ struct Scenario {
   bool full;  // spare=5, every block written first: repacks
   FaultyStore::Fault fault;
   uint64_t nvram_bytes = 0;  // mode=lld
+  bool deltas = false;       // mode=vld: small_options(true)
   std::string name() const {
     static const char* ops[] = {"write", "fdatasync", "discard"};
     std::string n = std::string(mode_name(mode)) +
                     (mode == DiskMode::kLld ? " nvram=" + std::to_string(nvram_bytes) : "") +
-                    (full ? " full" : "") +
+                    (full ? " full" : "") + (deltas ? " deltas" : "") +
                     ", " + ops[static_cast<int>(fault.op)] + " fault #" +
                     std::to_string(fault.nth) + (fault.err == ENOSPC ? " ENOSPC" : " EIO") +
                     (fault.sticky ? " sticky" : "") + (fault.torn_bytes ? " torn" : "") +
@@ -195,6 +203,7 @@ struct Scenario {
 struct Outcome {
   std::string problem;  // "" if every check held
   uint64_t failed_requests = 0, stopped = 0, faults = 0;
+  uint64_t deltas = 0;  // vld's delta checkpoints finished with the fault armed
 };
 
 // One scenario: a fixed workload (seeded), the fault armed after the setup,
@@ -202,7 +211,7 @@ struct Outcome {
 class ScenarioRun {
  public:
   explicit ScenarioRun(const Scenario& sc)
-      : sc_(sc), fd_(sc.mode, 512 * 1024, sc.full ? 5 : 25, sc.nvram_bytes),
+      : sc_(sc), fd_(sc.mode, 512 * 1024, sc.full ? 5 : 25, sc.nvram_bytes, small_options(sc.deltas)),
         blocks_(sc.full ? 120 : fd_.sb.export_bytes / kBlock),  // 120: all a full disk holds
         model_(fd_.sb.export_bytes / kBlock, sc.mode == DiskMode::kInplace, strict(sc)) {}
 
@@ -220,8 +229,10 @@ class ScenarioRun {
     for (uint64_t b = 0; b < blocks_; ++b) write(b, 1, false);
     if (!flush()) return Outcome{"setup flush failed"};
     fd_.faulty.arm(sc_.fault);
+    const uint64_t deltas_before = delta_checkpoints();
     Outcome out;
     if (std::string why = workload(seed, &out); !why.empty()) return Outcome{why};
+    out.deltas = delta_checkpoints() - deltas_before;
     if (std::string why = fd_.disk->check_consistency(); !why.empty())
       return Outcome{"live disk inconsistent: " + why};
     if (std::string why = check_live_reads(); !why.empty()) return Outcome{why};
@@ -335,7 +346,7 @@ class ScenarioRun {
     const char* what = as_is ? "restart" : "power cut";
     std::unique_ptr<Disk> d2;
     try {
-      d2 = make_disk(std::make_unique<MemoryBackingStore>(image), fd_.sb, small_options());
+      d2 = make_disk(std::make_unique<MemoryBackingStore>(image), fd_.sb, small_options(sc_.deltas));
     } catch (const Error& e) {
       return std::string(what) + ": the image does not open: " + e.what();
     }
@@ -359,6 +370,11 @@ class ScenarioRun {
     return "";
   }
 
+  uint64_t delta_checkpoints() const {
+    const ModeReport r = fd_.disk->mode_report();
+    return r.vld ? r.vld->stats.delta_checkpoints : 0;
+  }
+
   const Scenario& sc_;
   FaultyDisk fd_;
   const uint64_t blocks_;  // the blocks the workload writes
@@ -372,10 +388,11 @@ class ScenarioRun {
 Outcome run_scenario(const Scenario& sc, uint64_t seed) { return ScenarioRun(sc).run(seed); }
 
 struct Totals {
-  uint64_t scenarios = 0, faults = 0, failed_requests = 0, stopped = 0;
+  uint64_t scenarios = 0, faults = 0, failed_requests = 0, stopped = 0, deltas = 0;
 };
 
-void sweep(DiskMode mode, bool full, FaultyStore::Op op, Totals& t, uint64_t nvram_bytes = 0) {
+void sweep(DiskMode mode, bool full, FaultyStore::Op op, Totals& t, uint64_t nvram_bytes = 0,
+           bool deltas = false) {
   for (int err : {EIO, ENOSPC})
     for (bool sticky : {false, true})
       for (uint64_t nth = 0; nth < 48; nth += (op == FaultyStore::Op::kSync ? 1 : 3)) {
@@ -386,12 +403,13 @@ void sweep(DiskMode mode, bool full, FaultyStore::Op op, Totals& t, uint64_t nvr
         f.sticky = sticky;
         f.torn_bytes = (nth % 2) ? 512 : 0;
         f.drop_on_failed_sync = op == FaultyStore::Op::kSync && nth % 2 == 0;
-        const Scenario sc{mode, full, f, nvram_bytes};
+        const Scenario sc{mode, full, f, nvram_bytes, deltas};
         Outcome o = run_scenario(sc, 1000 + nth);
         ++t.scenarios;
         t.faults += o.faults;
         t.failed_requests += o.failed_requests;
         t.stopped += o.stopped;
+        t.deltas += o.deltas;
         ASSERT_EQ(o.problem, "") << sc.name();
         if (o.faults) {
           EXPECT_GE(o.failed_requests, 1u) << sc.name() << ": a fault was hidden";
@@ -419,6 +437,23 @@ TEST(BackingFaults, VldSyncFaults) {
   sweep(DiskMode::kVld, true, FaultyStore::Op::kSync, t);
   report("vld fdatasync", t);
   EXPECT_GT(t.stopped, 100u);
+}
+
+// Delta checkpoints spread over the requests, a group each: a fault in a
+// group's map sectors, or the fdatasync after it, is the request's error
+// like any other. A full file system's ENOSPC in a group was once taken for
+// the platters having no room: the delta was given up and no request failed.
+TEST(BackingFaults, VldFaultsInSpreadDeltas) {
+  Totals t;
+  for (bool full : {false, true}) {
+    sweep(DiskMode::kVld, full, FaultyStore::Op::kWrite, t, 0, /*deltas=*/true);
+    sweep(DiskMode::kVld, full, FaultyStore::Op::kSync, t, 0, /*deltas=*/true);
+  }
+  report("vld with spread deltas", t);
+  std::cout << "[ faults   ] ... " << t.deltas << " delta checkpoints finished with a fault armed"
+            << std::endl;
+  EXPECT_GT(t.faults, 100u);
+  EXPECT_GT(t.deltas, 1000u);
 }
 
 TEST(BackingFaults, InplaceFaults) {
