@@ -205,6 +205,7 @@ void FailStopStore::sync() {
   try {
     s_->sync();
   } catch (const Error& e) {
+    ++file_failures_;
     stop(std::string("a sync of the image failed (") + e.what() +
          "), and writes it covered may have been dropped");
     throw Error(stopped_message(), e.err());  // EIO or ENOSPC, as the file system said

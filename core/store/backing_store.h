@@ -173,10 +173,10 @@ class FailStopStore final : public BackingStore {
     check_not_stopped();
     counting_failures([&] { s_->discard(offset, len); });
   }
-  // Writes and discards the file refused so far. ENOSPC is also what a
-  // disk throws when its platters have no room; work that gives itself up
-  // for that tells a full file system apart by this count.
-  uint64_t failed_writes() const { return failed_writes_; }
+  // Writes, discards and syncs the file refused so far. ENOSPC is also
+  // what a disk throws when its platters have no room; work that gives
+  // itself up for that tells a full file system apart by this count.
+  uint64_t file_failures() const { return file_failures_; }
   void sync() override;
   void for_each_data_range(uint64_t offset, uint64_t len,
                            const std::function<void(uint64_t, uint64_t)>& fn) override {
@@ -223,7 +223,7 @@ class FailStopStore final : public BackingStore {
     try {
       op();
     } catch (const Error&) {
-      ++failed_writes_;
+      ++file_failures_;
       throw;
     }
   }
@@ -231,7 +231,7 @@ class FailStopStore final : public BackingStore {
   std::unique_ptr<BackingStore> s_;
   StopReason stopped_why_;  // never null; "" while the disk takes writes
   std::optional<Error> deferred_;  // for the next request's check()
-  uint64_t failed_writes_ = 0;     // writes and discards of s_ that threw
+  uint64_t file_failures_ = 0;     // writes, discards and syncs of s_ that threw
 };
 
 class MemoryBackingStore final : public BackingStore {

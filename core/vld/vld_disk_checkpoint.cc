@@ -146,7 +146,7 @@ bool VldDisk::advance_delta(ServiceClock& clock, PlaceMode mode, size_t max_grou
   const SimTime from = clock.now;
   const size_t group = delta_group_pieces(), left = delta_.todo.size() - delta_.done;
   const size_t n = max_groups > left / group ? left : max_groups * group;
-  const uint64_t file_failures = store_->failed_writes();
+  const uint64_t file_failures = store_->file_failures();
   std::string no_room;
   try {
     size_t meanwhile_done = 0;
@@ -167,7 +167,7 @@ bool VldDisk::advance_delta(ServiceClock& clock, PlaceMode mode, size_t max_grou
     // file's, ENOSPC included (a full file system: once taken for no room,
     // it gave the delta up and no client heard of it): the request that
     // made the group due reports it, and the group is tried again next time.
-    if (e.err() != ENOSPC || store_->failed_writes() != file_failures) {
+    if (e.err() != ENOSPC || store_->file_failures() != file_failures) {
       delta_.time += clock.now - from;
       throw;
     }
