@@ -995,7 +995,8 @@ CLI::App* add_best_case(CLI::App& app, BenchOptions& options) {
   bc->add_option("--hole-sectors", b.hole_sectors,
                  "sectors per free hole (9: a 4 KiB block and its map sector fit one)")
       ->capture_default_str();
-  bc->add_option("--window", b.window_cylinders, "cylinders the allocator may use, head in the middle")
+  bc->add_option("--window", b.window_cylinders,
+                 "cylinders the allocator may use, head in the middle")
       ->capture_default_str();
   bc->add_option("--writes", b.writes, "writes per point, each on a fresh map")
       ->capture_default_str();

@@ -211,7 +211,8 @@ struct Outcome {
 class ScenarioRun {
  public:
   explicit ScenarioRun(const Scenario& sc)
-      : sc_(sc), fd_(sc.mode, 512 * 1024, sc.full ? 5 : 25, sc.nvram_bytes, small_options(sc.deltas)),
+      : sc_(sc),
+        fd_(sc.mode, 512 * 1024, sc.full ? 5 : 25, sc.nvram_bytes, small_options(sc.deltas)),
         blocks_(sc.full ? 120 : fd_.sb.export_bytes / kBlock),  // 120: all a full disk holds
         model_(fd_.sb.export_bytes / kBlock, sc.mode == DiskMode::kInplace, strict(sc)) {}
 
@@ -346,7 +347,8 @@ class ScenarioRun {
     const char* what = as_is ? "restart" : "power cut";
     std::unique_ptr<Disk> d2;
     try {
-      d2 = make_disk(std::make_unique<MemoryBackingStore>(image), fd_.sb, small_options(sc_.deltas));
+      d2 = make_disk(std::make_unique<MemoryBackingStore>(image), fd_.sb,
+                     small_options(sc_.deltas));
     } catch (const Error& e) {
       return std::string(what) + ": the image does not open: " + e.what();
     }
