@@ -71,6 +71,7 @@
 #include "tools/bench/recovery_bench.h"
 #include "tools/bench/scan_bench.h"
 #include "tools/bench/best_case_bench.h"
+#include "tools/bench/breakdown_json.h"
 
 namespace vld {
 namespace {
@@ -191,16 +192,6 @@ json disk_json(const DiskSpec& spec, const Superblock& sb) {
           {"seed", spec.seed}};
 }
 
-double mean_us(SimDuration total, uint64_t n) { return n ? to_us(total) / n : 0.0; }
-
-json breakdown_json(const ServiceBreakdown& b, uint64_t n) {
-  return {{"overhead", mean_us(b.overhead, n)},
-          {"seek", mean_us(b.seek, n)},
-          {"head_switch", mean_us(b.head_switch, n)},
-          {"rotation", mean_us(b.rotation, n)},
-          {"transfer", mean_us(b.transfer, n)},
-          {"locate", mean_us(b.locate(), n)}};
-}
 
 // ---- fig11 ------------------------------------------------------------------
 

@@ -15,11 +15,10 @@
 #include "core/vld/free_space_map.h"
 #include "geometry/drive_model.h"
 #include "tools/bench/bench_geometry.h"
+#include "tools/bench/breakdown_json.h"
 
 namespace vld {
 namespace {
-
-double mean_us(SimDuration total, uint64_t n) { return n ? to_us(total) / n : 0.0; }
 
 void check(const BestCaseSpec& spec, const DriveGeometry& g) {
   for (double u : spec.utils)
@@ -120,12 +119,7 @@ int cmd_best_case(const BestCaseSpec& spec) {
     j["window_cylinders"] = spec.window_cylinders;
     j["writes"] = n;
     j["mean_us"] = mean_us(b.total(), n);
-    j["breakdown_us"] = {{"overhead", mean_us(b.overhead, n)},
-                         {"transfer", mean_us(b.transfer, n)},
-                         {"seek", mean_us(b.seek, n)},
-                         {"head_switch", mean_us(b.head_switch, n)},
-                         {"rotation", mean_us(b.rotation, n)},
-                         {"locate", mean_us(b.locate(), n)}};
+    j["breakdown_us"] = breakdown_json(b, n);
     j["stayed_on_track"] = static_cast<double>(tally.stayed) / n;
     j["seed"] = spec.seed;
     std::cout << j.dump() << std::endl;
