@@ -1104,14 +1104,23 @@ int main(int argc, char** argv) {
                  "core's debug lines on stderr, as the plugin's -D vld.CHANNEL=LEVEL: CHANNEL or "
                  "CHANNEL=LEVEL, comma-separated, of allocator (each write's placement and its "
                  "locate time), log, compactor, recovery")
-      ->delimiter(',');
+      ->delimiter(',')
+      ->allow_extra_args(false);  // one value per --debug: a subcommand's name is not a channel
   const Subcommands sub{add_fig10(app, options), add_fig11(app, options), add_table2(app, options),
                         add_fig2(app, options), add_fill(app, options), add_aru(app, options),
                         add_qd(app, options), add_scan(app, options),
                         add_recovery(app, options), add_best_case(app, options)};
   // One line, as every other error of vld-bench (CLI11's default adds a
-  // second, "Run with --help").
-  app.failure_message([](const CLI::App*, const CLI::Error& e) {
+  // second, "Run with --help"). A misspelt subcommand is left over as an
+  // argument and CLI11 only says that one is required: name it instead.
+  app.failure_message([](const CLI::App* a, const CLI::Error& e) {
+    const std::vector<std::string> extra = a->remaining();
+    if (a->get_subcommands().empty() && !extra.empty() && !extra[0].starts_with('-')) {
+      std::string names;
+      for (const CLI::App* sub : a->get_subcommands([](const CLI::App*) { return true; }))
+        names += (names.empty() ? "" : ", ") + sub->get_name();
+      return "vld-bench: no subcommand '" + extra[0] + "' (use one of " + names + ")\n";
+    }
     return "vld-bench: " + std::string(e.what()) + " (see vld-bench --help)\n";
   });
   CLI11_PARSE(app, argc, argv);

@@ -67,5 +67,25 @@ TEST(BenchOptions, CountsOfZeroAndOutOfRangeValuesGetOneLine) {
   }
 }
 
+// A misspelt subcommand is named, with the ones there are (CLI11 alone
+// said only "A subcommand is required").
+TEST(BenchOptions, AnUnknownSubcommandIsNamedWithTheOnesThereAre) {
+  TempDir dir;
+  for (const std::vector<std::string>& a :
+       {std::vector<std::string>{"fig8"}, {"--debug", "log", "tabel2", "--writes", "5"}}) {
+    const std::string named = a.size() == 1 ? a[0] : a[2];
+    const ProgramRun r = run_program(dir, VLD_BENCH_PATH, a);
+    EXPECT_EQ(r.exit_code, 106) << named << ": " << r.err;  // CLI11's RequiredError
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_NE(r.err.find("no subcommand '" + named + "' (use one of fig10, fig11, table2"),
+              std::string::npos)
+        << r.err;
+    EXPECT_TRUE(r.out.empty()) << r.out;
+  }
+  const ProgramRun none = run_program(dir, VLD_BENCH_PATH, {});
+  EXPECT_NE(none.exit_code, 0);
+  EXPECT_NE(none.err.find("A subcommand is required"), std::string::npos) << none.err;
+}
+
 }  // namespace
 }  // namespace vld::test
