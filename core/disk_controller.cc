@@ -376,6 +376,11 @@ void DiskController::drop_shadow(uint64_t token) {
   disk_->drop_shadow(token);
 }
 
+uint64_t DiskController::max_atomic_write_bytes() const {
+  std::lock_guard lock(mu_);
+  return disk_locked().max_atomic_write_bytes();
+}
+
 uint64_t DiskController::max_group_blocks() const {
   std::lock_guard lock(mu_);
   return disk_locked().max_group_blocks();

@@ -146,6 +146,8 @@ class DiskController {
   RequestTiming place_shadow(std::span<const GroupBlock> blocks, std::optional<SimTime> arrival,
                              std::vector<uint64_t>* tokens);
   void drop_shadow(uint64_t token);
+  // Disk::max_atomic_write_bytes.
+  uint64_t max_atomic_write_bytes() const;
   // Disk::max_group_blocks and max_group_why.
   uint64_t max_group_blocks() const;
   std::string max_group_why() const;

@@ -32,6 +32,7 @@
 #include <nbdkit-plugin.h>
 #include <sys/stat.h>
 
+#include <algorithm>
 #include <cctype>
 #include <condition_variable>
 #include <cstdio>
@@ -78,7 +79,9 @@ namespace {
 
 using namespace vld;
 
-// Largest request we promise to serve as one unit (block_size maximum).
+// Largest request we promise to serve as one unit (block_size maximum),
+// in every mode; mode=lld on a small spare promises less
+// (Disk::max_atomic_write_bytes).
 constexpr uint32_t kMaxRequestBytes = 32 * 1024 * 1024;
 
 PluginOptions g_options;
@@ -530,7 +533,10 @@ int64_t vld_get_size(void*) { return static_cast<int64_t>(g_controller->superblo
 int vld_block_size(void*, uint32_t* minimum, uint32_t* preferred, uint32_t* maximum) {
   *minimum = kSectorBytes;                          // the drive addresses sectors
   *preferred = g_controller->superblock().block_bytes;  // no read-modify-write
-  *maximum = kMaxRequestBytes;
+  // No more than the disk writes all or nothing (clause 3): a small
+  // mode=lld disk with little spare takes less. Never below a block.
+  const uint64_t atomic = g_controller->max_atomic_write_bytes();
+  *maximum = static_cast<uint32_t>(std::clamp<uint64_t>(atomic, *preferred, kMaxRequestBytes));
   return 0;
 }
 

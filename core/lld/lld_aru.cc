@@ -103,7 +103,7 @@ bool LldDisk::Impl::make_room(size_t entries, LldClock& c) {
   // segments are short, then what the open segment's room and the free
   // segments take (group_capacity_entries leaves a segment free after).
   const uint32_t need = segments_for_entries(entries) + 1;
-  if (usage_.free_count() < need) clean_until(need + kCleanerBatchSegments, c);
+  if (usage_.free_count() < need) clean_until(need + kCleanerBatchSegments, c, need);
   return group_capacity_entries() >= entries;
 }
 

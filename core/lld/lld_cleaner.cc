@@ -44,6 +44,28 @@ size_t LldDisk::Impl::group_capacity_entries() const {
   return room_entries + size_t{free >= 2 ? free - 2 : 0} * blocks_per_write_;
 }
 
+uint64_t LldDisk::Impl::atomic_write_blocks() const {
+  // log_to_segments splits a request only when, after cleaning, the free
+  // segments cannot take it beside the memory copy. Cleaning can always
+  // pack the live blocks, every export block at worst, into the fewest
+  // segments that hold them; group_capacity_entries then counts the other
+  // segments but the two it leaves free, and the memory copy (nvram=0)
+  // holds less than one segment's entries (the rest are written out). With
+  // NVRAM a request up to the region's records is whole anyway (replay).
+  // Pinned by LldAtomicWrites.* on full, aged disks.
+  const uint64_t packed = (uint64_t{shape_.logical_blocks} + blocks_per_write_ - 1) /
+                          blocks_per_write_;
+  assert(layout_.segment_count >= packed + kLldCleanerReserveSegments);
+  const uint64_t spare = layout_.segment_count - packed;
+  // One segment more is kept back as a margin. Probing full aged disks of
+  // 1 MiB and 64 MiB with a binary search for the shortest write that
+  // splits found at least 3 blocks more than the bound without it.
+  const uint64_t kept_free = has_nvram() ? 3 : 4;  // and one for the memory copy
+  uint64_t blocks = spare > kept_free ? (spare - kept_free) * blocks_per_write_ : 1;
+  if (has_nvram()) blocks = std::max<uint64_t>(blocks, layout_.nvram_records);
+  return blocks;
+}
+
 bool LldDisk::Impl::moves_fit(uint32_t victim, uint32_t reserve) const {
   // As write_moves lays them out: the open segment's room, then whole
   // segments. Every segment it closes (full, or left without room for one
@@ -117,14 +139,23 @@ void LldDisk::Impl::write_moves(const std::vector<LogEntry>& moves, LldClock& c)
   }
 }
 
-bool LldDisk::Impl::clean_until(uint32_t target_free, LldClock& c) {
+bool LldDisk::Impl::clean_until(uint32_t target_free, LldClock& c, uint32_t must_free) {
   assert(!in_group_);
   const SimTime before = c.now;
-  for (uint32_t guard = 0; guard < usage_.segment_count(); ++guard) {
+  for (uint32_t guard = 0; guard < 2 * usage_.segment_count(); ++guard) {
     if (usage_.free_count() + usage_.empty_full_count() >= target_free) break;
     auto victim = pick_victim(usage_, options_.cleaner_policy, next_seq_, /*skip_empty=*/true);
-    // No reserve: the checkpoint below frees every victim emptied.
-    if (!victim || !moves_fit(*victim, /*reserve=*/0)) break;
+    if (!victim) break;
+    // No reserve: the checkpoint below frees every victim emptied. When the
+    // moves no longer fit the free segments, the victims emptied so far do
+    // once a checkpoint frees them: without this, a request could find the
+    // live blocks far from packed and be split (atomic_write_blocks).
+    if (!moves_fit(*victim, /*reserve=*/0)) {
+      const uint32_t freed = usage_.free_count() + usage_.empty_full_count();
+      if (freed >= must_free || usage_.empty_full_count() == 0) break;
+      write_checkpoint(false, c);
+      if (!moves_fit(*victim, /*reserve=*/0)) break;
+    }
     clean_segment(*victim, c);
   }
   const bool freed = usage_.empty_full_count() > 0;

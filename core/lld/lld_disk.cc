@@ -154,7 +154,7 @@ void LldDisk::Impl::log_to_segments(std::vector<LogEntry> entries, LldClock& c) 
   while (i < entries.size()) {
     const size_t want = pending_.live_entries() + (entries.size() - i);
     const uint32_t need = segments_for_entries(want) + 1;
-    if (usage_.free_count() < need) clean_until(need + kCleanerBatchSegments, c);
+    if (usage_.free_count() < need) clean_until(need + kCleanerBatchSegments, c, need);
     const size_t capacity = group_capacity_entries();
     size_t take = capacity > pending_.live_entries() ? capacity - pending_.live_entries() : 0;
     take = std::min(take, entries.size() - i);
@@ -326,6 +326,12 @@ std::optional<Completion> LldDisk::idle_step(SimTime start, SimTime /*idle_ends*
   return impl_->idle_step(start);
 }
 uint64_t LldDisk::live_blocks() const { return impl_->live_blocks(); }
+uint64_t LldDisk::max_atomic_write_bytes() const {
+  // A request of n bytes at any alignment touches at most n / block + 1
+  // blocks: one fewer than atomic_write_blocks, or one aligned block.
+  const uint64_t blocks = impl_->atomic_write_blocks();
+  return std::max<uint64_t>(blocks - 1, 1) * block_bytes();
+}
 void LldDisk::close() { impl_->close(); }
 LldReport LldDisk::report() const { return impl_->report(); }
 ModeReport LldDisk::mode_report() const {

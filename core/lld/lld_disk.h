@@ -83,6 +83,9 @@ class LldDisk final : public Disk {
   Completion zero(uint64_t offset, uint64_t len, ZeroFlags flags, SimTime start) override;
   void extents(uint64_t offset, uint64_t len, const ExtentFn& fn) override;
   Completion commit_group(std::span<const GroupBlock> blocks, SimTime start) override;
+  // What the free segments take whole once cleaning has packed every
+  // export block: with a small spare, less than the plugin's 32 MiB.
+  uint64_t max_atomic_write_bytes() const override;
   // One step of idle-time work: clean one segment, or drain the NVRAM buffer.
   // The cleaner does not look at idle_ends (issue 16 changed the vld
   // compactor only).

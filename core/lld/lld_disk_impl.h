@@ -79,6 +79,9 @@ class LldDisk::Impl {
   std::optional<Completion> idle_step(SimTime start);
   std::optional<Completion> idle_work(SimTime start);
   uint64_t live_blocks() const { return usage_.total_live_blocks(); }
+  // The most blocks a request may touch and never be split
+  // (log_to_segments), whatever the state: Disk::max_atomic_write_bytes.
+  uint64_t atomic_write_blocks() const;
   void close();
   LldReport report() const;
   std::string check_consistency() const;
@@ -177,8 +180,11 @@ class LldDisk::Impl {
 
   // ---- the cleaner (lld_cleaner.cc)
   // Cleans until target free segments (or no victim helps), then
-  // checkpoints to free them. Returns true if anything was freed.
-  bool clean_until(uint32_t target_free, LldClock& c);
+  // checkpoints to free them. Returns true if anything was freed. Up to
+  // must_free, it also checkpoints when the next victim's blocks do not fit
+  // and goes on (a request that needs that many, atomic_write_blocks); past
+  // it, it stops there, so that a write does not pay for the whole batch.
+  bool clean_until(uint32_t target_free, LldClock& c, uint32_t must_free = 0);
   void clean_segment(uint32_t victim, LldClock& c);
   // The moved blocks at the log head, closing segments as they fill.
   void write_moves(const std::vector<LogEntry>& moves, LldClock& c);

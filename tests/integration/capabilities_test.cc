@@ -10,8 +10,10 @@ namespace {
 
 constexpr int64_t kMiB = 1 << 20;
 
-// Every mode advertises the same: the NBD surface does not depend on how the
-// disk keeps its blocks.
+// Every mode advertises the same, but for the largest request: the NBD
+// surface does not depend on how the disk keeps its blocks, and each mode
+// writes up to 32 MiB all or nothing, except mode=lld where its spare
+// segments take less (Disk::max_atomic_write_bytes; clause 3).
 class Capabilities : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(Capabilities, AsAdvertised) {
@@ -36,7 +38,13 @@ TEST_P(Capabilities, AsAdvertised) {
 
   EXPECT_EQ(nbd_get_block_size(nbd, LIBNBD_SIZE_MINIMUM), 512);
   EXPECT_EQ(nbd_get_block_size(nbd, LIBNBD_SIZE_PREFERRED), 4096);
-  EXPECT_EQ(nbd_get_block_size(nbd, LIBNBD_SIZE_MAXIMUM), 32 * kMiB);
+  if (is_lld(GetParam())) {
+    // A 16 MiB lld disk has 4 MiB of spare segments, a few kept free.
+    EXPECT_GE(nbd_get_block_size(nbd, LIBNBD_SIZE_MAXIMUM), 2 * kMiB);
+    EXPECT_LT(nbd_get_block_size(nbd, LIBNBD_SIZE_MAXIMUM), 8 * kMiB);
+  } else {
+    EXPECT_EQ(nbd_get_block_size(nbd, LIBNBD_SIZE_MAXIMUM), 32 * kMiB);
+  }
 
   EXPECT_EQ(nbd_can_meta_context(nbd, LIBNBD_CONTEXT_BASE_ALLOCATION), 1);
 
@@ -55,7 +63,9 @@ TEST_P(Capabilities, PreferredBlockSizeIsTheImagesBlock) {
     NbdHandle h = server.connect();
     EXPECT_EQ(nbd_get_block_size(h.get(), LIBNBD_SIZE_MINIMUM), 512);
     EXPECT_EQ(nbd_get_block_size(h.get(), LIBNBD_SIZE_PREFERRED), 8192);
-    EXPECT_EQ(nbd_get_block_size(h.get(), LIBNBD_SIZE_MAXIMUM), 32 * kMiB);
+    if (!is_lld(GetParam())) {
+      EXPECT_EQ(nbd_get_block_size(h.get(), LIBNBD_SIZE_MAXIMUM), 32 * kMiB);
+    }
     nbd_shutdown(h.get(), 0);
     ASSERT_EQ(server.stop(), 0) << server.stderr_text();
   }
@@ -65,6 +75,29 @@ TEST_P(Capabilities, PreferredBlockSizeIsTheImagesBlock) {
   EXPECT_EQ(nbd_get_block_size(h.get(), LIBNBD_SIZE_PREFERRED), 8192);
   nbd_shutdown(h.get(), 0);
   EXPECT_EQ(server.stop(), 0) << server.stderr_text();
+}
+
+// A mode=lld disk with spare segments to hold 32 MiB advertises it; a
+// smaller spare advertises what it holds, at least a block, and the
+// NBD client sees no more.
+TEST(Capabilities, LldAdvertisesWhatItsSpareSegmentsTakeWhole) {
+  TempDir dir;
+  const auto max_of = [&](const std::vector<std::string>& params) {
+    NbdkitServer server(dir, params);
+    NbdHandle h = server.connect();
+    const int64_t max = nbd_get_block_size(h.get(), LIBNBD_SIZE_MAXIMUM);
+    nbd_shutdown(h.get(), 0);
+    EXPECT_EQ(server.stop(), 0) << server.stderr_text();
+    return max;
+  };
+  EXPECT_EQ(max_of({"file=" + dir.file("big.img"), "size=1G", "mode=lld", "nvram=0",
+                    "latency=none"}),
+            32 * kMiB);
+  const int64_t small = max_of({"file=" + dir.file("small.img"), "size=16M", "spare=5",
+                                "mode=lld", "nvram=0", "latency=none"});
+  EXPECT_LT(small, 2 * kMiB);
+  EXPECT_GE(small, 4096);
+  EXPECT_EQ(small % 4096, 0);
 }
 
 INSTANTIATE_TEST_SUITE_P(Modes, Capabilities, ::testing::ValuesIn(kAllModes), ModeName);
