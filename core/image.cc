@@ -13,6 +13,7 @@
 #include "core/lld/lld_layout.h"
 #include "core/util/error.h"
 #include "core/util/units.h"
+#include "core/vld/vld_layout.h"
 
 namespace vld {
 
@@ -177,18 +178,7 @@ void format_store(BackingStore& store, const Superblock& sb) {
   store.sync();
 }
 
-uint64_t vld_block_capacity(const Superblock& sb) {
-  const uint64_t spt = sb.geometry.sectors_per_track;
-  const uint64_t block_sectors = sb.block_bytes / kSectorBytes;
-  const uint64_t per_track = (spt - 1) / block_sectors;
-  const uint64_t tracks = uint64_t{sb.simulated_cylinders} * sb.geometry.tracks_per_cylinder;
-  const uint64_t blocks = sb.export_bytes / sb.block_bytes;
-  const uint64_t map_sectors = 2 * ((blocks + kEntriesPerPiece - 1) / kEntriesPerPiece);
-  if (tracks <= 2 || per_track == 0) return 0;
-  const uint64_t raw = (tracks - 2) * per_track;
-  const uint64_t map_blocks = (map_sectors + block_sectors - 1) / block_sectors;
-  return raw > map_blocks ? raw - map_blocks : 0;
-}
+uint64_t vld_block_capacity(const Superblock& sb) { return VldLayout(sb).block_capacity(); }
 
 void check_vld_fillable(const FormatOptions& o, const Superblock& sb) {
   const uint64_t blocks = sb.export_bytes / sb.block_bytes;

@@ -141,7 +141,8 @@ void LldDisk::Impl::log_request(std::vector<LogEntry> entries, bool durable, Lld
     // A failed segment write applied nothing (write_pending); what the
     // request left in the memory copy goes too, or the next flush would
     // make a failed write durable over an acknowledged one. (Pieces of a
-    // split request written before stay: clause 3's exception.)
+    // split request written before stay: it was longer than the advertised
+    // maximum, max_atomic_write_bytes.)
     pending_.truncate(mark);
     throw;
   }

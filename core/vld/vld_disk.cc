@@ -698,6 +698,21 @@ void VldDisk::trace_group(std::span<const PlannedNode> group,
               group.front().seq + group.size() - 1, members);
 }
 
+uint64_t VldDisk::max_atomic_write_bytes() const {
+  // A third of what the platters hold beyond the export however
+  // fragmented. Measured, not derived: on full disks aged by random
+  // one-block overwrites, the largest write that found room (allocate's
+  // repacks included) was 42-90% of that (a binary search, 5 shapes of
+  // 1 MiB to 64 MiB, 2 seeds each; docs/crash-contract.md, clause 3). A
+  // group needs all its new copies placed while every old copy is live,
+  // and repacking one track at a time onto the reserve does not turn all
+  // the crumbs into runs before it runs out of empty tracks. Pinned by
+  // VldAtomicWrites.*.
+  const uint64_t capacity = layout_.block_capacity();
+  const uint64_t beyond = capacity > layout_.blocks ? capacity - layout_.blocks : 0;
+  return std::max<uint64_t>(beyond / 3, 1) * sb_.block_bytes;
+}
+
 bool VldDisk::could_fit_anywhere(std::span<const uint32_t> sizes) const {
   if (sizes.empty()) return true;
   const uint32_t largest = *std::max_element(sizes.begin(), sizes.end());

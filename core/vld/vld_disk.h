@@ -168,6 +168,10 @@ class VldDisk final : public Disk {
   using Disk::idle_step;
   std::optional<Completion> idle_step(SimTime start, SimTime idle_ends) override;
   uint64_t live_blocks() const override { return live_blocks_; }
+  // A request is one group: all its new copies must find room while the
+  // old copies of every export block still hold theirs. A small disk's
+  // spare is less than 32 MiB.
+  uint64_t max_atomic_write_bytes() const override;
   void close() override;
   ModeReport mode_report() const override;  // vld, compactor, recovery
 

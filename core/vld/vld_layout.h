@@ -37,6 +37,20 @@ struct VldLayout {
   uint64_t platter_offset;
   static constexpr uint32_t kRecordSlots = 2;  // psn 0 and 1, on system track 0
   uint64_t byte_offset(uint64_t psn) const { return platter_offset + psn * kSectorBytes; }
+
+  // The blocks the platters hold however writes have fragmented the
+  // tracks: every track but system track 0 and the repack reserve, each
+  // with the whole blocks that fit after one sector of crumbs, less two map
+  // sectors a piece (its live version and one retired). Creation checks
+  // the export against it (check_vld_fillable); what is left beyond the
+  // export bounds one request (VldDisk::max_atomic_write_bytes).
+  uint64_t block_capacity() const {
+    const uint64_t per_track = (spt - 1) / block_sectors;
+    if (tracks <= 2 || per_track == 0) return 0;
+    const uint64_t raw = (uint64_t{tracks} - 2) * per_track;
+    const uint64_t map_blocks = (2 * pieces + block_sectors - 1) / block_sectors;
+    return raw > map_blocks ? raw - map_blocks : 0;
+  }
 };
 
 // `pieces` and the pieces of the logical blocks block_of(item) of `items`,
