@@ -411,6 +411,7 @@ void vld_dump_plugin() {
   std::printf("vld_geometries=%s\n", presets.c_str());
   std::printf("vld_fua=native\nvld_flush=yes\nvld_trim=yes\nvld_zero=yes\nvld_fast_zero=yes\n");
   std::printf("vld_extents=yes\nvld_multi_conn=yes\nvld_rotational=yes\n");  // default export
+  // The most any disk advertises; a small vld or lld disk advertises less.
   std::printf("vld_max_request_bytes=%u\n", kMaxRequestBytes);
   std::printf("vld_exports=,aru\nvld_aru_max_bytes=%llu\n",
               static_cast<unsigned long long>(g_options.aru_max_bytes));
