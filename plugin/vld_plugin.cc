@@ -79,9 +79,9 @@ namespace {
 
 using namespace vld;
 
-// Largest request we promise to serve as one unit (block_size maximum),
-// in every mode; mode=lld on a small spare promises less
-// (Disk::max_atomic_write_bytes).
+// The largest request we ever advertise (block_size maximum) and serve as
+// one unit; a small vld or lld disk advertises less, what its spare takes
+// whole (Disk::max_atomic_write_bytes).
 constexpr uint32_t kMaxRequestBytes = 32 * 1024 * 1024;
 
 PluginOptions g_options;
