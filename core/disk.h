@@ -132,10 +132,10 @@ class Disk {
   // The longest write, zero or trim request, in bytes and at any
   // alignment, for which this disk keeps its promises whatever its state
   // (docs/crash-contract.md, clause 3 where the mode makes it); the plugin
-  // advertises no more. mode=lld commits a longer one in pieces when its
-  // free segments cannot take it beside the live blocks. UINT64_MAX: no
-  // limit of the mode's own (mode=vld writes any request as one group;
-  // mode=inplace promises no request more than its blocks).
+  // advertises no more. mode=vld may find no room for a longer one on a
+  // full disk; mode=lld commits it in pieces when its free segments cannot
+  // take it beside the live blocks. UINT64_MAX: no limit of the mode's own
+  // (mode=inplace, which promises no request more than its blocks).
   virtual uint64_t max_atomic_write_bytes() const { return UINT64_MAX; }
   // EndARU + Flush (paper 000 section 4, "atomic recovery units"; issue 15):
   // writes `blocks` as one atomic, durable unit. When it returns, every

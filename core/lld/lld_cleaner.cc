@@ -53,10 +53,9 @@ uint64_t LldDisk::Impl::atomic_write_blocks() const {
   // holds less than one segment's entries (the rest are written out). With
   // NVRAM a request up to the region's records is whole anyway (replay).
   // Pinned by LldAtomicWrites.* on full, aged disks.
-  const uint64_t packed = (uint64_t{shape_.logical_blocks} + blocks_per_write_ - 1) /
-                          blocks_per_write_;
-  assert(layout_.segment_count >= packed + kLldCleanerReserveSegments);
-  const uint64_t spare = layout_.segment_count - packed;
+  const uint64_t min_segments = lld_min_segments(shape_.logical_blocks, blocks_per_write_);
+  assert(layout_.segment_count >= min_segments);  // the layout's own invariant
+  const uint64_t spare = layout_.segment_count - (min_segments - kLldCleanerReserveSegments);
   // One segment more is kept back as a margin. Probing full aged disks of
   // 1 MiB and 64 MiB with a binary search for the shortest write that
   // splits found at least 3 blocks more than the bound without it.
@@ -142,6 +141,8 @@ void LldDisk::Impl::write_moves(const std::vector<LogEntry>& moves, LldClock& c)
 bool LldDisk::Impl::clean_until(uint32_t target_free, LldClock& c, uint32_t must_free) {
   assert(!in_group_);
   const SimTime before = c.now;
+  // Twice the segments: a checkpoint in the loop (below) lets it clean
+  // victims it had to pass over before.
   for (uint32_t guard = 0; guard < 2 * usage_.segment_count(); ++guard) {
     if (usage_.free_count() + usage_.empty_full_count() >= target_free) break;
     auto victim = pick_victim(usage_, options_.cleaner_policy, next_seq_, /*skip_empty=*/true);

@@ -126,6 +126,7 @@ TEST(LldAtomicWrites, WritesOfTheBoundOnAFullAgedDiskAreNeverSplit) {
         if (i % 8 == 7) d.flush();
       }
       EXPECT_EQ(d.splits(), 0u) << s.name << " seed " << seed << ": max " << max;
+      EXPECT_EQ(d.check_model(), "") << s.name;
       EXPECT_EQ(d.disk().check_consistency(), "") << s.name;
     }
   }
