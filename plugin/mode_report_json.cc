@@ -123,7 +123,7 @@ nlohmann::json lld_stats_json(const LldStats& s) {
       {"nvram_drains", s.nvram_drains},
       {"nvram_bypasses", s.nvram_bypasses},
       {"nvram_stalls", s.nvram_stalls},
-      {"split_requests", s.split_requests},
+      {"refused_requests", s.refused_requests},
       {"nvram_ms", to_ms(s.nvram_time)},
       {"segment_write_ms", to_ms(s.segment_write_time)},
       {"cleaning_ms", to_ms(s.cleaning_time)},

@@ -21,15 +21,14 @@
 //     holds the chain's writes until it finds that one whole, and drops
 //     them otherwise (segment_summary.h). No new on-disk field is needed.
 //
-// What the chain adds to a plain request's: it is never split. A request
-// the free segments cannot take after cleaning is logged in pieces
-// (LldStats::split_requests); a group is refused with ENOSPC before
-// anything is written. And it is applied in memory only after every write
-// of it and the sync succeeded: after a failed write nothing of it is
-// applied, its seqs are voided by a checkpoint (as recovery voids the
-// writes roll-forward dropped) so that no later write can line up behind
-// a piece of it left in the image, and if that checkpoint fails too the
-// disk stops.
+// As a plain request (room_for_request), a group the clean segments cannot
+// take whole after cleaning is refused with ENOSPC before anything is
+// written. What the chain adds: it is synced before it is applied in
+// memory, so a commit is durable when it returns; after a failed write
+// nothing of it is applied, its seqs are voided by a checkpoint (as
+// recovery voids the writes roll-forward dropped) so that no later write
+// can line up behind a piece of it left in the image, and if that
+// checkpoint fails too the disk stops.
 #include <cassert>
 
 #include <fmt/format.h>
@@ -79,8 +78,7 @@ Completion LldDisk::Impl::commit_group(std::span<const GroupBlock> blocks, SimTi
     // Buffered blocks would read over the group's newer copies in segments.
     if (!pending_.empty()) drain(c);
   }
-  const size_t want = pending_.live_entries() + entries.size();
-  if (!make_room(want, c)) {
+  if (!room_for_request(entries.size(), c)) {
     next_version_ = first_version;  // nothing of the group exists
     throw Error(fmt::format("mode=lld cannot commit this atomic recovery unit of {} blocks "
                             "whole: the clean segments, even after cleaning, hold {} more "
@@ -91,20 +89,6 @@ Completion LldDisk::Impl::commit_group(std::span<const GroupBlock> blocks, SimTi
   }
   commit_chain(entries, c);
   return c.done();
-}
-
-size_t LldDisk::Impl::room_beside_pending() const {
-  const size_t capacity = group_capacity_entries();
-  return capacity > pending_.live_entries() ? capacity - pending_.live_entries() : 0;
-}
-
-bool LldDisk::Impl::make_room(size_t entries, LldClock& c) {
-  // As log_to_segments admits a piece of a request: clean first if the free
-  // segments are short, then what the open segment's room and the free
-  // segments take (group_capacity_entries leaves a segment free after).
-  const uint32_t need = segments_for_entries(entries) + 1;
-  if (usage_.free_count() < need) clean_until(need + kCleanerBatchSegments, c, need);
-  return group_capacity_entries() >= entries;
 }
 
 void LldDisk::Impl::commit_chain(const std::vector<LogEntry>& group, LldClock& c) {

@@ -45,7 +45,7 @@ size_t LldDisk::Impl::group_capacity_entries() const {
 }
 
 uint64_t LldDisk::Impl::atomic_write_blocks() const {
-  // log_to_segments splits a request only when, after cleaning, the free
+  // room_for_request refuses a request only when, after cleaning, the free
   // segments cannot take it beside the memory copy. Cleaning can always
   // pack the live blocks, every export block at worst, into the fewest
   // segments that hold them; group_capacity_entries then counts the other
@@ -58,11 +58,17 @@ uint64_t LldDisk::Impl::atomic_write_blocks() const {
   const uint64_t spare = layout_.segment_count - (min_segments - kLldCleanerReserveSegments);
   // One segment more is kept back as a margin. Probing full aged disks of
   // 1 MiB and 64 MiB with a binary search for the shortest write that
-  // splits found at least 3 blocks more than the bound without it.
+  // found no room found at least 3 blocks more than the bound without it.
   const uint64_t kept_free = has_nvram() ? 3 : 4;  // and one for the memory copy
   uint64_t blocks = spare > kept_free ? (spare - kept_free) * blocks_per_write_ : 1;
   if (has_nvram()) blocks = std::max<uint64_t>(blocks, layout_.nvram_records);
   return blocks;
+}
+
+uint64_t LldDisk::Impl::atomic_write_bytes() const {
+  // A request of n bytes at any alignment touches at most n / block + 1
+  // blocks: one fewer than atomic_write_blocks, or one aligned block.
+  return std::max<uint64_t>(atomic_write_blocks() - 1, 1) * block_bytes();
 }
 
 bool LldDisk::Impl::moves_fit(uint32_t victim, uint32_t reserve) const {

@@ -140,42 +140,50 @@ void LldDisk::Impl::log_request(std::vector<LogEntry> entries, bool durable, Lld
   } catch (const Error&) {
     // A failed segment write applied nothing (write_pending); what the
     // request left in the memory copy goes too, or the next flush would
-    // make a failed write durable over an acknowledged one. (Pieces of a
-    // split request written before stay: it was longer than the advertised
-    // maximum, max_atomic_write_bytes.)
+    // make a failed write durable over an acknowledged one.
     pending_.truncate(mark);
     throw;
   }
 }
 
+size_t LldDisk::Impl::room_beside_pending() const {
+  const size_t capacity = group_capacity_entries();
+  return capacity > pending_.live_entries() ? capacity - pending_.live_entries() : 0;
+}
+
+bool LldDisk::Impl::make_room(size_t entries, LldClock& c) {
+  // Clean first if the free segments are short, then what the open
+  // segment's room and the free segments take (group_capacity_entries
+  // leaves a segment free after).
+  const uint32_t need = segments_for_entries(entries) + 1;
+  if (usage_.free_count() < need) clean_until(need + kCleanerBatchSegments, c, need);
+  return group_capacity_entries() >= entries;
+}
+
+bool LldDisk::Impl::room_for_request(size_t entries, LldClock& c) {
+  if (make_room(pending_.live_entries() + entries, c)) return true;
+  if (pending_.empty()) return false;
+  // The memory copy out first: the older copies of its blocks die, and the
+  // cleaner can take the segments they held.
+  write_pending(/*force=*/true, c);
+  return make_room(entries, c);
+}
+
 void LldDisk::Impl::log_to_segments(std::vector<LogEntry> entries, LldClock& c) {
   const SimTime before = c.now;
-  size_t i = 0;
-  bool split = false;
-  while (i < entries.size()) {
-    const size_t want = pending_.live_entries() + (entries.size() - i);
-    const uint32_t need = segments_for_entries(want) + 1;
-    if (usage_.free_count() < need) clean_until(need + kCleanerBatchSegments, c, need);
-    const size_t capacity = group_capacity_entries();
-    size_t take = capacity > pending_.live_entries() ? capacity - pending_.live_entries() : 0;
-    take = std::min(take, entries.size() - i);
-    if (take == 0) {
-      if (pending_.empty())
-        throw Error("mode=lld has no clean segment left for this write (the cleaner could not "
-                    "free one); this is a bug: please report it",
-                    ENOSPC);
-      write_pending(/*force=*/true, c);  // the memory copy out, then clean again
-      continue;
-    }
-    split |= take < entries.size() - i;
-    entries[i + take - 1].ends_request = true;  // a piece commits on its own
-    for (size_t j = i; j < i + take; ++j) pending_.push(std::move(entries[j]));
-    i += take;
-    // Whole segments out while the rest does not fit; a request cut across
-    // writes is written to its end before the next one starts.
-    write_pending(/*force=*/false, c);
+  if (!room_for_request(entries.size(), c)) {
+    ++stats_.refused_requests;
+    throw Error(fmt::format("mode=lld cannot write this request of {} blocks whole: even after "
+                            "cleaning, the clean segments take {} more beside the live data; "
+                            "nothing of it was written (write at most {} bytes at once, the "
+                            "advertised maximum, or free space first)",
+                            entries.size(), room_beside_pending(), atomic_write_bytes()),
+                ENOSPC);
   }
-  if (split) ++stats_.split_requests;
+  for (LogEntry& e : entries) pending_.push(std::move(e));
+  // Whole segments out while the rest does not fit; the request is written
+  // to its end if its first write is (plan_chain).
+  write_pending(/*force=*/false, c);
   stats_.segment_write_time += c.now - before;
 }
 
@@ -327,12 +335,7 @@ std::optional<Completion> LldDisk::idle_step(SimTime start, SimTime /*idle_ends*
   return impl_->idle_step(start);
 }
 uint64_t LldDisk::live_blocks() const { return impl_->live_blocks(); }
-uint64_t LldDisk::max_atomic_write_bytes() const {
-  // A request of n bytes at any alignment touches at most n / block + 1
-  // blocks: one fewer than atomic_write_blocks, or one aligned block.
-  const uint64_t blocks = impl_->atomic_write_blocks();
-  return std::max<uint64_t>(blocks - 1, 1) * block_bytes();
-}
+uint64_t LldDisk::max_atomic_write_bytes() const { return impl_->atomic_write_bytes(); }
 void LldDisk::close() { impl_->close(); }
 LldReport LldDisk::report() const { return impl_->report(); }
 ModeReport LldDisk::mode_report() const {

@@ -79,9 +79,11 @@ class LldDisk::Impl {
   std::optional<Completion> idle_step(SimTime start);
   std::optional<Completion> idle_work(SimTime start);
   uint64_t live_blocks() const { return usage_.total_live_blocks(); }
-  // The most blocks a request may touch and never be split
-  // (log_to_segments), whatever the state: Disk::max_atomic_write_bytes.
+  // The most blocks a request may touch and always find room for whole
+  // (room_for_request), whatever the state; and in bytes at any
+  // alignment: Disk::max_atomic_write_bytes.
   uint64_t atomic_write_blocks() const;
+  uint64_t atomic_write_bytes() const;
   void close();
   LldReport report() const;
   std::string check_consistency() const;
@@ -112,10 +114,20 @@ class LldDisk::Impl {
   // synced; on a failure its entries still in pending_ are taken out, so
   // that no later flush writes a request that failed.
   void log_request(std::vector<LogEntry> entries, bool durable, LldClock& c);
-  // The request into pending_ and out to segments as they fill, in pieces
-  // the free segments can take (cleaning in between); each piece is whole
-  // in the log before this returns, or still wholly in memory.
+  // The request into pending_ and out to segments as they fill, whole: it
+  // is in the log before this returns, or still wholly in memory. Throws
+  // ENOSPC, having written nothing of it, if room_for_request finds no
+  // room for it.
   void log_to_segments(std::vector<LogEntry> entries, LldClock& c);
+  // Cleans if the free segments are short; true if a chain of `entries`
+  // (the memory copy's included) then fits.
+  bool make_room(size_t entries, LldClock& c);
+  // Makes room for a request of `entries` entries beside the memory copy,
+  // writing the memory copy out if that helps; false if even then the clean
+  // segments cannot take it whole. A request is never written in pieces.
+  bool room_for_request(size_t entries, LldClock& c);
+  // What a chain may add beside the memory copy's entries.
+  size_t room_beside_pending() const;
   // nvram=0 and fua: the memory copy out and synced.
   Completion flush_if(bool fua, LldClock& c);
 
@@ -200,14 +212,9 @@ class LldDisk::Impl {
   // The group as one request's entries: a data entry per block, a trim
   // entry per run of consecutive zero blocks; only the last ends the request.
   std::vector<LogEntry> group_entries(std::span<const GroupBlock> blocks);
-  // Cleans if the free segments are short; true if a chain of `entries`
-  // (the memory copy's included) then fits without a split.
-  bool make_room(size_t entries, LldClock& c);
-  // What a chain may add beside the memory copy's entries.
-  size_t room_beside_pending() const;
   // The memory copy and the group as one chain of segment writes: all
   // written, synced, and only then applied (and the memory copy emptied).
-  // REQUIRES: make_room(pending + group) was true; no buffered NVRAM entry.
+  // REQUIRES: room_for_request(group) was true; no buffered NVRAM entry.
   void commit_chain(const std::vector<LogEntry>& group, LldClock& c);
 
   // ---- NVRAM (lld_nvram.cc)

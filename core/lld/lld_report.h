@@ -32,7 +32,7 @@ struct LldStats {
   uint64_t nvram_drains = 0;            // the buffer written wholly into segments
   uint64_t nvram_bypasses = 0;          // requests larger than the NVRAM, written to segments
   uint64_t nvram_stalls = 0;            // writes that waited for a drain
-  uint64_t split_requests = 0;          // requests committed in pieces (no clean segment left)
+  uint64_t refused_requests = 0;        // ENOSPC: the clean segments could not take them whole
   SimDuration nvram_time{};             // NVRAM copies, charged per block (nvram_us=)
   SimDuration segment_write_time{};     // client data into segments (drains included)
   SimDuration cleaning_time{};          // cleaner reads and moves, checkpoints that free

@@ -1,6 +1,7 @@
 #include "core/store/fault_store.h"
 
 #include <algorithm>
+#include <cassert>
 #include <string>
 
 #include "core/util/error.h"
@@ -18,9 +19,13 @@ const char* op_name(FaultyStore::Op op) {
 }
 }  // namespace
 
-FaultyStore::FaultyStore(BackingStore& inner) : inner_(inner) { snapshot(); }
+FaultyStore::FaultyStore(BackingStore& inner, bool keep_synced_image)
+    : inner_(inner), keep_synced_image_(keep_synced_image) {
+  snapshot();
+}
 
 void FaultyStore::snapshot() {
+  if (!keep_synced_image_) return;
   synced_.resize(inner_.size_bytes());
   inner_.read(0, synced_);
 }
@@ -57,7 +62,10 @@ void FaultyStore::discard(uint64_t offset, uint64_t len) {
 
 void FaultyStore::sync() {
   if (fails(Op::kSync)) {
-    if (fault_->drop_on_failed_sync) inner_.write(0, synced_);
+    if (fault_->drop_on_failed_sync) {
+      assert(keep_synced_image_);
+      inner_.write(0, synced_);
+    }
     throw Error(std::string("injected ") + op_name(Op::kSync) + " fault", fault_->err);
   }
   inner_.sync();

@@ -40,7 +40,9 @@ class FaultyStore final : public BackingStore {
   };
 
   // Forwards to `inner`, which the caller keeps (to inspect or reopen it).
-  explicit FaultyStore(BackingStore& inner);
+  // keep_synced_image false: no copy of the image at each sync (then
+  // synced_image() is empty and no fault may drop_on_failed_sync).
+  explicit FaultyStore(BackingStore& inner, bool keep_synced_image = true);
 
   // Arms one fault (replacing any armed one); counts from now.
   void arm(const Fault& f);
@@ -67,6 +69,7 @@ class FaultyStore final : public BackingStore {
   void snapshot();
 
   BackingStore& inner_;
+  const bool keep_synced_image_;
   std::optional<Fault> fault_;
   uint64_t calls_[3] = {0, 0, 0};  // per Op since arm()
   uint64_t failures_ = 0;

@@ -180,11 +180,11 @@ void run_aru(const char* name, const RigConfig& config, uint64_t seed, size_t st
   Rig rig(config, seed);
   std::mt19937_64 rng(seed);
   AruTally t;
-  // mode=lld splits a request the clean segments cannot take whole
-  // (LldStats::split_requests, counted per open); a commit it never splits.
+  // mode=lld refuses a request the clean segments cannot take whole
+  // (LldStats::refused_requests, counted per open).
   LldStats lld_total;  // over the reopens
   auto add = [&lld_total](const LldStats& s) {
-    lld_total.split_requests += s.split_requests;
+    lld_total.refused_requests += s.refused_requests;
     lld_total.segments_cleaned += s.segments_cleaned;
     lld_total.checkpoints += s.checkpoints;
     lld_total.nvram_bypasses += s.nvram_bypasses;
@@ -202,9 +202,9 @@ void run_aru(const char* name, const RigConfig& config, uint64_t seed, size_t st
               << r.nvram_capacity_records << " NVRAM records; " << lld_total.segments_cleaned
               << " segments cleaned, " << lld_total.checkpoints << " checkpoints, "
               << lld_total.nvram_drains << " NVRAM drains, " << lld_total.nvram_bypasses
-              << " requests past the NVRAM, " << lld_total.split_requests << " split requests"
+              << " requests past the NVRAM, " << lld_total.refused_requests << " refused"
               << std::endl;
-    ASSERT_EQ(lld_total.split_requests, 0u)
+    ASSERT_EQ(lld_total.refused_requests, 0u)
         << "precondition: the disk must have room for every request whole";
     ASSERT_GT(lld_total.segments_cleaned, 0u) << "precondition: the cleaner must run";
   }

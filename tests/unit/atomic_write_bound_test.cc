@@ -2,10 +2,10 @@
 // max_atomic_write_bytes, which the plugin advertises as the NBD maximum
 // block size; clause 3 of docs/crash-contract.md), on disks filled whole
 // and aged by random overwrites, written at random sector offsets:
-//   - mode=lld commits a request in pieces (LldStats::split_requests) when
-//     its free segments, after cleaning, cannot take it beside the live
-//     blocks: writes of the bound are never split, and on the tightest
-//     layout a write of the whole export is;
+//   - mode=lld refuses a request with ENOSPC (LldStats::refused_requests)
+//     when its free segments, after cleaning, cannot take it beside the
+//     live blocks: writes of the bound are never refused, and on the
+//     tightest layout a write of the whole export is, changing nothing;
 //   - mode=vld places a request as one group, whose new copies need room
 //     beside every live block's old copy: writes of the bound always find
 //     it (repacking fragmented tracks where needed), and read back; one of
@@ -74,6 +74,7 @@ class AgedDisk {
     flush();
   }
 
+  // Throws what the disk throws, leaving the model as it was.
   void write(uint64_t offset, uint64_t len) {
     std::vector<std::byte> data(len, static_cast<std::byte>(rng_() % 255 + 1));
     now_ = disk_->write(offset, data, /*fua=*/false, now_).end;
@@ -86,6 +87,14 @@ class AgedDisk {
     return out == model_ ? "" : "the disk does not read what was written";
   }
   void flush() { now_ = disk_->flush(now_).end; }
+  // "" if a disk opened on a copy of the image as it is (kill -9 after a
+  // flush) reads what the model says.
+  std::string check_reopened() {
+    auto d2 = make_disk(std::make_unique<MemoryBackingStore>(mem_.bytes()), sb_);
+    std::vector<std::byte> out(sb_.export_bytes);
+    d2->read(0, out, SimTime{});
+    return out == model_ ? "" : "the reopened disk does not read what was written";
+  }
   // A sector-aligned offset at which `len` bytes fit the export.
   uint64_t any_offset(uint64_t len) {
     return rng_() % ((sb_.export_bytes - len) / 512 + 1) * 512;
@@ -93,7 +102,7 @@ class AgedDisk {
 
   Disk& disk() { return *disk_; }
   LldStats lld() const { return dynamic_cast<const LldDisk&>(*disk_).report().stats; }
-  uint64_t splits() const { return lld().split_requests; }
+  uint64_t refused() const { return lld().refused_requests; }
 
  private:
   Superblock sb_;
@@ -104,7 +113,7 @@ class AgedDisk {
   SimTime now_{};
 };
 
-TEST(LldAtomicWrites, WritesOfTheBoundOnAFullAgedDiskAreNeverSplit) {
+TEST(LldAtomicWrites, WritesOfTheBoundOnAFullAgedDiskAreNeverRefused) {
   const std::vector<Shape> shapes = {
       {"64-sector 256K spare=0 nvram=0", DiskMode::kLld, 256 << 10, 0, 32 << 10, 0, 16},
       {"64-sector 1M spare=25 nvram=0", DiskMode::kLld, 1 << 20, 25, 32 << 10, 0, 24},
@@ -120,30 +129,44 @@ TEST(LldAtomicWrites, WritesOfTheBoundOnAFullAgedDiskAreNeverSplit) {
       ASSERT_GE(max, kBlock) << s.name;
       ASSERT_LT(max, s.export_bytes / 2) << s.name << ": precondition: a bound the spare sets";
       ASSERT_GT(d.lld().segments_cleaned, 0u) << s.name << ": precondition: an aged disk";
-      ASSERT_EQ(d.splits(), 0u) << s.name;
+      ASSERT_EQ(d.refused(), 0u) << s.name;
       for (int i = 0; i < 40; ++i) {
         d.write(d.any_offset(max), max);  // mostly unaligned to blocks: one block more
         if (i % 8 == 7) d.flush();
       }
-      EXPECT_EQ(d.splits(), 0u) << s.name << " seed " << seed << ": max " << max;
+      EXPECT_EQ(d.refused(), 0u) << s.name << " seed " << seed << ": max " << max;
       EXPECT_EQ(d.check_model(), "") << s.name;
       EXPECT_EQ(d.disk().check_consistency(), "") << s.name;
     }
   }
 }
 
-// The crash harness's tightest lld disk without NVRAM (a 64-block export on
-// 14 segments of 7 blocks, as DISABLED_LldRequestLargerThanTheFreeSegments-
-// IsAllOrNothing has): the bound is one block, and a write of the whole
-// export, which cannot fit beside the live blocks, is split.
-TEST(LldAtomicWrites, AWriteTheFreeSegmentsCannotTakeIsSplit) {
-  const Shape tight{"64-sector 256K spare=0 nvram=0", DiskMode::kLld, 256 << 10, 0, 32 << 10, 0,
-                    16};
-  AgedDisk d(tight, 3);
-  EXPECT_EQ(d.disk().max_atomic_write_bytes(), kBlock);
-  ASSERT_EQ(d.splits(), 0u);
-  d.write(0, tight.export_bytes);
-  EXPECT_GE(d.splits(), 1u);
+// The crash harness's tightest lld disks (a 64-block export on 14
+// segments of 7 blocks, without NVRAM and with 15 records): the bound is one
+// block without NVRAM, and a write of half the export, which cannot fit
+// beside the live blocks, is refused with ENOSPC and changes nothing, live
+// or after a restart (a split request would be committed in pieces).
+TEST(LldAtomicWrites, AWriteTheFreeSegmentsCannotTakeIsRefusedWhole) {
+  for (uint64_t nvram : {uint64_t{0}, uint64_t{64} << 10}) {
+    const Shape tight{"64-sector 256K spare=0", DiskMode::kLld, 256 << 10, 0, 32 << 10, nvram,
+                      16};
+    AgedDisk d(tight, 3);
+    if (nvram == 0) EXPECT_EQ(d.disk().max_atomic_write_bytes(), kBlock);
+    ASSERT_EQ(d.refused(), 0u);
+    try {
+      d.write(512, tight.export_bytes / 2);
+      ADD_FAILURE() << "a write the free segments cannot take was served";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.err(), ENOSPC) << e.what();
+    }
+    EXPECT_EQ(d.refused(), 1u);
+    EXPECT_EQ(d.check_model(), "") << "nvram " << nvram << ": the refused write changed data";
+    EXPECT_EQ(d.disk().check_consistency(), "");
+    d.flush();
+    EXPECT_EQ(d.check_reopened(), "") << "nvram " << nvram;
+    d.write(0, kBlock);  // and the disk goes on
+    EXPECT_EQ(d.check_model(), "");
+  }
 }
 
 TEST(VldAtomicWrites, WritesOfTheBoundOnAFullAgedDiskFindRoom) {

@@ -748,22 +748,20 @@ RigConfig lld_config(bool nvram, uint64_t export_bytes = 256 * 1024) {
 
 const char* nvram_name(const RigConfig& c) { return c.nvram_bytes ? "nvram=64K" : "nvram=0"; }
 
-// mode=lld commits a request whole only if the free segments, after
-// cleaning, hold all of it beside every live block; otherwise it commits it
-// in pieces (LldStats::split_requests) and a crash can keep some pieces
-// only (DISABLED_LldRequestLargerThanTheFreeSegments shows it), so the
-// plugin advertises no longer request than they hold (crash-contract.md,
-// clause 3 for mode=lld). The tests below give their disks that room for
-// their requests, and check it.
+// mode=lld writes a request only if the free segments, after cleaning, hold
+// all of it beside every live block; otherwise it refuses it with ENOSPC
+// (LldStats::refused_requests), so the plugin advertises no longer request
+// than they hold (crash-contract.md, "The advertised maximum"). The tests
+// below give their disks that room for their requests, and check it.
 constexpr const char* kRoomForEveryRequest =
-    "precondition: the disk must have room for every request whole (a split request is not "
-    "atomic: see DISABLED_LldRequestLargerThanTheFreeSegmentsIsAllOrNothing)";
+    "precondition: the disk must have room for every request whole (see "
+    "LldRequestLargerThanTheFreeSegmentsIsRefusedWhole)";
 
 // LldDisk's counters start again at each open: a rig's totals over its
 // reopens (tally_across_reopens, then final_tally at the end).
 struct LldTally {
   uint64_t cleaned = 0, idle_cleans = 0, checkpoints = 0, drains = 0, bypasses = 0, stalls = 0,
-           splits = 0, segment_writes = 0;
+           refused = 0, segment_writes = 0;
   void add(const LldStats& s) {
     cleaned += s.segments_cleaned;
     idle_cleans += s.idle_cleans;
@@ -771,15 +769,15 @@ struct LldTally {
     drains += s.nvram_drains;
     bypasses += s.nvram_bypasses;
     stalls += s.nvram_stalls;
-    splits += s.split_requests;
+    refused += s.refused_requests;
     segment_writes += s.segment_writes;
   }
   std::string describe() const {
     std::ostringstream o;
     o << segment_writes << " segment writes, " << cleaned << " segments cleaned (" << idle_cleans
       << " in idle time), " << checkpoints << " checkpoints, " << drains << " NVRAM drains ("
-      << stalls << " stalling a write), " << bypasses << " requests past the NVRAM, " << splits
-      << " split requests";
+      << stalls << " stalling a write), " << bypasses << " requests past the NVRAM, " << refused
+      << " refused";
     return o.str();
   }
 };
@@ -877,7 +875,7 @@ void run_lld_exhaustive(bool nvram, G g, size_t cap, size_t samples, uint64_t mi
   if (nvram) {
     EXPECT_GE(t.drains, 1u) << "precondition: the script must overflow the NVRAM";
   }
-  EXPECT_EQ(t.splits, 0u) << kRoomForEveryRequest;
+  EXPECT_EQ(t.refused, 0u) << kRoomForEveryRequest;
   RunResult r = run_jobs(*rig, e.jobs, harness_threads(), /*nested_every=*/7, 2);
   const std::string what = std::string("lld ") + nvram_name(rig->config()) + " exhaustive " +
                            gran_name(g);
@@ -900,17 +898,23 @@ TEST(CrashHarness, LldNoNvramExhaustiveTorn512) {
 // kinds), and idle steps (NVRAM drain, idle cleaning). On a disk whose
 // segments hold little more than the export, the overwrites leave dead
 // blocks in every segment and the cleaner must run.
-void lld_aging_workload(Rig& rig, std::mt19937_64& rng, unsigned fill_percent, size_t requests) {
+// Returns the blocks filled (the requests' region).
+uint64_t lld_fill(Rig& rig, std::mt19937_64& rng, unsigned fill_percent) {
   const uint64_t B = kBlock;
   const uint64_t filled = rig.blocks() * fill_percent / 100;
-  auto pick = [&](uint64_t n) { return rng() % n; };
   for (uint64_t b = 0; b < filled;) {
-    const uint64_t n = std::min<uint64_t>(1 + pick(4), filled - b);
+    const uint64_t n = std::min<uint64_t>(1 + rng() % 4, filled - b);
     rig.write(b * B, n * B, false);
     b += n;
-    if (pick(6) == 0) rig.flush();
+    if (rng() % 6 == 0) rig.flush();
   }
   rig.flush();
+  return filled;
+}
+
+void lld_aging_requests(Rig& rig, std::mt19937_64& rng, uint64_t filled, size_t requests) {
+  const uint64_t B = kBlock;
+  auto pick = [&](uint64_t n) { return rng() % n; };
   for (size_t i = 0; i < requests; ++i) {
     const unsigned op = pick(100);
     const uint64_t region = pick(2) == 0 ? std::max<uint64_t>(filled / 8, 4) : filled;
@@ -935,6 +939,10 @@ void lld_aging_workload(Rig& rig, std::mt19937_64& rng, unsigned fill_percent, s
   }
 }
 
+void lld_aging_workload(Rig& rig, std::mt19937_64& rng, unsigned fill_percent, size_t requests) {
+  lld_aging_requests(rig, rng, lld_fill(rig, rng, fill_percent), requests);
+}
+
 void run_lld_cleaner(bool nvram, uint64_t seed, size_t points, uint64_t min_states) {
   auto t0 = std::chrono::steady_clock::now();
   RigConfig c = lld_config(nvram);
@@ -951,7 +959,7 @@ void run_lld_cleaner(bool nvram, uint64_t seed, size_t points, uint64_t min_stat
             << ": " << rig.requests().size() << " requests, " << rec.events() << " events, "
             << rec.syncs() << " syncs, " << t.describe() << std::endl;
   ASSERT_GT(t.cleaned, 0u) << "precondition: the cleaner must run";
-  ASSERT_EQ(t.splits, 0u) << kRoomForEveryRequest;
+  ASSERT_EQ(t.refused, 0u) << kRoomForEveryRequest;
   ASSERT_GT(t.checkpoints, 0u) << "precondition: checkpoints must free cleaned segments";
   ASSERT_GT(t.idle_cleans, 0u) << "precondition: idle time must clean too";
   std::vector<Job> jobs = sampled_jobs(rig, rig.format_end(), points, 4, 2, 4, seed);
@@ -1067,7 +1075,7 @@ void run_lld_large_requests(bool nvram, uint32_t spare, uint64_t seed, size_t po
     ASSERT_GE(t.drains, 4u) << "precondition: the small writes must fill the NVRAM again and again";
     ASSERT_GE(t.bypasses, 4u) << "precondition: requests larger than the NVRAM";
   }
-  ASSERT_EQ(t.splits, 0u) << kRoomForEveryRequest;
+  ASSERT_EQ(t.refused, 0u) << kRoomForEveryRequest;
   std::vector<Job> jobs = sampled_jobs(rig, rig.format_end(), points, 4, 2, 3, seed);
   RunResult r = run_jobs(rig, jobs, harness_threads(), /*nested_every=*/9, seed);
   const std::string what = std::string("lld ") + nvram_name(rig.config()) + " large requests";
@@ -1118,7 +1126,7 @@ void run_lld_idle(bool nvram, uint64_t seed, uint64_t min_states) {
             << after.nvram_used_records << " NVRAM records in use after, " << t.describe()
             << "; crash points from event " << from << " of " << rig.rec().events() << std::endl;
   ASSERT_GE(t.idle_cleans, 1u) << "precondition: idle time must clean";
-  ASSERT_EQ(t.splits, 0u) << kRoomForEveryRequest;
+  ASSERT_EQ(t.refused, 0u) << kRoomForEveryRequest;
   if (nvram) {
     ASSERT_GE(before.nvram_buffered_blocks, 4u) << "precondition: a buffer to drain";
     ASSERT_EQ(after.nvram_used_records, 0u) << "precondition: idle time must drain and reset";
@@ -1202,7 +1210,7 @@ void run_lld_recovery_cuts(bool nvram, uint64_t seed, size_t states) {
             << " syncs, " << t.describe() << std::endl;
   ASSERT_GT(t.cleaned, 0u) << "precondition: an aged disk";
   ASSERT_GE(t.bypasses + (nvram ? 0 : 1), 1u) << "precondition: requests past the NVRAM";
-  ASSERT_EQ(t.splits, 0u) << kRoomForEveryRequest;
+  ASSERT_EQ(t.refused, 0u) << kRoomForEveryRequest;
   RunResult r = run_jobs(rig, jobs, harness_threads(), /*nested_every=*/1, seed);
   const std::string what = std::string("lld ") + nvram_name(c) + " recovery cut";
   report(what.c_str(), r, seconds_since(t0));
@@ -1245,7 +1253,7 @@ TEST(CrashHarness, LldRequestsUpToTheAdvertisedMaximumAreAllOrNothing) {
     std::cout << "[ crash    ] lld requests at the advertised maximum, " << max / B << " blocks ("
               << lld_geometry(rig) << "): " << t.describe() << std::endl;
     ASSERT_GT(t.cleaned, 0u) << "precondition: an aged disk";
-    ASSERT_EQ(t.splits, 0u) << "max " << max;
+    ASSERT_EQ(t.refused, 0u) << "max " << max;
     // Every fourth of the crash states from there (about 3,000 a mode).
     std::vector<Job> jobs, all = point_jobs(rig, from, 4, 4, 95);
     for (size_t i = 0; i < all.size(); i += 4) jobs.push_back(all[i]);
@@ -1257,38 +1265,36 @@ TEST(CrashHarness, LldRequestsUpToTheAdvertisedMaximumAreAllOrNothing) {
   }
 }
 
-// KNOWN TO FAIL (clause 3), so disabled: run it with
-// --gtest_also_run_disabled_tests. A request the cleaner cannot make room
-// for is committed in pieces, which is why the plugin advertises no more
-// than LldDisk::max_atomic_write_bytes (on this disk one block without
-// NVRAM, 14 with its 15 records; the bound is pinned by LldAtomicWrites.*):
-// this request is longer. A full 64-block export on 12 segments of
-// 7 blocks (84 blocks, the fewest the layout allows) and a 32-block write
-// over live blocks: the new copies and the live old ones need 96 blocks,
-// so log_to_segments commits the request in pieces (split_requests), each
-// piece a group of its own, and a crash between them keeps the first pieces
-// only: the request reads part new, part old. The same happens on any lld
-// disk whose free segments cannot take a request beside the live blocks
-// (a full export and a request larger than the spare), which is what a
-// client that ignores the advertised maximum can send. With NVRAM the
-// request is past the region (32 blocks > 15 records), so it goes the same
-// way.
-TEST(CrashHarness, DISABLED_LldRequestLargerThanTheFreeSegmentsIsAllOrNothing) {
+// A request the cleaner cannot make room for is refused with ENOSPC before
+// anything of it is written (the plugin advertises no more than
+// LldDisk::max_atomic_write_bytes: on this disk one block without NVRAM,
+// 14 with its 15 records). A full 64-block export on 12 segments of 7
+// blocks (84 blocks, the fewest the layout allows) and a 32-block write
+// over live blocks: the new copies and the live old ones need 96 blocks.
+// The request reads old, live and in every crash state from it on, and the
+// disk goes on. With NVRAM the request is past the region (32 blocks > 15
+// records), so it goes the same way.
+TEST(CrashHarness, LldRequestLargerThanTheFreeSegmentsIsRefusedWhole) {
   for (bool nvram : {true, false}) {
     auto t0 = std::chrono::steady_clock::now();
     RigConfig c = lld_config(nvram);
     c.spare_percent = 0;
+    c.failures = true;
     Rig rig(c, 91);
     const uint64_t B = kBlock;
     for (uint64_t b = 0; b < rig.blocks(); b += 4) rig.write(b * B, 4 * B, false);
     rig.flush();
+    rig.write(60 * B, B, false);  // in memory (nvram=0) or the buffer: written out first
     const size_t from = rig.rec().events();
     rig.write(0, 32 * B, false);
+    ASSERT_TRUE(rig.requests().back().failed) << "a request the free segments cannot take";
+    rig.write(B, 2 * B, false);
     rig.flush();
     ASSERT_EQ(rig.check_live(), "");
     const LldTally t = final_tally(rig, LldTally{});
     std::cout << "[ crash    ] lld request larger than the free segments (" << lld_geometry(rig)
               << "): " << t.describe() << std::endl;
+    EXPECT_EQ(t.refused, 1u);
     RunResult r = run_jobs(rig, point_jobs(rig, from, 6, 16, 91), harness_threads(),
                            /*nested_every=*/0, 91);
     const std::string what = std::string("lld ") + nvram_name(c) + " request past the free segments";

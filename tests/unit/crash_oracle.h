@@ -83,6 +83,7 @@
 
 #include "core/store/backing_store.h"
 #include "core/store/crash_store.h"
+#include "core/store/fault_store.h"
 #include "core/image.h"
 #include "core/image_format.h"
 #include "core/vld/map_sector.h"
@@ -169,6 +170,12 @@ struct RigConfig {
   uint64_t segment_bytes = 32 * 1024;
   uint64_t nvram_bytes = 64 * 1024;
   LldOptions lld;
+  // Requests may fail: a FaultyStore sits between the disk and the
+  // recording (Rig::arm), and a request the disk refuses (ENOSPC) or fails
+  // is recorded as failed instead of ending the test. A failed request must
+  // leave no trace in any crash state (docs/crash-contract.md, clause 7),
+  // unless the disk stopped during it.
+  bool failures = false;
 
   // Each block of an ordinary write or zero is its own unit of the oracle:
   // mode=inplace writes in place, so a crash can keep some of a request's
@@ -251,6 +258,7 @@ struct Request {
   bool fua = false, may_trim = false;
   size_t ev_begin = 0, ev_end = 0;  // its backing-store events [begin, end)
   std::vector<size_t> units;        // oracle units (see Rig::Unit)
+  bool failed = false;              // the disk threw (RigConfig::failures)
 
   static Request make(Op op, uint64_t offset = 0, uint64_t len = 0, bool fua = false,
                       bool may_trim = false) {
@@ -276,6 +284,7 @@ struct Request {
       if (op == Op::kZero) s << (may_trim ? " may_trim" : " no_hole");
     }
     s << " events [" << ev_begin << "," << ev_end << ")";
+    if (failed) s << " (failed)";
     return s.str();
   }
 };
@@ -288,6 +297,9 @@ class Rig {
     size_t req;
     bool may_be_required;  // durable once the request is
     std::vector<std::pair<uint64_t, uint64_t>> effects;
+    // Its request failed: absent from every crash state, unless the disk
+    // stopped during the request (then either).
+    bool must_be_absent = false;
   };
 
   Rig(const RigConfig& cfg, uint64_t seed)
@@ -306,6 +318,7 @@ class Rig {
       VldDisk::format(*rec_, sb_);  // syncs
     }
     format_end_ = rec_->events();
+    if (cfg_.failures) faulty_ = std::make_unique<FaultyStore>(*rec_, /*keep_synced_image=*/false);
     open();
   }
 
@@ -321,6 +334,17 @@ class Rig {
   const std::vector<Request>& requests() const { return reqs_; }
   const std::vector<Unit>& units() const { return units_; }
   const Bytes& live() const { return live_; }
+  // Fails calls of the store from now on (RigConfig::failures), and how
+  // many it failed so far.
+  void arm(const FaultyStore::Fault& f) { faulty_->arm(f); }
+  void disarm() { faulty_->disarm(); }
+  uint64_t injected_faults() const { return faulty_ ? faulty_->failures() : 0; }
+  // The disk stopped taking writes (a failed fdatasync, or a write that
+  // could not be voided); the first request it refused for that.
+  bool stopped() const { return first_stopped_req_ != SIZE_MAX; }
+  size_t failed_requests() const {
+    return std::count_if(reqs_.begin(), reqs_.end(), [](const Request& r) { return r.failed; });
+  }
 
   // ---- requests (each starts when the previous one completed) ----
   void write(uint64_t offset, uint64_t len, bool fua) {
@@ -328,8 +352,10 @@ class Rig {
     const size_t id = reqs_.size();
     Bytes data = request_data(seed_, id, offset, len);
     run(r, [&] { return disk_->write(offset, data, fua, now_); });
+    Bytes before = r.failed ? live_ : Bytes();
     std::memcpy(live_.data() + offset, data.data(), len);
     add_request_units(r, id, first_block(offset), last_block(offset, len));
+    if (r.failed) live_ = std::move(before);
     reqs_.push_back(std::move(r));
   }
   void trim(uint64_t offset, uint64_t len, bool fua) {
@@ -337,9 +363,9 @@ class Rig {
     const size_t id = reqs_.size();
     run(r, [&] { return disk_->trim(offset, len, fua, now_); });
     for (uint64_t b = (offset + kBlock - 1) / kBlock; (b + 1) * kBlock <= offset + len; ++b) {
-      std::memset(live_.data() + b * kBlock, 0, kBlock);
+      if (!r.failed) std::memset(live_.data() + b * kBlock, 0, kBlock);
       r.units.push_back(units_.size());
-      units_.push_back(Unit{id, cfg_.durable_at_ack(), {{b, zero_hash()}}});
+      units_.push_back(Unit{id, cfg_.durable_at_ack() && !r.failed, {{b, zero_hash()}}, r.failed});
       hist_[b].push_back({r.units.back(), zero_hash()});
     }
     reqs_.push_back(std::move(r));
@@ -348,8 +374,10 @@ class Rig {
     Request r = Request::make(Request::Op::kZero, offset, len, fua, may_trim);
     const size_t id = reqs_.size();
     run(r, [&] { return disk_->zero(offset, len, ZeroFlags{may_trim, fua, false}, now_); });
+    Bytes before = r.failed ? live_ : Bytes();
     std::memset(live_.data() + offset, 0, len);
     add_request_units(r, id, first_block(offset), last_block(offset, len));
+    if (r.failed) live_ = std::move(before);
     reqs_.push_back(std::move(r));
   }
   // An ARU's commit (Disk::commit_group): `group` (sorted, distinct; data
@@ -362,10 +390,12 @@ class Rig {
                               group.size() * kBlock, /*fua=*/true);
     const size_t id = reqs_.size();
     run(r, [&] { return disk_->commit_group(group, now_); });
+    Bytes before = r.failed ? live_ : Bytes();
     test::apply_group(group, live_.data(), kBlock);
     std::vector<uint64_t> blocks;
     for (const GroupBlock& g : group) blocks.push_back(g.block);
     add_group_unit(r, id, blocks);
+    if (r.failed) live_ = std::move(before);
     reqs_.push_back(std::move(r));
   }
   // The same with data of this request's own (zeros where `zeros` says).
@@ -398,6 +428,7 @@ class Rig {
   void flush() {
     Request r = Request::make(Request::Op::kFlush);
     run(r, [&] { return disk_->flush(now_); });
+    if (r.failed) r.op = Request::Op::kIdle;  // a failed flush is no barrier
     reqs_.push_back(std::move(r));
   }
   // Idle time: up to `steps` idle steps (vld: compaction moves and repacks,
@@ -410,7 +441,13 @@ class Rig {
     r.ev_begin = rec_->events();
     size_t n = 0;
     for (; n < steps; ++n) {
-      std::optional<Completion> c = disk_->idle_step(now_);
+      std::optional<Completion> c;
+      try {
+        c = disk_->idle_step(now_);
+      } catch (const Error&) {
+        if (!cfg_.failures) throw;
+        break;  // the next request reports it (docs/crash-contract.md, clause 6)
+      }
       if (!c) break;
       now_ = c->end;
     }
@@ -428,11 +465,41 @@ class Rig {
     if (before_close_) before_close_(*disk_);
     Request r = Request::make(Request::Op::kClose);
     r.ev_begin = rec_->events();
-    disk_->close();
+    bool closed = true;
+    try {
+      disk_->close();
+    } catch (const Error&) {
+      if (!cfg_.failures) throw;
+      r.op = Request::Op::kIdle;  // a failed close is no barrier: as a crash
+      closed = false;
+    }
     r.ev_end = rec_->events();
     reqs_.push_back(std::move(r));
     disk_.reset();
     open();
+    if (!closed) adopt_recovered_state();
+  }
+
+  // After an open that followed a crash (a failed close): writes not yet
+  // durable may be lost. What the disk reads must be a state the oracle
+  // allows; it is the model from now on.
+  void adopt_recovered_state() {
+    Bytes got(live_.size());
+    disk_->read(0, got, now_);
+    std::vector<uint64_t> hashes(blocks_);
+    for (uint64_t b = 0; b < blocks_; ++b) hashes[b] = hash_block(got.data() + b * kBlock);
+    if (std::string why = check(rec_->events(), hashes); !why.empty())
+      throw std::runtime_error("the open after a failed close reads a state the contract does "
+                               "not allow:" + why);
+    live_ = std::move(got);
+    // Writes after the last barrier before the crash were not durable, and
+    // a later flush does not make them so: the crash kept them or not.
+    size_t barrier = 0;
+    for (size_t i = 0; i < reqs_.size(); ++i)
+      if (reqs_[i].barrier()) barrier = i;
+    if (!cfg_.durable_at_ack())
+      for (Unit& u : units_)
+        if (u.req > barrier && !reqs_[u.req].fua) u.may_be_required = false;
   }
 
   // "" if the live disk reads back the model exactly.
@@ -441,7 +508,9 @@ class Rig {
     disk_->read(0, got, now_);
     for (uint64_t b = 0; b < blocks_; ++b)
       if (std::memcmp(got.data() + b * kBlock, live_.data() + b * kBlock, kBlock) != 0)
-        return "live disk differs from the model at block " + std::to_string(b);
+        return "live disk differs from the model at block " + std::to_string(b) + ": it reads " +
+               content_name(hash_block(got.data() + b * kBlock)) + ", the model " +
+               content_name(hash_block(live_.data() + b * kBlock));
     if (std::string why = disk_->check_consistency(); !why.empty()) return "live disk: " + why;
     return "";
   }
@@ -494,23 +563,51 @@ class Rig {
   std::string explain_zero_blocks(const Verdicts& v, const std::vector<uint64_t>& got,
                                   const std::vector<ZeroBlock>& amb) const;
 
+  // The failed request the disk stopped during: the last failed one before
+  // the first it refused because it had stopped (+ 1: an index bound).
+  size_t first_failed_before_stop() const {
+    for (size_t i = first_stopped_req_; i-- > 0;)
+      if (reqs_[i].failed) return i + 1;
+    return 0;
+  }
+
   static uint64_t first_block(uint64_t offset) { return offset / kBlock; }
   static uint64_t last_block(uint64_t offset, uint64_t len) { return (offset + len - 1) / kBlock; }
 
+  // With RigConfig::failures an open that fails (its recovery's writes)
+  // is tried again with the fault gone, as the plugin's next connection
+  // does once the backing file works again.
   void open() {
-    Request r = Request::make(Request::Op::kOpen);
-    r.ev_begin = rec_->events();
-    disk_ = open_disk(std::make_unique<ProxyStore>(*rec_), sb_, cfg_);
-    r.ev_end = rec_->events();
-    reqs_.push_back(std::move(r));
+    for (;;) {
+      Request r = Request::make(Request::Op::kOpen);
+      r.ev_begin = rec_->events();
+      BackingStore& store = faulty_ ? static_cast<BackingStore&>(*faulty_) : *rec_;
+      try {
+        disk_ = open_disk(std::make_unique<ProxyStore>(store), sb_, cfg_);
+      } catch (const Error&) {
+        if (!cfg_.failures) throw;
+        r.failed = true;
+        faulty_->disarm();
+      }
+      r.ev_end = rec_->events();
+      reqs_.push_back(std::move(r));
+      if (disk_) return;
+    }
   }
 
+  // Runs one request; with RigConfig::failures a throw marks it failed.
   template <typename Fn>
   void run(Request& r, Fn&& fn) {
     r.ev_begin = rec_->events();
-    Completion c = fn();
+    try {
+      now_ = fn().end;
+    } catch (const Error& e) {
+      if (!cfg_.failures) throw;
+      r.failed = true;
+      if (!stopped() && std::string(e.what()).find("takes no more writes") != std::string::npos)
+        first_stopped_req_ = reqs_.size();
+    }
     r.ev_end = rec_->events();
-    now_ = c.end;
   }
 
   // A write's or zero's units: one over all its blocks, or one per block
@@ -526,7 +623,7 @@ class Rig {
     if (!blocks.empty()) add_group_unit(r, id, blocks);
   }
   void add_group_unit(Request& r, size_t id, const std::vector<uint64_t>& blocks) {
-    Unit u{id, true, {}};
+    Unit u{id, !r.failed, {}, r.failed};
     const size_t ui = units_.size();
     for (uint64_t b : blocks) {
       uint64_t h = hash_block(live_.data() + b * kBlock);
@@ -543,6 +640,8 @@ class Rig {
   Superblock sb_;
   uint64_t blocks_;
   std::unique_ptr<RecordingStore> rec_;
+  std::unique_ptr<FaultyStore> faulty_;  // RigConfig::failures: over rec_
+  size_t first_stopped_req_ = SIZE_MAX;   // stopped()
   std::unique_ptr<Disk> disk_;
   std::function<void(Disk&)> before_close_;
   size_t format_end_ = 0;
@@ -600,6 +699,10 @@ inline void Rig::require_acknowledged(Verdicts& v, size_t p, size_t nreq) const 
     if (reqs_[i].barrier() && reqs_[i].ev_end <= p) barrier = i, have_barrier = true;
   for (size_t u = 0; u < v.issued(); ++u) {
     const Request& r = reqs_[units_[u].req];
+    // A failed request left nothing, unless the disk stopped during it (the
+    // last failed request before the first one the stop refused).
+    if (units_[u].must_be_absent && !(stopped() && units_[u].req + 1 == first_failed_before_stop()))
+      force(v, u, Verdicts::kOut, "its request failed");
     if (!units_[u].may_be_required || r.ev_end > p) continue;
     // Units belong to writes, trims and zeros only: with durable
     // acknowledgements each completed one is its own barrier.

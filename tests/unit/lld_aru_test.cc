@@ -212,7 +212,7 @@ TEST(LldAru, AGroupLargerThanTheNvramGoesToSegmentsWhole) {
   EXPECT_EQ(s.nvram_bypasses, 1u);
   EXPECT_EQ(s.nvram_drains, 1u);
   EXPECT_GT(s.segment_writes, 2u);  // a chain of writes (15 blocks a segment)
-  EXPECT_EQ(s.split_requests, 0u);
+  EXPECT_EQ(s.refused_requests, 0u);
   EXPECT_GE(done.syncs, 1u);
   EXPECT_EQ(rig.disk().report().nvram_buffered_blocks, 0u);
   rig.expect_model();
@@ -247,7 +247,7 @@ TEST(LldAru, ManyGroupsThroughTheCleanerAndReopens) {
       }
     }
     EXPECT_GT(rig.stats().segments_cleaned, 0u);
-    EXPECT_EQ(rig.stats().split_requests, 0u);
+    EXPECT_EQ(rig.stats().refused_requests, 0u);
     rig.expect_model();
     rig.flush();
     rig.stop_and_reopen();
@@ -282,10 +282,11 @@ TEST(LldAru, AGroupThatCannotFitWholeFailsWithEnospcAndChangesNothing) {
     } catch (const Error& e) {
       EXPECT_EQ(e.err(), ENOSPC) << e.what();
     }
-    if (c.nvram_bytes == 0) {  // (with NVRAM the buffer was drained first)
-      EXPECT_EQ(rig.stats().client_blocks_written, before.client_blocks_written);
+    if (c.nvram_bytes == 0) {
+      // Nothing of the group: at most the memory copy's one block, written
+      // out to make room (with NVRAM the buffer was drained first).
+      EXPECT_LE(rig.stats().client_blocks_written, before.client_blocks_written + 1);
     }
-    EXPECT_EQ(rig.stats().split_requests, 0u);
     rig.expect_model();
     // The disk goes on: a group that fits commits, and all of it survives.
     rig.commit(rig.group({1, 100, 255}));

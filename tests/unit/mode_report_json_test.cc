@@ -32,7 +32,7 @@ LldReport unusual_lld_report() {
   s.nvram_drains = 14;
   s.nvram_bypasses = 15;
   s.nvram_stalls = 16;
-  s.split_requests = 17;
+  s.refused_requests = 17;
   s.nvram_time = SimDuration{1'500'000};          // 1.5 ms
   s.segment_write_time = SimDuration{2'000'000};  // 2 ms
   s.cleaning_time = SimDuration{3'250'000};
@@ -79,7 +79,7 @@ TEST(LldReportJson, EveryFieldUnderItsKey) {
   EXPECT_EQ(j["nvram_drains"], 14);
   EXPECT_EQ(j["nvram_bypasses"], 15);
   EXPECT_EQ(j["nvram_stalls"], 16);
-  EXPECT_EQ(j["split_requests"], 17);
+  EXPECT_EQ(j["refused_requests"], 17);
   EXPECT_DOUBLE_EQ(j["nvram_ms"].get<double>(), 1.5);
   EXPECT_DOUBLE_EQ(j["segment_write_ms"].get<double>(), 2.0);
   EXPECT_DOUBLE_EQ(j["cleaning_ms"].get<double>(), 3.25);
