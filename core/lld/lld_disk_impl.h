@@ -218,7 +218,13 @@ class LldDisk::Impl {
   void commit_chain(const std::vector<LogEntry>& group, LldClock& c);
 
   // ---- NVRAM (lld_nvram.cc)
+  // The entries as one request's records, written and synced; a failed
+  // write is voided (void_nvram_request) before it throws.
   void nvram_append(const std::vector<LogEntry>& entries, LldClock& c);
+  // After a failed append at region offset `at`: its first record zeroed and
+  // synced, so that replay never takes the request, and a reset made due.
+  // If that fails too, the disk stops.
+  void void_nvram_request(uint64_t at, LldClock& c);
   // Writes the whole buffer into segments and resets the region.
   void drain(LldClock& c);
   void nvram_reset(LldClock& c);
@@ -270,7 +276,8 @@ class LldDisk::Impl {
   PendingLog pending_;     // NVRAM buffer, or the open segment's memory copy
   NvramHeader nvram_header_;
   uint64_t nvram_next_seq_ = 1;
-  bool nvram_reset_due_ = false;  // an append failed: drain and reset before the next
+  // An append or a reset failed: drain and reset before the next append.
+  bool nvram_reset_due_ = false;
 
   LldStats stats_;
   LldRecoveryReport recovery_;

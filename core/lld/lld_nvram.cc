@@ -31,15 +31,11 @@ void LldDisk::Impl::nvram_append(const std::vector<LogEntry>& entries, LldClock&
     blocks.push_back(NvramBlock{e.logical_block, e.version, e.data, e.trim_blocks});
   const std::vector<unsigned char> bytes =
       encode_nvram_request(nvram_header_, nvram_next_seq_, blocks, shape_, key_);
+  const uint64_t at = nvram_record_offset(nvram_header_, nvram_next_seq_, shape_);
   try {
-    const uint64_t at = nvram_record_offset(nvram_header_, nvram_next_seq_, shape_);
     store_->write(nvram_region_offset() + at, std::as_bytes(std::span(bytes)));
   } catch (const Error&) {
-    // Part of the request may be in the region at seqs the next request
-    // would reuse; records of the two with the same length could then
-    // replay as one request mixed of both. The next append drains and
-    // resets first (as after a replay), making these records stale.
-    nvram_reset_due_ = true;
+    void_nvram_request(at, c);
     throw;
   }
   sync(c);  // acknowledged only once it is on stable storage
@@ -48,6 +44,26 @@ void LldDisk::Impl::nvram_append(const std::vector<LogEntry>& entries, LldClock&
   const SimDuration cost = nvram_cost(entries.size());
   c.spend(cost);
   stats_.nvram_time += cost;
+}
+
+void LldDisk::Impl::void_nvram_request(uint64_t at, LldClock& c) {
+  // The failed write may have put all of the request's records in the
+  // region, and replay would take a request whose last record it reaches:
+  // a failed write would come back after a crash. Zeroing its first
+  // record's header (and syncing) makes replay stop before it
+  // (nvram_log.h). Its other records stay, at seqs the next request would
+  // reuse: records of the two with the same length could replay as one
+  // request mixed of both, so the next append drains and resets first,
+  // making them all stale.
+  nvram_reset_due_ = true;
+  const std::vector<std::byte> zeros(kNvramRecordHeaderBytes);
+  try {
+    store_->write(nvram_region_offset() + at, zeros);
+    sync(c);
+  } catch (const Error& e) {
+    store_->stop(std::string("an NVRAM record voiding a failed write could not be written (") +
+                 e.what() + ")");
+  }
 }
 
 void LldDisk::Impl::drain(LldClock& c) {
@@ -68,6 +84,10 @@ void LldDisk::Impl::nvram_reset(LldClock& c) {
   assert(pending_.empty());
   const NvramHeader next{nvram_header_.epoch + 1, nvram_next_seq_};
   const std::vector<unsigned char> bytes = encode_nvram_header(next, key_);
+  // Until a reset succeeds, appends wait: the new header may be in the
+  // image although its write failed, and replay would then read the new
+  // epoch and take none of the records appended in the old one.
+  nvram_reset_due_ = true;
   store_->write(nvram_region_offset() + nvram_header_offset(next), std::as_bytes(std::span(bytes)));
   sync(c);  // appends of the new epoch must never land under the old header
   nvram_header_ = next;

@@ -1303,5 +1303,92 @@ TEST(CrashHarness, LldRequestLargerThanTheFreeSegmentsIsRefusedWhole) {
   }
 }
 
+// Backing-store faults inside the crash harness (docs/crash-contract.md,
+// clauses 6 and 7): an aged lld disk's workload (lld_aging_workload:
+// cleaning, checkpoints, NVRAM drains and resets, idle steps) with one
+// write of the image failing, at every `stride`-th write in turn: a
+// segment write, a checkpoint, an NVRAM append or header, or the write
+// that voids a failed one. The failing write lands not at all, torn, or
+// whole (the error after its bytes), with EIO or ENOSPC. The disk goes on
+// serving; every crash state from the fault on must keep every write
+// acknowledged, and no failed request may show in any of them (unless the
+// disk stopped during it).
+struct FaultTally {
+  uint64_t runs = 0, faults = 0, failed_requests = 0, stopped = 0;
+};
+
+void run_lld_fault_points(bool nvram, uint64_t seed, size_t stride, size_t states_per_fault,
+                          FaultTally& ft, RunResult& total) {
+  RigConfig c = lld_config(nvram);
+  c.spare_percent = 0;
+  c.failures = true;
+  const uint64_t filled = 64 * 85 / 100;
+  const auto setup = [&](Rig& rig, std::mt19937_64& rng) { lld_aging_workload(rig, rng, 85, 40); };
+  const auto workload = [&](Rig& rig, std::mt19937_64& rng) {
+    lld_aging_requests(rig, rng, filled, 60);
+    rig.write(10 * kBlock, 20 * kBlock, false);  // past the NVRAM (or refused on this disk)
+    lld_aging_requests(rig, rng, filled, 40);
+  };
+  size_t writes = 0;  // of the workload, counted by a run without faults
+  {
+    Rig dry(c, seed);
+    std::mt19937_64 rng(seed);
+    setup(dry, rng);
+    const size_t from = dry.rec().events();
+    workload(dry, rng);
+    for (size_t e = from; e < dry.rec().events(); ++e)
+      writes += dry.rec().event(e).kind == RecordingStore::Event::Kind::kWrite;
+  }
+  for (size_t nth = 0; nth < writes; nth += stride) {
+    Rig rig(c, seed);
+    std::mt19937_64 rng(seed);
+    setup(rig, rng);
+    const size_t from = rig.rec().events();
+    const uint64_t torn[] = {0, 700, uint64_t{1} << 30};
+    // Every fourth fault sticks: the writes that would void the failed one
+    // fail too, and the disk stops.
+    rig.arm(FaultyStore::Fault{.op = FaultyStore::Op::kWrite,
+                               .nth = nth,
+                               .err = (nth / stride) % 2 ? ENOSPC : EIO,
+                               .sticky = (nth / stride) % 4 == 3,
+                               .torn_bytes = torn[(nth / stride) % 3]});
+    workload(rig, rng);
+    rig.disarm();
+    ++ft.runs;
+    ft.faults += rig.injected_faults();
+    ft.failed_requests += rig.failed_requests();
+    ft.stopped += rig.stopped();
+    if (!rig.stopped()) ASSERT_EQ(rig.check_live(), "") << "fault at write " << nth;
+    std::vector<Job> jobs = sampled_jobs(rig, from, states_per_fault, 3, 1, 1, seed + nth);
+    RunResult r = run_jobs(rig, jobs, harness_threads(), /*nested_every=*/7, seed + nth);
+    total.verified += r.verified;
+    total.nested += r.nested;
+    total.recovery_cuts += r.recovery_cuts;
+    total.failures += r.failures;
+    for (std::string& m : r.messages)
+      if (total.messages.size() < 8)
+        total.messages.push_back("fault at write " + std::to_string(nth) + ": " + m);
+  }
+}
+
+TEST(CrashHarness, LldFaultAtEveryWriteKeepsEveryAcknowledgedWrite) {
+  for (bool nvram : {true, false}) {
+    auto t0 = std::chrono::steady_clock::now();
+    FaultTally ft;
+    RunResult r;
+    run_lld_fault_points(nvram, nvram ? 61 : 62, /*stride=*/3, /*states_per_fault=*/6, ft, r);
+    std::cout << "[ crash    ] lld " << (nvram ? "nvram=64K" : "nvram=0")
+              << " faults: " << ft.runs << " runs, " << ft.faults << " injected write faults, "
+              << ft.failed_requests << " requests failed, " << ft.stopped
+              << " disks stopped" << std::endl;
+    const std::string what = std::string("lld ") + (nvram ? "nvram=64K" : "nvram=0") +
+                             " a write fault at every point";
+    report(what.c_str(), r, seconds_since(t0));
+    EXPECT_EQ(r.failures, 0u);
+    EXPECT_GT(ft.faults, 50u);
+    EXPECT_GT(ft.failed_requests, 50u);
+  }
+}
+
 }  // namespace
 }  // namespace vld::crash
