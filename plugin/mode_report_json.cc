@@ -97,9 +97,11 @@ void to_json(nlohmann::json& j, const LldRecoveryReport& r) {
        {"writes_rolled_forward", r.writes_rolled_forward},
        {"writes_discarded", r.writes_discarded},
        {"nvram_records_replayed", r.nvram_records_replayed},
+       {"nvram_records_dropped", r.nvram_records_dropped},
        {"sectors_read", r.sectors_read},
        {"simulated_ms", r.simulated_ms},
-       {"stopped_because", r.stopped_because}};
+       {"stopped_because", r.stopped_because},
+       {"damage", r.damage}};
 }
 
 namespace {

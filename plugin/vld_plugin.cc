@@ -322,7 +322,12 @@ std::unique_ptr<Disk> open_disk(bool readonly, Superblock* sb,
 
 // Damage recovery worked around is news for the operator, -v or not.
 void report_recovered_damage() {
-  const std::optional<RecoveryReport> r = g_controller->mode_report().recovery;
+  const ModeReport report = g_controller->mode_report();
+  if (report.lld && !report.lld->recovery.damage.empty())
+    nbdkit_error("vld: %s: image damaged: %s; recovered exactly; check it with vld-inspect "
+                 "--check when it is not being served",
+                 g_options.file.c_str(), report.lld->recovery.damage.c_str());
+  const std::optional<RecoveryReport>& r = report.recovery;
   if (r && !r->damage.empty())
     nbdkit_error("vld: %s: image damaged: %s; recovered by scanning the whole disk (%llu "
                  "tracks, %.1f s here, %.0f ms simulated)%s; check it with vld-inspect --check "

@@ -249,7 +249,14 @@ class LldDisk::Impl {
   // (a write with `continues` waits for the rest of its request).
   void roll_forward(LldClock& c);
   // NVRAM records newer than the segments' versions into the buffer.
+  // Throws EIO, naming the record, if damage there costs an acknowledged
+  // write (nvram_log.h, "Damage").
   void replay_nvram_region(LldClock& c);
+  // Throws unless each damaged record's block has a newer version.
+  void check_damaged_records(const NvramReplay& replay);
+  void replay_record(NvramRecord& r);
+  // Damage recovery worked around, for the report (LldRecoveryReport::damage).
+  void note_damage(const std::string& what);
   std::vector<unsigned char> read_sectors(uint64_t psn, uint64_t sectors);
   uint64_t psn_of(const BlockMapEntry& e) const { return uint64_t{e.psn_plus_one} - 1; }
 

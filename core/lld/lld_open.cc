@@ -222,38 +222,78 @@ void LldDisk::Impl::replay_nvram_region(LldClock& c) {
   (void)c;  // the NVRAM is memory in the paper: reading it costs no drive time
   auto replay = replay_nvram(std::span(region).first(layout_.nvram_bytes), key_, shape_);
   if (!replay)
-    throw Error("mode=lld image: the NVRAM region has no authentic header, so acknowledged writes "
-                "may be lost; restore the image from a copy",
+    throw Error("mode=lld image: the NVRAM region has no authentic header and no record, so "
+                "acknowledged writes may be lost; restore the image from a copy",
                 EIO);
+  if (!replay->damage.empty())
+    throw Error("mode=lld image: the NVRAM region is damaged: " + replay->damage +
+                    "; acknowledged writes cannot be replayed, so the image is not served; "
+                    "restore it from a copy",
+                EIO);
+  check_damaged_records(*replay);
   nvram_header_ = replay->header;
   nvram_next_seq_ = replay->next_seq;
-  for (NvramRecord& r : replay->records) {
-    next_version_ = std::max(next_version_, r.version + 1);
-    if (r.trim_blocks == 0) {
-      if (r.version <= map_[r.logical_block].version) continue;  // in a segment already
+  recovery_.nvram_records_dropped = replay->dropped;
+  if (replay->header_rebuilt)
+    note_damage(fmt::format("the newest NVRAM header slot (epoch {}) fails its MAC check; "
+                            "rebuilt from its records",
+                            replay->header.epoch));
+  for (NvramRecord& r : replay->records) replay_record(r);
+}
+
+void LldDisk::Impl::check_damaged_records(const NvramReplay& replay) {
+  for (const NvramDamagedRecord& d : replay.damaged) {
+    // Exact without it if a newer version of the block is in the segments
+    // or later in the region.
+    bool newer = map_[d.logical_block].version > d.version;
+    for (const NvramRecord& r : replay.records)
+      if (r.version > d.version && r.logical_block <= d.logical_block &&
+          d.logical_block - r.logical_block < std::max<uint32_t>(r.trim_blocks, 1))
+        newer = true;
+    if (!newer)
+      throw Error(fmt::format("mode=lld image: the NVRAM region is damaged: record seq {} (block "
+                              "{}, version {}) fails its data checksum, a later request says it "
+                              "was written, and no newer version of the block exists; the image "
+                              "is not served; restore it from a copy",
+                              d.seq, d.logical_block, d.version),
+                  EIO);
+    note_damage(fmt::format("NVRAM record seq {} (block {}) fails its data checksum; a newer "
+                            "version of the block replaces it",
+                            d.seq, d.logical_block));
+  }
+}
+
+void LldDisk::Impl::note_damage(const std::string& what) {
+  if (!recovery_.damage.empty()) recovery_.damage += "; ";
+  recovery_.damage += what;
+}
+
+void LldDisk::Impl::replay_record(NvramRecord& r) {
+  next_version_ = std::max(next_version_, r.version + 1);
+  if (r.trim_blocks == 0) {
+    if (r.version <= map_[r.logical_block].version) return;  // in a segment already
+    LogEntry e;
+    e.logical_block = r.logical_block;
+    e.version = r.version;
+    e.checksum = data_checksum(r.data.data(), r.data.size(), r.logical_block);
+    e.data = std::move(r.data);
+    pending_.push(std::move(e));
+    ++recovery_.nvram_records_replayed;
+    return;
+  }
+  // A trim: only the blocks the segments have not seen newer writes of.
+  for (uint32_t b = r.logical_block; b - r.logical_block < r.trim_blocks;) {
+    uint32_t end = b;
+    while (end - r.logical_block < r.trim_blocks && map_[end].version < r.version) ++end;
+    if (end > b) {
       LogEntry e;
-      e.logical_block = r.logical_block;
+      e.logical_block = b;
+      e.trim_blocks = end - b;
       e.version = r.version;
-      e.checksum = data_checksum(r.data.data(), r.data.size(), r.logical_block);
-      e.data = std::move(r.data);
       pending_.push(std::move(e));
       ++recovery_.nvram_records_replayed;
-      continue;
     }
-    // A trim: only the blocks the segments have not seen newer writes of.
-    for (uint32_t b = r.logical_block; b - r.logical_block < r.trim_blocks;) {
-      uint32_t end = b;
-      while (end - r.logical_block < r.trim_blocks && map_[end].version < r.version) ++end;
-      if (end > b) {
-        LogEntry e;
-        e.logical_block = b;
-        e.trim_blocks = end - b;
-        e.version = r.version;
-        pending_.push(std::move(e));
-        ++recovery_.nvram_records_replayed;
-      }
-      b = end + (end - r.logical_block < r.trim_blocks ? 1 : 0);
-    }
+    b = end + (end - r.logical_block < r.trim_blocks ? 1 : 0);
   }
 }
 

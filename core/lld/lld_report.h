@@ -47,6 +47,8 @@ struct LldRecoveryReport {
   uint64_t writes_rolled_forward = 0;   // segment writes applied after the checkpoint
   uint64_t writes_discarded = 0;        // valid writes of an unfinished request
   uint64_t nvram_records_replayed = 0;  // NVRAM records newer than the segments
+  uint64_t nvram_records_dropped = 0;   // of a newest request cut short (never acknowledged)
+  std::string damage;                   // damage found and recovered from exactly ("": none)
   uint64_t sectors_read = 0;
   double simulated_ms = 0;
   std::string stopped_because;          // why roll-forward stopped

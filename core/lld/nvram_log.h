@@ -36,6 +36,21 @@
 // not reached are dropped: a request is replayed whole or not at all (it was
 // never acknowledged).
 //
+// Damage (docs/corruption.md, "mode=lld"). Each request is synced before
+// the next is appended, so any record of a later request vouches that
+// every earlier record was durable: a record that fails while a later
+// request's header is authentic is damage, not a crash. Replay then
+//   - rebuilds a damaged newest header slot from its epoch's records (each
+//     says its seq and so the epoch's first_seq), when records of an epoch
+//     newer than every valid slot are found;
+//   - keeps a vouched record whose header is authentic but whose block fails
+//     its checksum as `damaged` (the caller recovers exactly if a newer
+//     version of the block exists, and refuses otherwise);
+//   - sets `damage` when a vouched record's header itself fails: its block
+//     is unknown, so nothing can recover exactly.
+// The newest request is vouched by nothing: a record of it that fails,
+// damaged or torn, drops it as a torn append would (`dropped`).
+//
 // After a replay the disk must not append in the same epoch: it drains the
 // replayed records to segments and resets (epoch + 1) first. Otherwise
 // records of an unacknowledged request past next_seq, left by the crash,
@@ -55,6 +70,7 @@
 #include <cstdint>
 #include <optional>
 #include <span>
+#include <string>
 #include <vector>
 
 #include "core/lld/lld_shape.h"
@@ -89,10 +105,29 @@ struct NvramRecord {
   bool operator==(const NvramRecord&) const = default;
 };
 
+// A vouched record whose header is authentic but whose block fails its
+// checksum (see Damage above).
+struct NvramDamagedRecord {
+  uint64_t seq = 0;
+  uint32_t logical_block = 0;
+  uint64_t version = 0;
+  bool operator==(const NvramDamagedRecord&) const = default;
+};
+
 struct NvramReplay {
   NvramHeader header;
   std::vector<NvramRecord> records;  // in seq order: first_seq, first_seq + 1, ..
   uint64_t next_seq = 1;             // seq (and so, record index) of the next append
+  // Records of whole, vouched requests that are not in `records`.
+  std::vector<NvramDamagedRecord> damaged;
+  // Non-empty: a vouched record cannot be read at all (what, where).
+  std::string damage;
+  // The newest header slot failed and was rebuilt from its epoch's records.
+  bool header_rebuilt = false;
+  // Records of the newest request that the walk read and dropped: it was
+  // cut short (never acknowledged), or damaged where nothing can tell the
+  // two apart.
+  uint64_t dropped = 0;
 };
 
 // Bytes of one record (header + block), and how many fit in region_bytes.
@@ -120,7 +155,7 @@ std::vector<unsigned char> encode_nvram_request(const NvramHeader& h, uint64_t f
                                                 const LldShape& shape, const MacKey& key);
 
 // What recovery replays from the region's bytes; nullopt if neither header
-// slot is valid. REQUIRES: shape.valid().
+// slot is valid and no record tells the epoch. REQUIRES: shape.valid().
 std::optional<NvramReplay> replay_nvram(std::span<const unsigned char> region, const MacKey& key,
                                         const LldShape& shape);
 

@@ -515,6 +515,36 @@ TEST(Inspect, ReportsAnLldImageKilledWithWritesInNvram) {
   EXPECT_EQ(c["check"]["status"], "clean") << c["check"].dump(2);
 }
 
+// A damaged NVRAM record that later requests vouch for: --check names the
+// record, and a server refuses the image, both leaving it as it was.
+TEST(Inspect, CheckNamesADamagedNvramRecord) {
+  TempDir dir;
+  const std::string image = dir.file("lld.img");
+  {
+    NbdkitServer server(dir, {"file=" + image, "size=16M", "mode=lld", "latency=none"});
+    NbdHandle h = server.connect();
+    for (uint64_t b : some_blocks()) write_bytes(h.get(), b * kBlk, pattern_bytes(b * kBlk, kBlk, 7));
+    server.kill9();
+  }
+  // Block 77 was written once, and is only in the NVRAM region: a byte of
+  // its record's data flipped.
+  const std::vector<uint8_t> want = pattern_bytes(77 * kBlk, kBlk, 7);
+  const std::string bytes = slurp(image);
+  const size_t at = bytes.find(std::string(want.begin(), want.begin() + 64));
+  ASSERT_NE(at, std::string::npos);
+  flip_byte(image, at + 100);
+
+  InspectRun r = inspect_unchanged(dir, image, {"--check", image});
+  EXPECT_NE(r.exit_code, 0) << r.out << r.err;
+  EXPECT_NE(r.out.find("NVRAM region is damaged: record seq "), std::string::npos) << r.out;
+  EXPECT_NE(r.out.find("(block 77, "), std::string::npos) << r.out;
+  const std::string before = file_fingerprint(image);
+  const RunResult served = run_nbdkit({"file=" + image, "latency=none"});
+  EXPECT_NE(served.exit_code, 0);
+  EXPECT_NE(served.stderr_text.find("record seq "), std::string::npos) << served.stderr_text;
+  EXPECT_EQ(file_fingerprint(image), before) << "a refused image was written";
+}
+
 TEST(Inspect, RefusesAnImageInUse) {
   TempDir dir;
   const std::string image = dir.file("disk.img");

@@ -120,24 +120,41 @@ TEST_F(LldNvramTest, TornRequestIsDroppedWhole) {
   }
 }
 
-TEST_F(LldNvramTest, EverySingleBitFlipIsRefused) {
+// Every single-bit flip: in the only header slot, the header is rebuilt
+// from the records; in the first request, which the second vouches for, a
+// damaged record header is named (`damage`) and a damaged block is kept
+// aside (`damaged`); in the second, the newest, which nothing vouches for,
+// the request is dropped as a torn append would be.
+TEST_F(LldNvramTest, EverySingleBitFlipIsRecoveredOrNamed) {
   shape.block_sectors = 1;  // small records, to flip every bit
   const NvramHeader h{1, 1};
   Bytes r = region_with(h, 3);
-  const auto want = append(r, h, 1, {{1, 1}});
-  append(r, h, 2, {{2, 1}, {3, 1}});
-  const size_t second = nvram_record_offset(h, 2, shape);
+  const auto first = append(r, h, 1, {{1, 1}});
+  auto both = first;
+  for (auto& rec : append(r, h, 2, {{2, 1}, {3, 1}})) both.push_back(rec);
+  const size_t first_at = nvram_record_offset(h, 1, shape);
+  const size_t second_at = nvram_record_offset(h, 2, shape);
   for (size_t bit = 0; bit < r.size() * 8; ++bit) {
     const size_t byte = bit / 8;
     if (byte < kNvramHeaderSlotBytes) continue;  // slot 0: unused by epoch 1
     r[byte] ^= static_cast<unsigned char>(1u << (bit % 8));
     auto got = replay_nvram(r, key, shape);
-    if (byte < kNvramRecordsOffsetBytes) {
-      EXPECT_FALSE(got.has_value()) << bit;  // the only header slot
+    ASSERT_TRUE(got.has_value()) << bit;
+    EXPECT_EQ(got->header, h) << bit;
+    if (byte < first_at) {  // the only header slot: rebuilt from the records
+      EXPECT_TRUE(got->header_rebuilt) << bit;
+      EXPECT_EQ(got->records, both) << bit;
+    } else if (byte < first_at + kNvramRecordHeaderBytes) {
+      EXPECT_NE(got->damage.find("record seq 1 "), std::string::npos) << bit << got->damage;
+    } else if (byte < second_at) {
+      EXPECT_EQ(got->damage, "") << bit;
+      EXPECT_EQ(got->damaged, (std::vector<NvramDamagedRecord>{{1, 1, 1}})) << bit;
+      EXPECT_EQ(got->records, std::vector<NvramRecord>(both.begin() + 1, both.end())) << bit;
     } else {
-      ASSERT_TRUE(got.has_value()) << bit;
-      // A flip in the first request loses it, and the second with it.
-      EXPECT_EQ(got->records, byte < second ? std::vector<NvramRecord>{} : want) << bit;
+      EXPECT_EQ(got->damage, "") << bit;
+      EXPECT_TRUE(got->damaged.empty()) << bit;
+      EXPECT_EQ(got->records, first) << bit;
+      EXPECT_LE(got->dropped, 2u) << bit;
     }
     r[byte] ^= static_cast<unsigned char>(1u << (bit % 8));
   }
@@ -200,13 +217,24 @@ TEST_F(LldNvramTest, TrimRecordsMixWithDataRecords) {
   ASSERT_TRUE(got.has_value());
   EXPECT_EQ(got->records, want);
   EXPECT_EQ(got->next_seq, 5u);
-  // A torn mixed request is dropped whole, trim included.
+  // A torn mixed request, the newest, is dropped whole, trim included.
   Bytes torn = r;
-  const uint64_t third = nvram_record_offset(h, 3, shape);
+  auto newest = append(torn, h, 5, {{8, 5}, {20, 5, 3}, {21, 5}});
+  const uint64_t third = nvram_record_offset(h, 7, shape);
   std::fill(torn.begin() + third + 64, torn.begin() + third + 64 + 512, 0);
   got = replay_nvram(torn, key, shape);
   ASSERT_TRUE(got.has_value());
-  EXPECT_TRUE(got->records.empty());
+  EXPECT_EQ(got->records, want);
+  EXPECT_EQ(got->dropped, 3u);
+  // The same block damaged in a request a later one vouches for: kept aside.
+  Bytes damaged = r;
+  const uint64_t first_block = nvram_record_offset(h, 3, shape) + 64;
+  std::fill(damaged.begin() + first_block, damaged.begin() + first_block + 512, 0);
+  got = replay_nvram(damaged, key, shape);
+  ASSERT_TRUE(got.has_value());
+  EXPECT_EQ(got->damaged, (std::vector<NvramDamagedRecord>{{3, 999, 4}}));
+  want.erase(want.begin() + 2);
+  EXPECT_EQ(got->records, want);
 }
 
 TEST_F(LldNvramTest, TrimRecordDataAreaIsZeroAndUnchecked) {

@@ -47,6 +47,8 @@ LldReport unusual_lld_report() {
   v.sectors_read = 25;
   v.simulated_ms = 26.5;
   v.stopped_because = "seq gap";
+  v.nvram_records_dropped = 27;
+  v.damage = "NVRAM record seq 5 (block 7) fails its data checksum";
   r.segment_count = 31;
   r.segment_sectors = 1024;
   r.blocks_per_segment = 127;
@@ -94,7 +96,9 @@ TEST(LldReportJson, EveryFieldUnderItsKey) {
   EXPECT_EQ(v["sectors_read"], 25);
   EXPECT_DOUBLE_EQ(v["simulated_ms"].get<double>(), 26.5);
   EXPECT_EQ(v["stopped_because"], "seq gap");
-  EXPECT_EQ(v.size(), 8u);
+  EXPECT_EQ(v["nvram_records_dropped"], 27);
+  EXPECT_EQ(v["damage"], "NVRAM record seq 5 (block 7) fails its data checksum");
+  EXPECT_EQ(v.size(), 10u);
   EXPECT_EQ(j["segment_count"], 31);
   EXPECT_EQ(j["segment_sectors"], 1024);
   EXPECT_EQ(j["blocks_per_segment"], 127);
