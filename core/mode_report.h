@@ -1,7 +1,8 @@
 // ModeReport: what a disk mode says about itself beyond DiskStats, as plain
 // values (Disk::mode_report). Each mode fills the sections it has and
-// leaves the rest empty; mode=inplace has none. The stats file gives each
-// present section its own key (docs/stats.md); plugin/mode_report_json.h
+// leaves the rest empty. Every mode reports its open's recovery, each in
+// its own struct: the stats file shows it as "recovery", in keys all modes
+// share plus the mode's own (docs/stats.md); plugin/mode_report_json.h
 // serialises them.
 //
 // Thread-safety: a value; copy it freely.
@@ -10,6 +11,7 @@
 
 #include <optional>
 
+#include "core/inplace/inplace_report.h"
 #include "core/lld/lld_report.h"
 #include "core/vld/recovery_report.h"
 #include "core/vld/vld_report.h"
@@ -19,8 +21,11 @@ namespace vld {
 struct ModeReport {
   std::optional<VldReport> vld;              // "vld"
   std::optional<CompactorReport> compactor;  // "compactor"
-  std::optional<RecoveryReport> recovery;    // "recovery"
-  std::optional<LldReport> lld;              // "lld" (mode=lld)
+  std::optional<RecoveryReport> recovery;    // "recovery" (mode=vld)
+  std::optional<LldReport> lld;              // "lld", its .recovery "recovery" (mode=lld)
+  // "recovery" (mode=inplace). Defaulted, as the modes that leave it out
+  // build their ModeReport by aggregate initialisation.
+  std::optional<InplaceRecoveryReport> inplace_recovery = std::nullopt;
 };
 
 }  // namespace vld

@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cassert>
+#include <chrono>
 #include <vector>
 
 #include <fmt/format.h>
@@ -292,21 +293,47 @@ void InplaceDisk::sync(Clock& clock) {
 // may not all be there: write them all (again), sync, void it. A crash
 // anywhere in this leaves the record valid, so the next open does the
 // same; a read-only open does it on its OverlayStore, in memory.
+//
+// The time it takes is reported (recovery_), not charged: the served
+// requests start at the drive's time zero. The journal's read is an
+// estimate, so an open with nothing to replay leaves the head where a new
+// drive has it and the requests' times do not depend on it.
 void InplaceDisk::recover() {
-  uint64_t last_seq = 0;
-  std::optional<RedoJournal::Record> r = journal_.read(*store_, &last_seq);
+  const auto wall_start = std::chrono::steady_clock::now();
+  uint64_t last_seq = 0, read_bytes = 0;
+  std::optional<RedoJournal::Record> r = journal_.read(*store_, &last_seq, &read_bytes);
   next_seq_ = last_seq + 1;
-  if (!r) return;
-  std::vector<GroupBlock> group;
-  const std::byte* data = r->data.data();
-  for (size_t i = 0; i < r->blocks.size(); ++i) {
-    group.push_back(GroupBlock{r->blocks[i], r->zero[i] ? nullptr : data});
-    if (!r->zero[i]) data += sb_.block_bytes;
+  Clock clock{kSimEpoch};
+  if (read_bytes > 0) {
+    const SectorRun run = covering_run(journal_.offset(), read_bytes);
+    clock.add(drive_.estimate(std::span(&run, 1), clock.now));
   }
-  Clock clock{kSimEpoch};  // opening costs no simulated time
-  write_home(group, clock);
-  store_->sync();
-  write_void(r->seq);
+  recovery_.sectors_read = read_bytes / kSectorBytes;
+  if (r) {
+    std::vector<GroupBlock> group;
+    const std::byte* data = r->data.data();
+    for (size_t i = 0; i < r->blocks.size(); ++i) {
+      group.push_back(GroupBlock{r->blocks[i], r->zero[i] ? nullptr : data});
+      if (!r->zero[i]) data += sb_.block_bytes;
+    }
+    write_home(group, clock);
+    sync(clock);
+    write_void(r->seq);
+    clock.add(with_void(drive_.command_only(clock.now), /*voided=*/true));
+    recovery_.clean = false;  // a clean close voids the record (redo_journal.h, (3))
+    recovery_.records_replayed = 1;
+    recovery_.blocks_replayed = r->blocks.size();
+  }
+  recovery_.simulated_ms = to_ms(clock.now - kSimEpoch);
+  recovery_.wall_ms =
+      std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - wall_start)
+          .count();
+}
+
+ModeReport InplaceDisk::mode_report() const {
+  ModeReport r;
+  r.inplace_recovery = recovery_;
+  return r;
 }
 
 void InplaceDisk::patch_stranded(uint64_t offset, std::span<std::byte> out) const {

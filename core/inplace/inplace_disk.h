@@ -33,6 +33,7 @@
 
 #include "core/store/backing_store.h"
 #include "core/disk.h"
+#include "core/inplace/inplace_report.h"
 #include "core/inplace/redo_journal.h"
 #include "core/util/error.h"
 
@@ -61,6 +62,8 @@ class InplaceDisk final : public Disk {
   std::string max_group_why() const override;
   uint64_t live_blocks() const override { return live_blocks_; }
   void close() override;
+  // The open's recovery (inplace_report.h); no other section.
+  ModeReport mode_report() const override;
   // The live map's count agrees with its bits, and the redo journal holds
   // no record still to replay (unless the disk stopped).
   std::string check_consistency() const override;
@@ -120,6 +123,7 @@ class InplaceDisk final : public Disk {
   // The seq of a record whose group is home and synced, still valid on the
   // platters: voided before the next sync (invariant (3)).
   std::optional<uint64_t> void_pending_;
+  InplaceRecoveryReport recovery_;  // what the open read and replayed
   // A group whose home writes failed after its commit point: the disk has
   // stopped, the journal holds it durably (the next open replays it), and
   // until then reads see it from here. Block -> contents (empty: zeros).

@@ -72,11 +72,16 @@ bool RedoJournal::plausible(const Header& h) const {
          h.blocks <= capacity_ / kEntryBytes && record_bytes(h.blocks, h.data_blocks) <= capacity_;
 }
 
-std::optional<RedoJournal::Record> RedoJournal::read(BackingStore& store, uint64_t* last_seq) const {
+std::optional<RedoJournal::Record> RedoJournal::read(BackingStore& store, uint64_t* last_seq,
+                                                     uint64_t* bytes_read) const {
   *last_seq = 0;
+  uint64_t ignored = 0;
+  uint64_t& read_bytes = bytes_read ? *bytes_read : ignored;
+  read_bytes = 0;
   if (capacity_ < kSectorBytes) return std::nullopt;
   std::array<std::byte, kSectorBytes> first;
   store.read(sb_.platter_offset + offset_, first);
+  read_bytes = kSectorBytes;
   if (std::memcmp(first.data(), kMagic, sizeof kMagic) != 0) return std::nullopt;  // never used
   Header h{static_cast<State>(decode_fixed32(u8(first.data() + 8))),
            decode_fixed32(u8(first.data() + 12)), decode_fixed64(u8(first.data() + 16)),
@@ -85,6 +90,7 @@ std::optional<RedoJournal::Record> RedoJournal::read(BackingStore& store, uint64
   if (!plausible(h)) return std::nullopt;  // void, or a header a crash cut
   std::vector<std::byte> bytes(record_bytes(h.blocks, h.data_blocks));
   store.read(sb_.platter_offset + offset_, bytes);
+  read_bytes = bytes.size();  // the whole record, its header included
   return decode(bytes, h);
 }
 

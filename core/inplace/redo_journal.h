@@ -92,7 +92,9 @@ class RedoJournal {
   // Reads the area from `store` (the image): the committed, intact record
   // to replay, if there is one. *last_seq: the seq of whatever header is
   // there (valid or not), 0 if the area holds none (never used).
-  std::optional<Record> read(BackingStore& store, uint64_t* last_seq) const;
+  // *bytes_read (if given): the bytes of the area read, from its start.
+  std::optional<Record> read(BackingStore& store, uint64_t* last_seq,
+                             uint64_t* bytes_read = nullptr) const;
 
  private:
   // The record's decoded header fields; false if they are not a committed

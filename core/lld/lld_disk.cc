@@ -32,11 +32,13 @@ void append_run(std::vector<SectorRun>* runs, uint64_t psn, uint32_t sectors) {
 std::vector<unsigned char> LldDisk::Impl::read_segment_copy(uint32_t block) {
   const BlockMapEntry& m = map_[block];
   std::vector<unsigned char> bytes = read_sectors(psn_of(m), shape_.block_sectors);
-  if (data_checksum(bytes.data(), bytes.size(), block) != m.checksum)
+  if (data_checksum(bytes.data(), bytes.size(), block) != m.checksum) {
+    ++stats_.checksum_failures;
     throw Error(fmt::format("block {} fails its checksum in segment storage (a lost or damaged "
                             "write of the image file); restore the image from a copy",
                             block),
                 EIO);
+  }
   return bytes;
 }
 

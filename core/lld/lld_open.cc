@@ -4,6 +4,7 @@
 // the same way: the newest whole checkpoint, then the log written after it.
 #include <algorithm>
 #include <cassert>
+#include <chrono>
 
 #include <fmt/format.h>
 
@@ -73,7 +74,9 @@ std::vector<unsigned char> LldDisk::Impl::read_sectors(uint64_t psn, uint64_t se
 }
 
 void LldDisk::Impl::recover() {
+  const auto wall_start = std::chrono::steady_clock::now();
   LldClock c{SimTime{}};
+  recovery_.method = has_nvram() ? "checkpoint+roll-forward+nvram" : "checkpoint+roll-forward";
   const std::array<SectorRun, 2> slots{
       SectorRun{layout_.checkpoint[0].first_psn, static_cast<uint32_t>(layout_.checkpoint[0].sectors)},
       SectorRun{layout_.checkpoint[1].first_psn, static_cast<uint32_t>(layout_.checkpoint[1].sectors)}};
@@ -115,6 +118,9 @@ void LldDisk::Impl::recover() {
   write_checkpoint(/*clean=*/false, c);
   if (has_nvram()) drain(c);
   recovery_.simulated_ms = to_ms(c.now - SimTime{});
+  recovery_.wall_ms = std::chrono::duration<double, std::milli>(
+                          std::chrono::steady_clock::now() - wall_start)
+                          .count();
   stats_ = LldStats{};  // the counters are the served requests'; recovery_ has the open's
 }
 

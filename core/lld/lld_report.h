@@ -33,6 +33,7 @@ struct LldStats {
   uint64_t nvram_bypasses = 0;          // requests larger than the NVRAM, written to segments
   uint64_t nvram_stalls = 0;            // writes that waited for a drain
   uint64_t refused_requests = 0;        // ENOSPC: the clean segments could not take them whole
+  uint64_t checksum_failures = 0;       // reads of a block that failed its data checksum (EIO)
   SimDuration nvram_time{};             // NVRAM copies, charged per block (nvram_us=)
   SimDuration segment_write_time{};     // client data into segments (drains included)
   SimDuration cleaning_time{};          // cleaner reads and moves, checkpoints that free
@@ -43,6 +44,8 @@ struct LldStats {
 // What opening the image read and decided.
 struct LldRecoveryReport {
   bool clean = false;                   // the checkpoint was a clean shutdown's
+  // "checkpoint+roll-forward", "+nvram" with an NVRAM region (its records replayed too).
+  std::string method;
   uint64_t checkpoint_generation = 0;
   uint64_t writes_rolled_forward = 0;   // segment writes applied after the checkpoint
   uint64_t writes_discarded = 0;        // valid writes of an unfinished request
@@ -51,6 +54,7 @@ struct LldRecoveryReport {
   std::string damage;                   // damage found and recovered from exactly ("": none)
   uint64_t sectors_read = 0;
   double simulated_ms = 0;
+  double wall_ms = 0;                   // all of the above, on this host
   std::string stopped_because;          // why roll-forward stopped
 };
 

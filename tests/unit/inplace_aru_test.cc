@@ -121,6 +121,16 @@ TEST(InplaceAru, ReopenAfterCleanCloseReadsTheCommits) {
   RecordingStore rec(image);
   auto d = open_on(rec, sb);
   EXPECT_EQ(rec.events(), 0u) << "a clean image's open writes nothing";
+  // Its report: the journal's header read, nothing replayed, and no word on
+  // how the last run ended (a crash with no commit in flight looks the same).
+  const InplaceRecoveryReport opened = *d->mode_report().inplace_recovery;
+  EXPECT_FALSE(opened.clean.has_value());
+  EXPECT_EQ(opened.sectors_read, 1u);
+  EXPECT_GT(opened.simulated_ms, 0.0);
+  EXPECT_EQ(opened.records_replayed, 0u);
+  EXPECT_EQ(opened.blocks_replayed, 0u);
+  // The read is reported, not charged: the head is where a new drive has it.
+  EXPECT_EQ(d->drive().head(), DriveModel(sb.geometry, sb.simulated_cylinders).head());
   EXPECT_EQ(read_all(*d), want);
   EXPECT_EQ(d->check_consistency(), "");
 }
@@ -166,6 +176,13 @@ TEST(InplaceAru, ReplaysAfterACrashBetweenTheJournalSyncAndTheHomeWrites) {
       std::vector<bool> none(r.rec->pending_unit_count(p, g4), false);
       RecordingStore crash(r.rec->materialize(p, none, g4));
       auto d = open_on(crash, r.sb);
+      const InplaceRecoveryReport opened = *d->mode_report().inplace_recovery;
+      EXPECT_EQ(opened.clean, std::optional<bool>(false)) << "a replay means an unclean stop";
+      EXPECT_EQ(opened.records_replayed, 1u);
+      EXPECT_EQ(opened.blocks_replayed, g.group.size());
+      EXPECT_EQ(opened.sectors_read,
+                (RedoJournal(r.sb).record_bytes(5, 4) + kSectorBytes - 1) / kSectorBytes);
+      EXPECT_GT(opened.simulated_ms, 0.0);
       EXPECT_EQ(read_all(*d), r.after) << "crash after event " << p;
       EXPECT_EQ(d->check_consistency(), "");
       EXPECT_GT(crash.syncs(), 0u) << "the replay is made durable";
