@@ -9,6 +9,16 @@ nlohmann::json or_null(const std::optional<T>& v) {
   return v ? nlohmann::json(*v) : nlohmann::json(nullptr);
 }
 
+// The keys every mode's "recovery" has (docs/stats.md, "Recovery and
+// checksums in every mode"); the mode's own keys follow them.
+nlohmann::json recovery_common(nlohmann::json clean, const std::string& method,
+                               uint64_t sectors_read, double simulated_ms, double wall_ms,
+                               const std::string& damage) {
+  return {{"clean", std::move(clean)},       {"method", method},
+          {"sectors_read", sectors_read},    {"simulated_ms", simulated_ms},
+          {"wall_ms", wall_ms},              {"damage", damage}};
+}
+
 }  // namespace
 
 void to_json(nlohmann::json& j, const VldReport& r) {
@@ -75,33 +85,35 @@ void to_json(nlohmann::json& j, const CompactorReport& r) {
 }
 
 void to_json(nlohmann::json& j, const RecoveryReport& r) {
-  j = {{"clean", r.clean},
-       {"method", r.method},
-       {"sectors_read", r.sectors_read},
-       {"simulated_ms", r.simulated_ms},
-       {"wall_ms", r.wall_ms},
-       {"map_sectors_walked", r.map_sectors_walked},
-       {"scattered_walked", r.scattered_walked},
-       {"data_blocks_read", r.data_blocks_read},
-       {"tracks_scanned", r.tracks_scanned},
-       {"candidates", r.candidates},
-       {"groups_accepted", r.groups_accepted},
-       {"groups_rejected", r.groups_rejected},
-       {"data_blocks_checked", r.data_blocks_checked},
-       {"damage", r.damage}};
+  j = recovery_common(r.clean, r.method, r.sectors_read, r.simulated_ms, r.wall_ms, r.damage);
+  j.update({{"map_sectors_walked", r.map_sectors_walked},
+            {"scattered_walked", r.scattered_walked},
+            {"data_blocks_read", r.data_blocks_read},
+            {"tracks_scanned", r.tracks_scanned},
+            {"candidates", r.candidates},
+            {"groups_accepted", r.groups_accepted},
+            {"groups_rejected", r.groups_rejected},
+            {"data_blocks_checked", r.data_blocks_checked}});
 }
 
+// damage: what recovery found and worked around exactly; an lld image it
+// cannot read whole refuses to open.
 void to_json(nlohmann::json& j, const LldRecoveryReport& r) {
-  j = {{"clean", r.clean},
-       {"checkpoint_generation", r.checkpoint_generation},
-       {"writes_rolled_forward", r.writes_rolled_forward},
-       {"writes_discarded", r.writes_discarded},
-       {"nvram_records_replayed", r.nvram_records_replayed},
-       {"nvram_records_dropped", r.nvram_records_dropped},
-       {"sectors_read", r.sectors_read},
-       {"simulated_ms", r.simulated_ms},
-       {"stopped_because", r.stopped_because},
-       {"damage", r.damage}};
+  j = recovery_common(r.clean, r.method, r.sectors_read, r.simulated_ms, r.wall_ms, r.damage);
+  j.update({{"checkpoint_generation", r.checkpoint_generation},
+            {"writes_rolled_forward", r.writes_rolled_forward},
+            {"writes_discarded", r.writes_discarded},
+            {"nvram_records_replayed", r.nvram_records_replayed},
+            {"nvram_records_dropped", r.nvram_records_dropped},
+            {"stopped_because", r.stopped_because}});
+}
+
+// damage "": a journal record that fails its MAC is one a crash cut, never
+// replayed (redo_journal.h); nothing else is read.
+void to_json(nlohmann::json& j, const InplaceRecoveryReport& r) {
+  j = recovery_common(or_null(r.clean), "redo-journal", r.sectors_read, r.simulated_ms,
+                      r.wall_ms, "");
+  j.update({{"records_replayed", r.records_replayed}, {"blocks_replayed", r.blocks_replayed}});
 }
 
 namespace {
@@ -159,8 +171,16 @@ void to_json(nlohmann::json& j, const ModeReport& r) {
   j = nlohmann::json::object();
   if (r.vld) j["vld"] = *r.vld;
   if (r.compactor) j["compactor"] = *r.compactor;
-  if (r.recovery) j["recovery"] = *r.recovery;
   if (r.lld) j["lld"] = *r.lld;
+  if (r.recovery) j["recovery"] = *r.recovery;
+  if (r.lld) j["recovery"] = r.lld->recovery;
+  if (r.inplace_recovery) j["recovery"] = *r.inplace_recovery;
+  // Reads whose block failed its data checksum: vld and lld check every
+  // block they read; inplace has no checksum to check, and 0 would say
+  // it had checked.
+  if (r.vld) j["checksum_failures"] = r.vld->stats.checksum_failures;
+  if (r.lld) j["checksum_failures"] = r.lld->stats.checksum_failures;
+  if (r.inplace_recovery) j["checksum_failures"] = nullptr;
 }
 
 }  // namespace vld

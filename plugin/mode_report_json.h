@@ -15,11 +15,17 @@ namespace vld {
 
 void to_json(nlohmann::json& j, const VldReport& r);
 void to_json(nlohmann::json& j, const CompactorReport& r);
+// Each mode's recovery: the keys every mode's "recovery" has (clean,
+// method, sectors_read, simulated_ms, wall_ms, damage), then the mode's own.
 void to_json(nlohmann::json& j, const RecoveryReport& r);
 void to_json(nlohmann::json& j, const LldRecoveryReport& r);
+void to_json(nlohmann::json& j, const InplaceRecoveryReport& r);
+// "lld": the counters and state, and its recovery under "recovery" too
+// (the same object as the stats file's top-level "recovery").
 void to_json(nlohmann::json& j, const LldReport& r);
-// An object with one key per section present ({} for mode=inplace).
-// mode=lld's is "lld", its recovery inside it.
+// An object with one key per section present ("vld", "compactor", "lld"),
+// and, for a report of any mode, "recovery" and "checksum_failures" (null:
+// mode=inplace keeps no checksums). {} for a report of no mode.
 void to_json(nlohmann::json& j, const ModeReport& r);
 
 }  // namespace vld

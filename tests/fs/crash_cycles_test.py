@@ -6,7 +6,7 @@
 # CYCLES cycles on one 256 MiB image per mode (crashlib.run_cycles). Each:
 #   - fuse-attach up; after the first, nbdkit recovers from the crash: the
 #     stats file must say recovery.clean = false (vld: method record+window;
-#     lld: lld.recovery; inplace has nothing to recover);
+#     inplace: null, as it cannot tell a crash with no ARU in flight);
 #   - mkfs.ext4 in the first cycle; afterwards e2fsck -fy (exit 0 or 1, and it
 #     may report only what a crash of journalled ext4 leaves: the journal
 #     replay, orphans, the superblock's free counts; crashlib.BENIGN_FSCK),
@@ -24,7 +24,8 @@
 #     fusermount3 -u -z). The workload sees EIO and stops; the test waits
 #     until the loop device has let go of the dead export.
 # A last attach recovers and checks the last cycle, then stops cleanly: its
-# stats must show requests.errors == 0 (and vld.checksum_failures == 0).
+# stats must show requests.errors == 0 and checksum_failures == 0 (null for
+# inplace, which keeps no checksums).
 #
 # On this path fsync is: ext4 journal commit (preflush, FUA emulated by the
 # block layer) -> loop device flush -> vfs_fsync of the FUSE file -> nbdfuse

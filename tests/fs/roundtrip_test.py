@@ -140,8 +140,8 @@ def one(ws, fs, mode):
         check(clean is True, f"{label}: after a clean stop recovery.clean = {clean!r} "
               f"(method {method})")
         check(method == "clean-walk", f"{label}: after a clean stop recovery.method = {method!r}")
-        check(fslib.stat_get(s2, "vld.checksum_failures") == 0,
-              f"{label}: vld.checksum_failures = {s2['vld']['checksum_failures']}")
+        check(fslib.stat_get(s2, "checksum_failures") == 0,
+              f"{label}: checksum_failures = {s2['checksum_failures']}")
         rec = (f", recovery {method} clean={clean} "
                f"{s2['recovery']['map_sectors_walked']} map sectors walked")
     total = sum(f[1] for f in files)

@@ -117,7 +117,8 @@ TEST(CorruptionOverNbd, DamagedDataBlockIsAnIoErrorForTheClient) {
   const Layout l = layout_of(file, 10);
   flip_bit_in_file(file, l.sb.platter_offset + l.block_psn * kSectorBytes + 100, 5);
 
-  NbdkitServer server(dir, {"file=" + file, "latency=none"});
+  const std::string stats = dir.file("stats.json");
+  NbdkitServer server(dir, {"file=" + file, "latency=none", "statsfile=" + stats});
   NbdHandle h = server.connect();
   expect_block_10_damaged(h.get(), pattern_bytes(0, 64 * kBlock, 5));
   // Rewriting the whole block repairs it.
@@ -128,6 +129,11 @@ TEST(CorruptionOverNbd, DamagedDataBlockIsAnIoErrorForTheClient) {
   EXPECT_EQ(server.stop(), 0);
   EXPECT_NE(server.stderr_text().find("data block 10 "), std::string::npos) << server.stderr_text();
   EXPECT_NE(server.stderr_text().find("checksum"), std::string::npos) << server.stderr_text();
+  // The two reads that touched it, where every mode counts them (and in
+  // the vld section's alias).
+  const nlohmann::json j = read_json(stats);
+  EXPECT_EQ(j.at("checksum_failures"), 2);
+  EXPECT_EQ(j.at("vld").at("checksum_failures"), 2);
 }
 
 TEST(CorruptionOverNbd, DamagedLiveMapSectorIsRefusedAtStartup) {
@@ -233,7 +239,8 @@ TEST_P(CorruptionOverNbdLld, DamagedBlockInASegmentIsAnIoErrorForTheClient) {
   }
   ASSERT_EQ(in_segments, 1) << copies.size() << " copies of block 10";
 
-  NbdkitServer server(dir, {"file=" + file, "latency=none"});
+  const std::string stats = dir.file("stats.json");
+  NbdkitServer server(dir, {"file=" + file, "latency=none", "statsfile=" + stats});
   NbdHandle h = server.connect();
   expect_block_10_damaged(h.get(), want);
   // Rewriting the whole block repairs it, also across a restart.
@@ -244,6 +251,8 @@ TEST_P(CorruptionOverNbdLld, DamagedBlockInASegmentIsAnIoErrorForTheClient) {
   EXPECT_EQ(server.stop(), 0);
   EXPECT_NE(server.stderr_text().find("block 10 fails its checksum"), std::string::npos)
       << server.stderr_text();
+  // The two reads that touched it, under the key mode=vld counts them by.
+  EXPECT_EQ(read_json(stats).at("checksum_failures"), 2);
   NbdkitServer again(dir, {"file=" + file, "latency=none"});
   NbdHandle h2 = again.connect();
   EXPECT_EQ(read_bytes(h2.get(), 10 * kBlock, kBlock), fresh);

@@ -36,12 +36,6 @@ inline std::vector<std::string> with_mode(std::vector<std::string> params, const
   return params;
 }
 
-// The stats file's recovery section: top-level for vld, under "lld" for lld.
-template <typename Json>
-const Json& recovery_of(const Json& stats) {
-  return stats.contains("lld") ? stats.at("lld").at("recovery") : stats.at("recovery");
-}
-
 inline std::string ModeName(const ::testing::TestParamInfo<const char*>& info) {
   return info.param;
 }
