@@ -21,6 +21,19 @@ META = {"date_utc": "2026-11-25T12:00:00Z", "commit": "abc1234", "worktree_modif
 FIO_NOTE = "note: both iodepth >= 1 and synchronous I/O engine are selected, queue depth will be capped at 1\n"
 
 
+# Each mode's recovery (docs/stats.md: the keys every mode has, then its
+# own): the template's for mode=vld, a clean open for the others.
+RECOVERY = {
+    "vld": TEMPLATE["recovery"],
+    "lld": {"clean": True, "method": "checkpoint+roll-forward+nvram", "sectors_read": 262,
+            "simulated_ms": 21.0, "wall_ms": 1.5, "damage": "", "checkpoint_generation": 3,
+            "writes_rolled_forward": 0, "writes_discarded": 0, "nvram_records_replayed": 0,
+            "stopped_because": "no whole write of seq 1 at segment 0 sector 0"},
+    "inplace": {"clean": None, "method": "redo-journal", "sectors_read": 1, "simulated_ms": 6.0,
+                "wall_ms": 0.5, "damage": "", "records_replayed": 0, "blocks_replayed": 0},
+}
+
+
 def lat(mean_us, count):
     return {"count": count, "mean": mean_us, "p50": mean_us, "p99": 2 * mean_us, "max": 3 * mean_us}
 
@@ -43,11 +56,15 @@ def stats(mode="vld", writes=0, reads=0, flushes=0, fua=0, write_us=0.0, read_us
     if mode != "vld":
         s.pop("vld", None)
         s.pop("compactor", None)
+    s["recovery"] = copy.deepcopy(RECOVERY[mode])
+    s["checksum_failures"] = None if mode == "inplace" else 0  # inplace keeps no checksums
     for k, v in extra.items():
         if isinstance(v, dict) and isinstance(s.get(k), dict):
             s[k].update(v)
         else:
             s[k] = v
+    if "lld" in s:
+        s["lld"]["recovery"] = s["recovery"]  # the alias the lld section keeps
     return s
 
 
@@ -313,6 +330,8 @@ def fig8_lld():
             disk = F8_PLATTER - (F8_NVRAM_REGION if label == "lld" else 0)
             geo = dict(TEMPLATE["geometry"], platter_bytes=F8_PLATTER, simulated_cylinders=138)
             extra = {"lld": fig8_lld_section(20, 1500, 20)} if lld else {}
+            if label == "lld-nonvram":
+                extra["recovery"] = {"method": "checkpoint+roll-forward"}
             run.json(f"raw/{key}.stats.json", stats("lld" if lld else label, writes=1000, flushes=1000,
                                                     write_us=w_us, flush_us=f_us, util=u / 100 * disk / F8_PLATTER,
                                                     geometry=geo, **extra))
@@ -320,7 +339,8 @@ def fig8_lld():
             run.text(f"raw/{key}.plan.txt", f"spare=3 {u << 20} 5000 1000\n")
             if lld:
                 run.json(f"raw/{key}.warm.stats.json", stats("lld", writes=5000, flushes=5000, geometry=geo,
-                                                             lld=fig8_lld_section(30, 2000, 40)))
+                                                             lld=fig8_lld_section(30, 2000, 40),
+                                                             recovery=extra.get("recovery", {})))
     run.text("raw/st19101-vld-95.plan.txt", "spare=4 skip 95% of the 270 MiB disk is 257 MiB, more than it holds\n")
     run.text("raw/st19101-inplace-95.refused.txt", "nbdkit: error: vld: spare=4 is refused\n")
     run.text("raw/st19101-lld-nonvram-95.failed.txt", "warm: nbdkit/fio failed\nnbdkit: error: ENOSPC\n")

@@ -19,8 +19,23 @@ EMPTY = latency([])
 BY_SIZE = {"4k": EMPTY, "64k": EMPTY, "larger": EMPTY}
 
 
+# Each mode's recovery as the plugin writes it: the common keys, then its own.
+RECOVERY = {
+    "vld": {"clean": False, "method": "record+window", "sectors_read": 5000,
+            "simulated_ms": 812.3, "wall_ms": 40.5, "damage": "", "map_sectors_walked": 400},
+    "lld": {"clean": True, "method": "checkpoint+roll-forward+nvram", "sectors_read": 262,
+            "simulated_ms": 21.07, "wall_ms": 18.4, "damage": "", "checkpoint_generation": 3,
+            "writes_rolled_forward": 0, "writes_discarded": 0, "nvram_records_replayed": 0,
+            "stopped_because": "no whole write of seq 1 at segment 0 sector 0"},
+    "inplace": {"clean": None, "method": "redo-journal", "sectors_read": 1,
+                "simulated_ms": 6.02, "wall_ms": 0.0, "damage": "", "records_replayed": 0,
+                "blocks_replayed": 0},
+}
+
+
 def stats_file(mode, write_hist, breakdown):
     return {"mode": mode, "latency": "none",
+            "recovery": RECOVERY[mode], "checksum_failures": None if mode == "inplace" else 0,
             "geometry": {"name": "st19101", "sectors_per_track": 256,
                          "tracks_per_cylinder": 16, "rpm": 10000, "simulated_cylinders": 10,
                          "cylinders": 6962},
@@ -161,6 +176,37 @@ def test_describe_says_what_a_person_reads(two_runs):
     assert "mode=vld geometry=st19101" in text
     assert "write latency (simulated): mean 300 us, p50 300, p99 500, max 544 (4 requests)" in text
     assert "time series: 2 intervals" in text
+
+
+def test_describe_prints_every_modes_recovery_in_one_form(tmp_path):
+    lines = {}
+    for mode in ("vld", "lld", "inplace"):
+        path = tmp_path / f"{mode}.json"
+        path.write_text(json.dumps(stats_file(mode, [[320, 336, 1]], VLD_BREAKDOWN)))
+        lines[mode] = stats.describe(stats.load_run(str(path))).splitlines()
+    assert ("  recovery: unclean, record+window, sectors read 5000, 812.3 ms simulated, "
+            "40.5 ms wall") in lines["vld"]
+    assert ("  recovery: clean, checkpoint+roll-forward+nvram, sectors read 262, "
+            "21.1 ms simulated, 18.4 ms wall") in lines["lld"]
+    assert ("  recovery: clean or not: not known, redo-journal, sectors read 1, "
+            "6.0 ms simulated, 0.0 ms wall") in lines["inplace"]
+    assert "  checksum failures: 0" in lines["vld"]
+    assert "  checksum failures: 0" in lines["lld"]
+    assert ("  checksum failures: none checked (the mode keeps no checksums)"
+            in lines["inplace"])
+
+
+def test_describe_names_damage_and_what_a_file_lacks(tmp_path):
+    s = stats_file("vld", [[320, 336, 1]], VLD_BREAKDOWN)
+    s["recovery"] = dict(RECOVERY["vld"], method="full-scan", damage="log record slot 0")
+    path = tmp_path / "damaged.json"
+    path.write_text(json.dumps(s))
+    assert "; damage: log record slot 0" in stats.describe(stats.load_run(str(path)))
+    del s["recovery"], s["checksum_failures"]
+    path.write_text(json.dumps(s))
+    text = stats.describe(stats.load_run(str(path)))
+    assert "  recovery: not in this file" in text
+    assert "  checksum failures: not in this file" in text
 
 
 # ------------------------------------------------------------ the command line

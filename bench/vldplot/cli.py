@@ -98,7 +98,9 @@ def add_stats_commands(sub):
     show = sub.add_parser(
         "show", formatter_class=Formatter, help="print stats files for a person (no picture)",
         description="Print each stats file as a few lines: the drive, the requests, latency "
-                    "per operation, where a write's time goes, and its time series if any.")
+                    "per operation, where a write's time goes, what opening the image did "
+                    "(recovery) and the checksum failures, the same for every mode, and its "
+                    "time series if any.")
     show.add_argument("inputs", metavar="STATS.json", nargs="+", help=STATS_INPUT_HELP)
     show.set_defaults(run=run_show)
 

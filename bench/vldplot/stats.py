@@ -257,6 +257,31 @@ def figure_breakdown(runs):
     return fig
 
 
+# recovery.clean in words: null is mode=inplace's "cannot tell" (docs/stats.md)
+CLEAN_WORDS = {True: "clean", False: "unclean", None: "clean or not: not known"}
+
+
+def describe_recovery(rec):
+    """The open's recovery in the keys every mode has (docs/stats.md,
+    "Recovery and checksums in every mode"), one line, the same for each."""
+    if not isinstance(rec, dict):
+        return "recovery: not in this file"
+    line = (f"recovery: {CLEAN_WORDS.get(rec.get('clean'), rec.get('clean'))}, "
+            f"{rec.get('method')}, sectors read {rec.get('sectors_read')}, "
+            f"{rec.get('simulated_ms', 0):.1f} ms simulated, {rec.get('wall_ms', 0):.1f} ms wall")
+    return line + (f"; damage: {rec['damage']}" if rec.get("damage") else "")
+
+
+def describe_checksums(s):
+    """checksum_failures in words; null: the mode keeps no checksums."""
+    if "checksum_failures" not in s:
+        return "checksum failures: not in this file"
+    n = s["checksum_failures"]
+    if n is None:
+        return "checksum failures: none checked (the mode keeps no checksums)"
+    return f"checksum failures: {n}"
+
+
 def describe(run):
     """A run's stats file as a few lines for a person (vld-plot show)."""
     s, out = run.stats, []
@@ -284,6 +309,9 @@ def describe(run):
     if "utilization" in s:
         out.append(f"  utilization {100 * s['utilization']:.1f}%, {s.get('physical_writes')} "
                    f"physical writes, {s.get('backing_syncs')} backing syncs")
+    if s:
+        out.append("  " + describe_recovery(s.get("recovery")))
+        out.append("  " + describe_checksums(s))
     if run.series:
         out.append(f"  time series: {len(run.series)} intervals in {run.path}.jsonl")
     return "\n".join(out)
