@@ -426,7 +426,7 @@ std::vector<std::byte> prepared_lld_image(const DiskSpec& spec, const LldSpec& l
 constexpr const char* kLldCounters[] = {
     "segment_writes", "partial_writes", "segments_closed", "client_blocks_written", "segments_cleaned",
     "segments_freed", "cleaner_blocks_moved", "cleaner_sectors_read", "idle_cleans", "checkpoints",
-    "nvram_records_written", "nvram_drains", "nvram_stalls", "split_requests", "nvram_ms",
+    "nvram_records_written", "nvram_drains", "nvram_stalls", "refused_requests", "nvram_ms",
     "segment_write_ms", "cleaning_ms", "checkpoint_ms", "nvram_stall_ms"};
 
 // sum + (b - a) over the counters (sum may be empty: zeros).

@@ -317,7 +317,7 @@ def fig8_lld_section(cleaned, moved, freed):
     return {"blocks_per_segment": 125, "segment_count": 500, "segment_sectors": 1024, "live_blocks": 50000,
             "client_blocks_written": 1000, "cleaner_blocks_moved": moved, "cleaner_sectors_read": 1024 * cleaned,
             "segments_cleaned": cleaned, "segments_freed": freed, "idle_cleans": 0, "checkpoints": 3,
-            "nvram_drains": 2, "nvram_stalls": 2, "split_requests": 0, "nvram_capacity_records": 1466,
+            "nvram_drains": 2, "nvram_stalls": 2, "refused_requests": 0, "nvram_capacity_records": 1466,
             "cleaning_ms": 100.0, "segment_write_ms": 50.0}
 
 
@@ -351,7 +351,7 @@ F10_LLD = {32: {0.0: 2000.0, 100.0: 1000.0, 1000.0: 20.0}, 256: {0.0: 2000.0, 10
 F10_VLD = {32: {0.0: 1000.0, 100.0: 500.0, 1000.0: 400.0}, 256: {0.0: 1000.0, 100.0: 900.0, 1000.0: 400.0}}
 F10_COUNTERS = ("segment_writes", "partial_writes", "segments_closed", "client_blocks_written", "segments_cleaned",
                 "segments_freed", "cleaner_blocks_moved", "cleaner_sectors_read", "idle_cleans", "checkpoints",
-                "nvram_records_written", "nvram_drains", "nvram_stalls", "split_requests", "nvram_ms",
+                "nvram_records_written", "nvram_drains", "nvram_stalls", "refused_requests", "nvram_ms",
                 "segment_write_ms", "cleaning_ms", "checkpoint_ms", "nvram_stall_ms")
 
 

@@ -101,7 +101,7 @@ def lld_fields(stats, warm=None):
         "client_blocks_written": client, "blocks_per_segment": bps,
         "segment_count": lld["segment_count"], "idle_cleans": lld["idle_cleans"],
         "checkpoints": lld["checkpoints"], "nvram_drains": lld["nvram_drains"],
-        "nvram_stalls": lld["nvram_stalls"], "split_requests": lld["split_requests"],
+        "nvram_stalls": lld["nvram_stalls"], "refused_requests": lld["refused_requests"],
         "segment_util_pct": 100 * lld["live_blocks"] / (lld["segment_count"] * bps),
         "cleaned_util": u,
         "write_cost": (client + moved + read_blocks) / client if client else None,
