@@ -8,8 +8,10 @@
 // roll forward through them. The cleaner runs
 //   - before a request when fewer than the request needs (plus one spare)
 //     are free, and during an NVRAM drain below kCleanerLowSegments;
-//   - in idle time (idle_step), one victim per step: preemptible between
-//     segments, as the issue asks and the paper's modified LLD does.
+//   - in idle time (idle_step), one drive command per step, each expected
+//     to end before the next request arrives: a victim's read, then writes
+//     of its live blocks, as many per write as the idle period holds (see
+//     "idle time" below).
 #include <algorithm>
 #include <cassert>
 
@@ -23,6 +25,12 @@ namespace {
 // Idle-time cleaning leaves segments at least this full alone: moving a
 // nearly full segment frees almost nothing, and would churn for ever.
 constexpr uint32_t kIdleVictimMaxLivePercent = 90;
+
+// Sectors of one write of k moved blocks (each a data entry).
+uint32_t move_sectors(size_t k, const LldShape& shape) {
+  return static_cast<uint32_t>(
+      write_sectors(static_cast<uint32_t>(k), static_cast<uint32_t>(k), shape));
+}
 
 }  // namespace
 
@@ -72,72 +80,88 @@ uint64_t LldDisk::Impl::atomic_write_bytes() const {
 }
 
 bool LldDisk::Impl::moves_fit(uint32_t victim, uint32_t reserve) const {
+  return blocks_fit(usage_.usage(victim).live_blocks, room_sectors(), usage_.free_count(), reserve);
+}
+
+bool LldDisk::Impl::blocks_fit(uint32_t live, uint32_t room, uint32_t free,
+                               uint32_t reserve) const {
   // As write_moves lays them out: the open segment's room, then whole
   // segments. Every segment it closes (full, or left without room for one
   // more block) opens a free one, so the closes must not outnumber the free
-  // segments; a victim whose moves just fill the room needs a free segment
-  // too.
-  uint32_t live = usage_.usage(victim).live_blocks;
-  uint32_t room = room_sectors();
+  // segments; moves that just fill the room need a free segment too.
   uint32_t closes = 0;
   while (live > 0) {
     uint32_t k = 0;
-    while (k < live && write_sectors(k + 1, k + 1, shape_) <= room) ++k;
+    while (k < live && move_sectors(k + 1, shape_) <= room) ++k;
     if (k == 0) return false;  // must_close_after keeps room for a block; never here
     live -= k;
-    room -= static_cast<uint32_t>(write_sectors(k, k, shape_));
+    room -= move_sectors(k, shape_);
     if (live > 0 || room < 1 + shape_.block_sectors) {
       ++closes;
       room = shape_.segment_sectors;
     }
   }
-  return closes + reserve <= usage_.free_count();
+  return closes + reserve <= free;
+}
+
+std::vector<LldDisk::Impl::VictimBlock> LldDisk::Impl::live_blocks_of(uint32_t victim) const {
+  assert(usage_.state(victim) == SegmentState::kFull);
+  const uint64_t first = layout_.segment_first_psn(victim);
+  std::vector<uint32_t> blocks = segment_blocks_[victim];  // cleared when the segment is freed
+  std::sort(blocks.begin(), blocks.end());
+  blocks.erase(std::unique(blocks.begin(), blocks.end()), blocks.end());
+  std::vector<VictimBlock> live;
+  for (uint32_t b : blocks) {
+    const BlockMapEntry& m = map_[b];
+    if (m.psn_plus_one == 0 || psn_of(m) < first || psn_of(m) >= first + shape_.segment_sectors)
+      continue;
+    VictimBlock v;
+    v.psn = psn_of(m);
+    v.entry.logical_block = b;
+    v.entry.version = m.version;
+    v.entry.checksum = m.checksum;
+    live.push_back(std::move(v));
+  }
+  assert(live.size() == usage_.usage(victim).live_blocks);
+  return live;
+}
+
+void LldDisk::Impl::fill_blocks(std::span<VictimBlock> blocks, const SectorRun& run,
+                                const std::vector<unsigned char>& bytes) const {
+  for (VictimBlock& v : blocks) {
+    assert(v.psn >= run.first_psn && v.psn + shape_.block_sectors <= run.first_psn + run.count);
+    const auto at = static_cast<ptrdiff_t>((v.psn - run.first_psn) * kSectorBytes);
+    v.entry.data.assign(bytes.begin() + at, bytes.begin() + at + block_bytes());
+  }
 }
 
 void LldDisk::Impl::clean_segment(uint32_t victim, LldClock& c) {
   assert(!in_group_ && usage_.state(victim) == SegmentState::kFull);
-  const uint64_t first = layout_.segment_first_psn(victim);
-  const SectorRun whole{first, shape_.segment_sectors};
+  if (idle_victim_ && idle_victim_->segment == victim) idle_victim_.reset();  // cleaned here now
+  // The whole segment in one read, as Sprite LFS does; the moves in block order.
+  std::vector<VictimBlock> live = live_blocks_of(victim);
+  const SectorRun whole{layout_.segment_first_psn(victim), shape_.segment_sectors};
   c.add(drive_.read(std::span(&whole, 1), c.now));
   stats_.cleaner_sectors_read += whole.count;
-  const std::vector<unsigned char> bytes = read_sectors(first, whole.count);
-
-  std::vector<uint32_t> blocks = segment_blocks_[victim];  // cleared when the segment is freed
-  std::sort(blocks.begin(), blocks.end());
-  blocks.erase(std::unique(blocks.begin(), blocks.end()), blocks.end());
-  std::vector<LogEntry> moves;
-  for (uint32_t b : blocks) {
-    const BlockMapEntry& m = map_[b];
-    if (m.psn_plus_one == 0 || psn_of(m) < first || psn_of(m) >= first + whole.count) continue;
-    const size_t at = (psn_of(m) - first) * kSectorBytes;
-    LogEntry e;
-    e.logical_block = b;
-    e.version = m.version;
-    e.checksum = m.checksum;
-    e.data.assign(bytes.begin() + at, bytes.begin() + at + block_bytes());
-    moves.push_back(std::move(e));
-  }
-  assert(moves.size() == usage_.usage(victim).live_blocks);
+  fill_blocks(live, whole, read_sectors(whole.first_psn, whole.count));
+  std::vector<const LogEntry*> moves;
+  for (const VictimBlock& v : live) moves.push_back(&v.entry);
   write_moves(moves, c);
   assert(usage_.usage(victim).live_blocks == 0);
   ++stats_.segments_cleaned;
   stats_.cleaner_blocks_moved += moves.size();
 }
 
-void LldDisk::Impl::write_moves(const std::vector<LogEntry>& moves, LldClock& c) {
+void LldDisk::Impl::write_moves(const std::vector<const LogEntry*>& moves, LldClock& c) {
   size_t i = 0;
   while (i < moves.size()) {
     // As many as fit the open segment's room; close it if more follow.
     const uint32_t room = room_sectors();
     size_t k = 0;
-    while (i + k < moves.size() &&
-           write_sectors(static_cast<uint32_t>(k + 1), static_cast<uint32_t>(k + 1), shape_) <= room)
-      ++k;
+    while (i + k < moves.size() && move_sectors(k + 1, shape_) <= room) ++k;
     assert(k > 0);
-    std::vector<const LogEntry*> entries;
-    for (size_t j = 0; j < k; ++j) entries.push_back(&moves[i + j]);
-    const uint32_t sectors =
-        static_cast<uint32_t>(write_sectors(static_cast<uint32_t>(k), static_cast<uint32_t>(k), shape_));
+    const std::vector<const LogEntry*> entries(moves.begin() + i, moves.begin() + i + k);
+    const uint32_t sectors = move_sectors(k, shape_);
     const bool close = i + k < moves.size() || must_close_after(sectors);
     emit_write(entries, close, /*continues=*/false, c);
     i += k;
@@ -171,48 +195,247 @@ bool LldDisk::Impl::clean_until(uint32_t target_free, LldClock& c, uint32_t must
   return freed;
 }
 
-std::optional<Completion> LldDisk::Impl::idle_step(SimTime start) {
-  return store_->run_own_work("idle-time cleaning", [&] { return idle_work(start); });
+// ---- idle time ----------------------------------------------------------------
+//
+// Idle work must never make a request slower than no idle work at all: a
+// step still under way when a request arrives delays it, and the cleaner
+// "moves segment-sized data" (paper 001, section 5.5). So each step is one
+// drive command whose end the drive model predicts from where the head is
+// (DriveModel::estimate; a read is predicted without the track buffer, so
+// never too early), and it starts only if it is expected to end by
+// idle_ends (IdleGapPredictor). Writes at the log head take only as many
+// blocks as end in time; cleaning a victim is a read, then writes of its
+// live blocks, then, for a batch of victims, the checkpoint that frees them.
+
+namespace {
+
+// Whether work that would end at `end` ends by `idle_ends`.
+bool ends_by(SimTime end, SimTime idle_ends) {
+  return idle_ends == kUnknownIdleEnd || end <= idle_ends;
 }
 
-std::optional<Completion> LldDisk::Impl::idle_work(SimTime start) {
+}  // namespace
+
+std::optional<Completion> LldDisk::Impl::idle_step(SimTime start, SimTime idle_ends) {
+  return store_->run_own_work("idle-time cleaning", [&] { return idle_work(start, idle_ends); });
+}
+
+std::optional<Completion> LldDisk::Impl::idle_work(SimTime start, SimTime idle_ends) {
+  assert(!in_group_);
   LldClock c{start};
-  if (has_nvram() && !pending_.empty()) {
-    // Point D of paper 001's Figure 10: idle time long enough writes the
-    // buffered burst out, a segment at a time.
-    const SimTime before = c.now;
-    if (usage_.free_count() < kCleanerLowSegments)
-      clean_until(kCleanerLowSegments + kCleanerBatchSegments, c);
-    write_one(c);
-    if (pending_.empty()) {
-      sync(c);
-      nvram_reset(c);
-    }
-    stats_.segment_write_time += c.now - before;
+  // Point D of paper 001's Figure 10: idle time long enough writes the
+  // buffered burst out, a write at a time, before it cleans; but a victim
+  // begun is finished first, and with too few free segments to write
+  // into, cleaning comes first.
+  const bool drain = has_nvram() && !pending_.empty();
+  const bool room = usage_.free_count() >= kCleanerLowSegments;
+  if (drain && room && !idle_victim_) {
+    if (!idle_drain_write(idle_ends, c)) return std::nullopt;
     return c.done();
   }
-  auto victim = pick_victim(usage_, options_.cleaner_policy, next_seq_, /*skip_empty=*/true);
   // Idle cleaning checkpoints only now and then, so it must leave free what
   // the memory copy's writes (nvram=0) need when a flush or FUA forces them
   // out, as admitting a request does: a move takes the room they counted on.
-  const uint32_t reserve = segments_for_entries(pending_.live_entries());
+  // While the NVRAM holds blocks, none: they are durable in the region, and
+  // the drain cleans until it has room (clean_until, as the request path's
+  // drain does); a victim left half-moved is always one whose other blocks
+  // fit the free segments (idle_move_write), so the drain's cleaner can
+  // finish it.
+  const uint32_t reserve = drain ? 0 : segments_for_entries(pending_.live_entries());
+  if (idle_clean_step(reserve, idle_ends, c)) return c.done();
+  if (drain && room && !idle_victim_ && idle_drain_write(idle_ends, c)) return c.done();  // let go
+  return std::nullopt;
+}
+
+bool LldDisk::Impl::idle_drain_write(SimTime idle_ends, LldClock& c) {
+  const std::vector<const LogEntry*> chain = pending_chain();
+  const auto [room_fits, k] = entries_that_fit(chain, c.now, idle_ends);
+  if (k == 0) return false;
+  const std::vector<const LogEntry*> part(chain.begin(), chain.begin() + static_cast<ptrdiff_t>(k));
+  uint32_t data = 0;
+  for (const LogEntry* e : part) data += e->is_trim() ? 0 : 1;
+  const auto sectors =
+      static_cast<uint32_t>(write_sectors(static_cast<uint32_t>(k), data, shape_));
+  // Closed only when full: the buffer goes on into the same segment next time.
+  const bool close = must_close_after(sectors) || (k < chain.size() && k == room_fits);
+  const SimTime before = c.now;
+  emit_write(part, close, /*continues=*/false, c);  // each buffered entry ends its request
+  stats_.client_blocks_written += data;
+  for (size_t i = 0; i < k; ++i) pending_.pop_front();
+  if (pending_.empty()) {
+    sync(c);  // the segments hold every buffered block before the region forgets them
+    nvram_reset(c);
+  }
+  stats_.segment_write_time += c.now - before;
+  return true;
+}
+
+bool LldDisk::Impl::idle_clean_step(uint32_t reserve, SimTime idle_ends, LldClock& c) {
+  if (idle_victim_ && !idle_victim_current()) idle_victim_.reset();
+  if (idle_victim_) {
+    forget_moved_away();
+    IdleVictim& v = *idle_victim_;
+    if (v.next == v.blocks.size()) {
+      finish_idle_victim();
+    } else if (moves_fit(v.segment, reserve)) {
+      return v.next < v.read ? idle_move_write(reserve, idle_ends, c) : idle_read(idle_ends, c);
+    }
+  }
+  // A checkpoint frees a batch of emptied victims; and room for the rest of
+  // a victim whose moves the free segments no longer take (writes took them).
+  if (usage_.empty_full_count() >= kCleanerBatchSegments ||
+      (idle_victim_ && usage_.empty_full_count() > 0))
+    return idle_checkpoint(idle_ends, c);
+  idle_victim_.reset();  // its moves do not fit: the request path's cleaner finishes it
+  auto victim = pick_victim(usage_, options_.cleaner_policy, next_seq_, /*skip_empty=*/true);
   if (victim && usage_.usage(*victim).live_blocks * 100 <=
                     uint64_t{kIdleVictimMaxLivePercent} * blocks_per_write_ &&
       moves_fit(*victim, reserve)) {
-    const SimTime before = c.now;
-    clean_segment(*victim, c);
+    IdleVictim v;
+    v.segment = *victim;
+    v.last_seq = usage_.usage(*victim).last_seq;
+    v.blocks = live_blocks_of(*victim);
+    std::sort(v.blocks.begin(), v.blocks.end(),
+              [](const VictimBlock& x, const VictimBlock& y) { return x.psn < y.psn; });
+    idle_victim_ = std::move(v);
+    if (idle_read(idle_ends, c)) return true;
+    idle_victim_.reset();  // not even one block's read fits: choose again next time
+    return false;
+  }
+  if (usage_.empty_full_count() > 0) return idle_checkpoint(idle_ends, c);
+  return false;
+}
+
+void LldDisk::Impl::forget_moved_away() {
+  // Blocks rewritten, trimmed or moved since they were listed stay where
+  // they are; what was read of the others is kept.
+  IdleVictim& v = *idle_victim_;
+  size_t kept = v.next, read = v.next;
+  for (size_t i = v.next; i < v.blocks.size(); ++i) {
+    const VictimBlock& b = v.blocks[i];
+    const BlockMapEntry& m = map_[b.entry.logical_block];
+    if (m.psn_plus_one != b.psn + 1 || m.version != b.entry.version) continue;
+    if (i < v.read) ++read;
+    if (kept != i) v.blocks[kept] = std::move(v.blocks[i]);
+    ++kept;
+  }
+  v.blocks.resize(kept);
+  v.read = read;
+  assert(v.blocks.size() - v.next == usage_.usage(v.segment).live_blocks);
+}
+
+bool LldDisk::Impl::idle_read(SimTime idle_ends, LldClock& c) {
+  // From the next live block not read yet, one run over as many more as
+  // end in time (the dead sectors between them passing under the head).
+  IdleVictim& v = *idle_victim_;
+  assert(v.read < v.blocks.size());
+  const uint64_t from = v.blocks[v.read].psn;
+  const auto run_to = [&](size_t end) {  // the run holding blocks [read, end)
+    const uint64_t to = v.blocks[end - 1].psn + shape_.block_sectors;
+    return SectorRun{from, static_cast<uint32_t>(to - from)};
+  };
+  size_t lo = v.read, hi = v.blocks.size();
+  if (idle_ends == kUnknownIdleEnd) lo = hi;
+  while (lo < hi) {  // the most blocks whose read ends by idle_ends
+    const size_t mid = (lo + hi + 1) / 2;
+    const SectorRun run = run_to(mid);
+    if (drive_.estimate(std::span(&run, 1), c.now).end <= idle_ends) lo = mid;
+    else hi = mid - 1;
+  }
+  if (lo == v.read) return false;
+  const SimTime before = c.now;
+  const SectorRun run = run_to(lo);
+  c.add(drive_.read(std::span(&run, 1), c.now));
+  stats_.cleaner_sectors_read += run.count;
+  fill_blocks(std::span(v.blocks).subspan(v.read, lo - v.read), run,
+              read_sectors(run.first_psn, run.count));
+  v.read = lo;
+  stats_.cleaning_time += c.now - before;
+  return true;
+}
+
+bool LldDisk::Impl::idle_move_write(uint32_t reserve, SimTime idle_ends, LldClock& c) {
+  // The blocks read and not moved yet.
+  IdleVictim& v = *idle_victim_;
+  std::vector<const LogEntry*> chain;
+  for (size_t i = v.next; i < v.read; ++i) chain.push_back(&v.blocks[i].entry);
+  const size_t k = entries_that_fit(chain, c.now, idle_ends).second;
+  if (k == 0) return false;
+  const uint32_t sectors = move_sectors(k, shape_);
+  const size_t left = v.blocks.size() - v.next - k;  // read or not
+  // Closed when full, or when the room takes no more of them.
+  const bool close =
+      must_close_after(sectors) || (left > 0 && move_sectors(k + 1, shape_) > room_sectors());
+  // A write shorter than the room leaves the rest a layout moves_fit did
+  // not plan: it must still fit, leaving the reserve.
+  const uint32_t room_after = close ? shape_.segment_sectors : room_sectors() - sectors;
+  const uint32_t free_after = usage_.free_count() - (close ? 1 : 0);
+  if (!blocks_fit(static_cast<uint32_t>(left), room_after, free_after, reserve)) return false;
+  const SimTime before = c.now;
+  chain.resize(k);
+  emit_write(chain, close, /*continues=*/false, c);
+  v.next += k;
+  v.moved += k;
+  stats_.cleaner_blocks_moved += k;
+  stats_.cleaning_time += c.now - before;
+  if (v.next == v.blocks.size()) finish_idle_victim();
+  return true;
+}
+
+bool LldDisk::Impl::idle_checkpoint(SimTime idle_ends, LldClock& c) {
+  // write_checkpoint's one drive command: the whole slot.
+  const LldExtent& slot = layout_.checkpoint[(checkpoint_generation_ + 1) % 2];
+  const SectorRun run{slot.first_psn, static_cast<uint32_t>(slot.sectors)};
+  if (!ends_by(drive_.estimate(std::span(&run, 1), c.now).end, idle_ends)) return false;
+  const SimTime before = c.now;
+  write_checkpoint(false, c);
+  stats_.cleaning_time += c.now - before;
+  return true;
+}
+
+bool LldDisk::Impl::idle_victim_current() const {
+  const IdleVictim& v = *idle_victim_;
+  return usage_.state(v.segment) == SegmentState::kFull &&
+         usage_.usage(v.segment).last_seq == v.last_seq;
+}
+
+void LldDisk::Impl::finish_idle_victim() {
+  assert(idle_victim_current() && usage_.usage(idle_victim_->segment).live_blocks == 0);
+  if (idle_victim_->moved > 0) {  // else writes emptied it: nothing was cleaned
+    ++stats_.segments_cleaned;
     ++stats_.idle_cleans;
-    if (usage_.empty_full_count() >= kCleanerBatchSegments) write_checkpoint(false, c);
-    stats_.cleaning_time += c.now - before;
-    return c.done();
   }
-  if (usage_.empty_full_count() > 0) {
-    const SimTime before = c.now;
-    write_checkpoint(false, c);
-    stats_.cleaning_time += c.now - before;
-    return c.done();
+  idle_victim_.reset();
+}
+
+std::pair<size_t, size_t> LldDisk::Impl::entries_that_fit(
+    const std::vector<const LogEntry*>& chain, SimTime start, SimTime idle_ends) const {
+  // sectors[k]: a write of the first k entries.
+  const uint32_t room = room_sectors();
+  std::vector<uint64_t> sectors{0};
+  uint32_t data = 0;
+  for (size_t k = 0; k < chain.size(); ++k) {
+    data += chain[k]->is_trim() ? 0 : 1;
+    const uint64_t s = write_sectors(static_cast<uint32_t>(k + 1), data, shape_);
+    if (s > room) break;
+    sectors.push_back(s);
   }
-  return std::nullopt;
+  const size_t most = sectors.size() - 1;
+  if (idle_ends == kUnknownIdleEnd) return {most, most};
+  // The end grows with the sectors (the same start, the same place).
+  size_t lo = 0, hi = most;
+  while (lo < hi) {
+    const size_t mid = (lo + hi + 1) / 2;
+    if (log_write_end(sectors[mid], start) <= idle_ends) lo = mid;
+    else hi = mid - 1;
+  }
+  return {most, lo};
+}
+
+SimTime LldDisk::Impl::log_write_end(uint64_t sectors, SimTime start) const {
+  const SectorRun run{layout_.segment_first_psn(*usage_.open_segment()) + head_sector_,
+                      static_cast<uint32_t>(sectors)};
+  return drive_.estimate(std::span(&run, 1), start).end;
 }
 
 }  // namespace vld

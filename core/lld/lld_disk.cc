@@ -333,8 +333,8 @@ Completion LldDisk::commit_group(std::span<const GroupBlock> blocks, SimTime sta
 void LldDisk::extents(uint64_t offset, uint64_t len, const ExtentFn& fn) {
   impl_->extents(offset, len, fn);
 }
-std::optional<Completion> LldDisk::idle_step(SimTime start, SimTime /*idle_ends*/) {
-  return impl_->idle_step(start);
+std::optional<Completion> LldDisk::idle_step(SimTime start, SimTime idle_ends) {
+  return impl_->idle_step(start, idle_ends);
 }
 uint64_t LldDisk::live_blocks() const { return impl_->live_blocks(); }
 uint64_t LldDisk::max_atomic_write_bytes() const { return impl_->atomic_write_bytes(); }

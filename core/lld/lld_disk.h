@@ -86,9 +86,9 @@ class LldDisk final : public Disk {
   // What the free segments take whole once cleaning has packed every
   // export block: with a small spare, less than the plugin's 32 MiB.
   uint64_t max_atomic_write_bytes() const override;
-  // One step of idle-time work: clean one segment, or drain the NVRAM buffer.
-  // The cleaner does not look at idle_ends (issue 16 changed the vld
-  // compactor only).
+  // One step of idle-time work, one drive command expected to end by
+  // idle_ends: a write of the NVRAM buffer into segments, the read of a
+  // victim, a write of its live blocks, or a checkpoint freeing victims.
   using Disk::idle_step;
   std::optional<Completion> idle_step(SimTime start, SimTime idle_ends) override;
   uint64_t live_blocks() const override;

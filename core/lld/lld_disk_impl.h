@@ -14,7 +14,9 @@
 #include <cstdint>
 #include <memory>
 #include <optional>
+#include <span>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "core/lld/checkpoint.h"
@@ -75,9 +77,9 @@ class LldDisk::Impl {
   Completion zero(uint64_t offset, uint64_t len, ZeroFlags flags, SimTime start);
   void extents(uint64_t offset, uint64_t len, const ExtentFn& fn);
   Completion commit_group(std::span<const GroupBlock> blocks, SimTime start);
-  // Idle work; an error is the next request's to report too.
-  std::optional<Completion> idle_step(SimTime start);
-  std::optional<Completion> idle_work(SimTime start);
+  // Idle work that is expected to end by idle_ends (Disk::idle_step); an
+  // error is the next request's to report too.
+  std::optional<Completion> idle_step(SimTime start, SimTime idle_ends);
   uint64_t live_blocks() const { return usage_.total_live_blocks(); }
   // The most blocks a request may touch and always find room for whole
   // (room_for_request), whatever the state; and in bytes at any
@@ -198,12 +200,58 @@ class LldDisk::Impl {
   // it, it stops there, so that a write does not pay for the whole batch.
   bool clean_until(uint32_t target_free, LldClock& c, uint32_t must_free = 0);
   void clean_segment(uint32_t victim, LldClock& c);
+  // A live block of a victim as read: the entry that moves it, and the
+  // sector it was read from (the map must still name that copy to move it).
+  struct VictimBlock {
+    LogEntry entry;
+    uint64_t psn = 0;
+  };
+  // The victim's live blocks in block order, their data not read yet.
+  std::vector<VictimBlock> live_blocks_of(uint32_t victim) const;
+  // Copies each block's data out of `bytes`, the sectors of `run`.
+  // REQUIRES: every block lies inside run.
+  void fill_blocks(std::span<VictimBlock> blocks, const SectorRun& run,
+                   const std::vector<unsigned char>& bytes) const;
   // The moved blocks at the log head, closing segments as they fill.
-  void write_moves(const std::vector<LogEntry>& moves, LldClock& c);
+  void write_moves(const std::vector<const LogEntry*>& moves, LldClock& c);
   // Whether a victim's live blocks fit the room and the free segments,
   // leaving `reserve` segments free: each write of them that closes a
   // segment opens a free one.
   bool moves_fit(uint32_t victim, uint32_t reserve) const;
+  // The same for `live` blocks, with `room` sectors left in the open
+  // segment and `free` free segments.
+  bool blocks_fit(uint32_t live, uint32_t room, uint32_t free, uint32_t reserve) const;
+  // ---- idle time (lld_cleaner.cc): steps that end by idle_ends
+  // (kUnknownIdleEnd: any), each one drive command, or nothing (nullopt).
+  std::optional<Completion> idle_work(SimTime start, SimTime idle_ends);
+  // One write of the NVRAM buffer's oldest entries into the open segment.
+  bool idle_drain_write(SimTime idle_ends, LldClock& c);
+  // The next step of idle cleaning: a victim's next moves, a new victim
+  // read, or a checkpoint that frees the victims emptied; `reserve` free
+  // segments are left to the memory copy's writes.
+  bool idle_clean_step(uint32_t reserve, SimTime idle_ends, LldClock& c);
+  // Reads the idle victim's next live blocks (one run); writes the read
+  // ones at the log head, as many as end in time and leave the rest room.
+  // REQUIRES: idle_victim_, with blocks not read (idle_read), or read and
+  // not moved (idle_move_write).
+  bool idle_read(SimTime idle_ends, LldClock& c);
+  bool idle_move_write(uint32_t reserve, SimTime idle_ends, LldClock& c);
+  // Drops the idle victim's blocks whose copy the map no longer names.
+  // REQUIRES: idle_victim_current().
+  void forget_moved_away();
+  bool idle_checkpoint(SimTime idle_ends, LldClock& c);
+  // Whether the idle victim's segment is the one chosen (not freed, and
+  // maybe reused, since). REQUIRES: idle_victim_.
+  bool idle_victim_current() const;
+  // Counts the idle victim cleaned and lets it go. REQUIRES: it is
+  // current and has no live block left.
+  void finish_idle_victim();
+  // Of chain's first entries, (the most one write at the log head takes, the
+  // most of those whose write ends by idle_ends when it starts at `start`).
+  std::pair<size_t, size_t> entries_that_fit(const std::vector<const LogEntry*>& chain,
+                                             SimTime start, SimTime idle_ends) const;
+  // One write of `sectors` at the log head, starting at `start`: its end.
+  SimTime log_write_end(uint64_t sectors, SimTime start) const;
   // Entries a request of n entries may carry before the cleaner must run.
   size_t group_capacity_entries() const;
   uint32_t segments_for_entries(size_t entries) const;
@@ -285,6 +333,24 @@ class LldDisk::Impl {
   uint64_t nvram_next_seq_ = 1;
   // An append or a reset failed: drain and reset before the next append.
   bool nvram_reset_due_ = false;
+
+  // Idle-time cleaning spread over idle steps (lld_cleaner.cc): the
+  // victim's live blocks read a run at a time and written at the log head,
+  // as many per step as the idle period is expected to hold, so that a
+  // request waits for at most one short drive command. A move is made only
+  // while the map still names the copy that was read: a block rewritten,
+  // trimmed or moved by the request path's cleaner meanwhile stays as it
+  // is, and bytes read from a segment that was freed and reused since are
+  // never written. Invariant: next <= read <= blocks.size().
+  struct IdleVictim {
+    uint32_t segment = 0;
+    uint64_t last_seq = 0;  // the segment's when chosen: a reused one has another
+    std::vector<VictimBlock> blocks;  // live when chosen, in psn order
+    size_t read = 0;   // blocks before it hold their data
+    size_t next = 0;   // blocks before it are moved
+    size_t moved = 0;  // by idle steps (the others were rewritten meanwhile)
+  };
+  std::optional<IdleVictim> idle_victim_;
 
   LldStats stats_;
   LldRecoveryReport recovery_;

@@ -28,7 +28,8 @@
 //                     and torn 512; an aged disk whose cleaner runs;
 //                     requests up to 512 KiB past the NVRAM and over many
 //                     segments, among writes that fill the NVRAM again and
-//                     again; idle-time drain and cleaning between requests;
+//                     again; idle-time drain and cleaning between requests,
+//                     and in idle periods shorter than a victim's cleaning;
 //                     recovery cut at each barrier on every sampled state;
 //                     requests of the advertised maximum on a full, aged
 //                     disk (LldRequestsUpToTheAdvertisedMaximum...);
@@ -1085,7 +1086,7 @@ void run_lld_large_requests(bool nvram, uint32_t spare, uint64_t seed, size_t po
 }
 
 TEST(CrashHarness, LldNvramDrainsAndLargeRequests) {
-  run_lld_large_requests(true, 150, 61, 400, 1500);
+  run_lld_large_requests(true, 150, 61, 440, 1500);
 }
 TEST(CrashHarness, LldNoNvramLargeRequests) { run_lld_large_requests(false, 150, 62, 300, 1000); }
 
@@ -1141,6 +1142,59 @@ void run_lld_idle(bool nvram, uint64_t seed, uint64_t min_states) {
 
 TEST(CrashHarness, LldIdleDrainAndCleanKeepEveryWrite) { run_lld_idle(true, 71, 1000); }
 TEST(CrashHarness, LldNoNvramIdleCleanKeepsEveryWrite) { run_lld_idle(false, 72, 1000); }
+
+// Idle periods shorter than cleaning a victim (0.5-8 ms here): each idle
+// step is one drive command that ends within the period, so victims are
+// read a run at a time and their blocks moved a few at a time, the NVRAM
+// drained in short writes, with writes, FUA writes, trims and flushes
+// between the periods (a half-moved victim whose blocks a write replaces,
+// a victim the request path's cleaner finishes). Every crash point from
+// the first period on.
+void run_lld_short_idle(bool nvram, uint64_t seed, uint64_t min_states) {
+  auto t0 = std::chrono::steady_clock::now();
+  RigConfig c = lld_config(nvram);
+  c.spare_percent = 0;
+  Rig rig(c, seed);
+  std::mt19937_64 rng(seed);
+  auto pick = [&](uint64_t n) { return rng() % n; };
+  LldTally t;
+  tally_across_reopens(rig, t);
+  const uint64_t B = kBlock;
+  for (uint64_t b = 0; b < 54; b += 3) rig.write(b * B, 3 * B, false);  // 85%
+  for (int i = 0; i < 30; ++i) rig.write(pick(54) * B, B, false);       // dead blocks everywhere
+  rig.flush();
+  const size_t from = rig.rec().events();
+  size_t steps = 0, periods_cut = 0;
+  for (int round = 0; round < 48; ++round) {
+    const unsigned op = static_cast<unsigned>(pick(10));
+    if (op < 6) rig.write(pick(54) * B, (1 + pick(2)) * B, false);
+    else if (op < 8) rig.write(pick(54) * B, B, true);
+    else if (op < 9) rig.trim(pick(54) * B, B, false);
+    else rig.flush();
+    const size_t n = rig.idle(6, sim_us(500 + static_cast<double>(pick(7500))));
+    steps += n;
+    if (n < 6) ++periods_cut;
+  }
+  steps += rig.idle(64);  // a long period: whatever is left
+  ASSERT_EQ(rig.check_live(), "");
+  t = final_tally(rig, t);
+  std::cout << "[ crash    ] lld short idle periods (" << lld_geometry(rig) << "): " << steps
+            << " idle steps, " << periods_cut << " of 48 periods stopped short of 6 steps, "
+            << t.describe() << "; crash points from event " << from << " of "
+            << rig.rec().events() << std::endl;
+  ASSERT_GE(t.idle_cleans, 1u) << "precondition: idle time must clean";
+  ASSERT_GE(periods_cut, 8u) << "precondition: periods too short for the work";
+  ASSERT_EQ(t.splits, 0u) << kRoomForEveryRequest;
+  RunResult r = run_jobs(rig, point_jobs(rig, from, 5, 6, seed), harness_threads(),
+                         /*nested_every=*/5, seed);
+  const std::string what = std::string("lld ") + nvram_name(c) + " short idle periods";
+  report(what.c_str(), r, seconds_since(t0));
+  EXPECT_EQ(r.failures, 0u);
+  EXPECT_GE(r.verified + r.failures, min_states);
+}
+
+TEST(CrashHarness, LldShortIdlePeriodsKeepEveryWrite) { run_lld_short_idle(true, 73, 1000); }
+TEST(CrashHarness, LldNoNvramShortIdlePeriodsKeepEveryWrite) { run_lld_short_idle(false, 74, 1000); }
 
 // nvram=0: blocks in the open segment's memory copy, then idle cleaning a
 // step at a time until it stops or no segment is free, then a flush that

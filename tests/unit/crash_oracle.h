@@ -435,15 +435,19 @@ class Rig {
   // and the log record that ends a track; lld: NVRAM drain a segment at a
   // time, cleaning, checkpoints), recorded as one pseudo-request with no
   // units: a step changes no content, so every crash state must still be
-  // one the client's requests allow. Returns the steps run.
-  size_t idle(size_t steps) {
+  // one the client's requests allow. Returns the steps run. With `period`,
+  // the idle period is expected to end that long after it begins
+  // (Disk::idle_step's idle_ends): the disk declines steps that would not
+  // end by then.
+  size_t idle(size_t steps, std::optional<SimDuration> period = std::nullopt) {
     Request r = Request::make(Request::Op::kIdle);
     r.ev_begin = rec_->events();
+    const SimTime ends = period ? now_ + *period : kUnknownIdleEnd;
     size_t n = 0;
     for (; n < steps; ++n) {
       std::optional<Completion> c;
       try {
-        c = disk_->idle_step(now_);
+        c = disk_->idle_step(now_, ends);
       } catch (const Error&) {
         if (!cfg_.failures) throw;
         break;  // the next request reports it (docs/crash-contract.md, clause 6)
