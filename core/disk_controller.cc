@@ -391,11 +391,11 @@ std::string DiskController::max_group_why() const {
   return disk_locked().max_group_why();
 }
 
-bool DiskController::step_locked(SimTime start) {
+bool DiskController::step_locked(SimTime start, SimTime latest_end) {
   roll_interval_locked(start);
   std::optional<Completion> c;
   try {
-    c = disk_->idle_step(start, gaps_.expected_end(last_request_end_, start));
+    c = disk_->idle_step(start, std::min(gaps_.expected_end(last_request_end_, start), latest_end));
   } catch (...) {
     ++stats_.requests.errors;
     throw;
@@ -415,6 +415,18 @@ uint64_t DiskController::idle_until(SimTime until) {
   uint64_t steps = 0;
   went_idle_ = true;
   while (!closed_ && !read_only_ && busy_until_ < until && step_locked(busy_until_)) ++steps;
+  return steps;
+}
+
+uint64_t DiskController::idle_between(SimTime from, SimTime until) {
+  std::lock_guard lock(mu_);
+  if (closed_ || read_only_ || waiting_.load(std::memory_order_relaxed) > 0 || !queue_.empty() ||
+      std::max(busy_until_, from) >= until)
+    return 0;
+  went_idle_ = true;
+  busy_until_ = std::max(busy_until_, from);
+  uint64_t steps = 0;
+  while (busy_until_ < until && step_locked(busy_until_, until)) ++steps;
   return steps;
 }
 

@@ -159,6 +159,13 @@ class DiskController {
   // know `until`: a drive does not know when the next request comes). On a
   // closed disk: 0.
   uint64_t idle_until(SimTime until);
+  // Idle time the drive had but could not use (the plugin serves an image
+  // read-only until its first writable connection): runs, one after the
+  // other, the idle steps that start at or after `from` and are expected
+  // to end by `until`, stamped in that period, as the drive would have run
+  // them. Returns the number of steps run; 0 if a request is waiting, the
+  // drive was busy until `until`, or the disk is read-only or closed.
+  uint64_t idle_between(SimTime from, SimTime until);
   // One idle step at max(`now`, when the drive is free), if there is work
   // and no request is waiting for the lock (a drive does not start
   // background work with a command queued). The plugin's background thread
@@ -257,8 +264,9 @@ class DiskController {
   uint64_t intervals_taken_ = 0;
   SimDuration interval_every_{};  // > 0: intervals of simulated time
   IntervalObserver interval_observer_;
-  // Runs one idle step at `start` under mu_; false if there was no work.
-  bool step_locked(SimTime start);
+  // Runs one idle step at `start` under mu_, told that the idle period
+  // ends by `latest_end` at the latest; false if there was no work.
+  bool step_locked(SimTime start, SimTime latest_end = kUnknownIdleEnd);
 
   std::atomic<int> waiting_{0};  // requests between arrival and the lock
   SimTime busy_until_{};

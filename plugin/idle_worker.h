@@ -14,6 +14,17 @@
 // worker looks again every quiet gap (at least 10 ms); VldDisk answers that
 // in O(1) until a write changes something.
 //
+// An existing image is served read-only until its first writable
+// connection (vld_open), and a read-only disk has no idle work; yet the
+// drive was idle since the open (or since its last request), and a drive
+// works in idle time (paper 001 section 4.2). make_writable runs the
+// plugin's reopen for writing and then, before the connection can send
+// its first request and with the worker held off, the idle steps that
+// time had room for, stamped in it (DiskController::idle_between): from
+// the last request's end (the open, if none) plus the quiet gap, each
+// expected to end by now. A server started with -r never becomes writable
+// and writes nothing.
+//
 // With latency=none there is no idle time to speak of (requests carry no
 // arrival time), so no worker runs; programs grant idle time explicitly with
 // DiskController::idle_until (tools/vld-bench, tests).
@@ -28,7 +39,9 @@
 // a disk that has stopped (a failed fdatasync) has no idle work.
 //
 // Thread-safety: owns one thread; construct and destroy from one thread.
-// `report` is called from that thread only.
+// make_writable may be called from any thread; step_mu_ serialises it
+// with the worker's steps. `report` is called from the worker's thread
+// and from make_writable's caller, maybe at once: it must be thread-safe.
 #ifndef VLD_PLUGIN_IDLE_WORKER_H_
 #define VLD_PLUGIN_IDLE_WORKER_H_
 
@@ -66,6 +79,18 @@ class IdleWorker {
   IdleWorker(const IdleWorker&) = delete;
   IdleWorker& operator=(const IdleWorker&) = delete;
 
+  // Calls reopen() (the plugin's reopen of a read-only disk for writing),
+  // then, if the disk is writable now, catches up on the idle time it had
+  // while read-only (see above). Returns reopen()'s result; a failed idle
+  // step is reported as the worker's are (the next request fails with it).
+  template <typename Reopen>
+  auto make_writable(Reopen reopen) -> decltype(reopen()) {
+    std::lock_guard hold(step_mu_);
+    auto result = reopen();
+    if (!controller_.read_only()) catch_up();
+    return result;
+  }
+
  private:
   // Sleeps until wall time `until` or stop; false if stopping.
   bool sleep_until(Pacer::WallTime until) {
@@ -102,13 +127,27 @@ class IdleWorker {
         if (!sleep_until(pacer_.to_wall(quiet_from))) return;
         continue;
       }
-      std::optional<SimTime> end = controller_.idle_step(now);
+      std::optional<SimTime> end;
+      {
+        std::lock_guard hold(step_mu_);
+        end = controller_.idle_step(now);
+      }
       if (failing_ && end) {  // a step did work again (a stopped disk has none)
         failing_ = false;
         pause_ = kFirstPause;
         report_("idle-time work going again");
       }
       if (!sleep_until(end ? pacer_.to_wall(*end) : Pacer::WallClock::now() + poll)) return;
+    }
+  }
+
+  // REQUIRES: step_mu_ held.
+  void catch_up() {
+    const SimTime until = pacer_.to_sim(Pacer::WallClock::now());
+    try {
+      controller_.idle_between(controller_.last_request_end() + quiet_, until);
+    } catch (const std::exception& e) {
+      report_("idle-time work failed: " + std::string(e.what()));
     }
   }
 
@@ -120,6 +159,7 @@ class IdleWorker {
   std::chrono::milliseconds quiet_;
   Report report_;
   std::mutex mu_;               // guards stop_ only
+  std::mutex step_mu_;          // held by each of the worker's steps, and by make_writable
   std::condition_variable cv_;  // signalled when stop_ is set
   bool stop_ = false;
   // The worker thread's own: whether the last step threw, and the pause

@@ -410,7 +410,8 @@ inline constexpr ParameterDoc kParameters[] = {
      "starts (default 50)",
      "B<mode=vld> and B<mode=lld>: how long the drive must have been idle, in milliseconds "
      "of wall time (0 to 3600000, default 50), before the compactor (B<mode=vld>) or the "
-     "segment cleaner (B<mode=lld>) starts."},
+     "segment cleaner (B<mode=lld>) starts. The time from start-up to the first request "
+     "is idle time too."},
 
     {"partial", "PERCENT", ParameterGroup::kRunTime,
      {ValueKind::kWholeNumber, "expected a percentage of a segment from 1 to 100, e.g. 75", 1,

@@ -501,7 +501,8 @@ int make_disk_writable() {
 }
 
 // The first writable connection reopens a read-only image for writing:
-// the real recovery (its checkpoint and record) happens then.
+// the real recovery (its checkpoint and record) happens then, and the idle
+// work the drive had time for since the open.
 void* vld_open(int readonly) {
   const char* export_name = nbdkit_export_name();
   const std::string_view name = export_name ? export_name : "";
@@ -519,7 +520,13 @@ void* vld_open(int readonly) {
                  std::string(name).c_str());
     return nullptr;
   }
-  if (!readonly && g_controller->read_only() && make_disk_writable() == -1) return nullptr;
+  if (!readonly && g_controller->read_only()) {
+    // The idle time the read-only disk could not use is caught up on
+    // before this connection's first request (IdleWorker::make_writable).
+    const int made = g_idle_worker ? g_idle_worker->make_writable(make_disk_writable)
+                                   : make_disk_writable();
+    if (made == -1) return nullptr;
+  }
   auto* c = new (std::nothrow) Connection;
   if (!c) return nullptr;
   if (aru && guarded([&] { c->aru = std::make_unique<AruSession>(*g_controller,

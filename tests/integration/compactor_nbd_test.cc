@@ -1,6 +1,7 @@
 // The idle-time compactor over NBD: with latency=sleep it starts after
-// compactor_quiet_ms of no requests, empties tracks, and every byte still
-// reads back, before and after a restart; with latency=none it never runs.
+// compactor_quiet_ms of no requests (or of the open), empties tracks, and
+// every byte still reads back, before and after a restart; with
+// latency=none it never runs.
 // mode=lld's idle work (its cleaner, and the drain of its NVRAM) likewise.
 // The waits here are for a condition (the stats file says the compactor
 // emptied a track and has no victim in progress), with a deadline, never a
@@ -93,6 +94,56 @@ TEST(CompactorOverNbd, RunsInIdleTimeWithLatencySleepAndKeepsEveryByte) {
   // With latency=none no idle time is ever granted over NBD.
   EXPECT_EQ(j.at("compactor").at("idle_steps").get<uint64_t>(), 0u);
   EXPECT_EQ(j.at("compactor").at("tracks_compacted").get<uint64_t>(), 0u);
+}
+
+// An existing image is served read-only until the first writable
+// connection, yet the drive is idle from the open: the idle time before the
+// first connection counts. A freshly opened aged image, left idle, has
+// compacted tracks before its first request is served; a server stopped
+// right after that request (well within compactor_quiet_ms) has had no
+// other idle time. With -r the same idle time writes nothing.
+TEST(CompactorOverNbd, IdleTimeSinceTheOpenCountsBeforeTheFirstRequest) {
+  TempDir dir;
+  const std::string img = dir.file("disk.img"), stats = dir.file("stats.json");
+  const uint64_t blocks = 8 * 1024 * 1024 / kBlock * 80 / 100;
+  std::vector<std::vector<uint8_t>> want;
+  {
+    NbdkitServer server(dir, {"file=" + img, "size=8M", "spare=5", "latency=none",
+                              "compactor=off"});
+    NbdHandle h = server.connect();
+    want = fill_and_fragment(h.get(), blocks);
+    nbd_shutdown(h.get(), 0);
+    ASSERT_EQ(server.stop(), 0) << server.stderr_text();
+  }
+  const std::vector<std::string> params{"file=" + img, "latency=sleep", "compactor=on",
+                                        "compactor_quiet_ms=300", "statsfile=" + stats};
+  const auto idle = std::chrono::milliseconds(1500);  // the scenario: no client yet
+  {
+    // nbdkit -r: the drive is idle as long, and the image stays as it was.
+    const std::string before = file_fingerprint(img);
+    NbdkitServer server(dir, params, {"-r"});
+    std::this_thread::sleep_for(idle);
+    NbdHandle h = server.connect();
+    expect_contents(h.get(), want);
+    nbd_shutdown(h.get(), 0);
+    ASSERT_EQ(server.stop(), 0) << server.stderr_text();
+    EXPECT_EQ(file_fingerprint(img), before) << "a read-only server wrote the image";
+    EXPECT_EQ(read_json(stats).at("idle_steps").get<uint64_t>(), 0u);
+  }
+  NbdkitServer server(dir, params);
+  std::this_thread::sleep_for(idle);
+  NbdHandle h = server.connect();
+  write_bytes(h.get(), 0, want[0]);  // the first request
+  nbd_shutdown(h.get(), 0);
+  ASSERT_EQ(server.stop(), 0) << server.stderr_text();
+  nlohmann::json j = read_json(stats);
+  SCOPED_TRACE(j.dump(2));
+  EXPECT_EQ(j.at("requests").at("write").get<uint64_t>(), 1u);
+  EXPECT_GT(j.at("idle_steps").get<uint64_t>(), 0u) << "no idle work before the first request";
+  EXPECT_GE(j.at("compactor").at("tracks_compacted").get<uint64_t>(), 1u);
+  EXPECT_EQ(j.at("requests").at("errors").get<uint64_t>(), 0u);
+  nlohmann::json after;
+  ASSERT_NO_FATAL_FAILURE(reopen_with_latency_none(dir, img, stats, want, &after));
 }
 
 TEST(CompactorOverNbd, OffMeansNoIdleWork) {

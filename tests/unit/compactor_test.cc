@@ -824,6 +824,39 @@ TEST(VldCompaction, ARequestWaitsAtMostForTheStepInProgress) {
   EXPECT_EQ(b.first_difference(), std::nullopt);
 }
 
+// Idle time the drive had but could not use (served read-only until the
+// first writable connection): idle_between runs the steps that start at
+// or after `from` and end by `until`, in that past period, so the request
+// arriving at `until` waits for none of them; on a read-only controller it
+// runs none.
+TEST(VldCompaction, IdleBetweenRunsTheStepsAPastPeriodHadRoomFor) {
+  const Superblock sb = small_superblock();
+  Rig r(sb);
+  check_small_disk(r);
+  if (HasFatalFailure()) return;
+  age(r, 556);
+  const SimTime from = r.ctl->busy_until() + sim_ms(50), until = from + sim_ms(300);
+  const uint64_t ran = r.ctl->idle_between(from, until);
+  EXPECT_GT(ran, 5u);
+  const DiskStats st = r.ctl->stats();
+  EXPECT_EQ(st.idle_steps, ran);
+  EXPECT_LE(r.ctl->busy_until(), until) << "a step ended after the period";
+  EXPECT_LE(st.idle_busy, until - from);
+  EXPECT_GT(r.disk->compactor().stats().blocks_moved, 0u);
+  EXPECT_EQ(r.ctl->idle_between(from, until), 0u) << "the period is used up";
+  RequestTiming t = r.write(7 * kBlock, pattern(kBlock, 9), false, until);
+  EXPECT_EQ(t.start, until);
+  EXPECT_EQ(t.queued.count(), 0);
+  EXPECT_EQ(r.ctl->stats().preempt_wait.count(), 0u);
+  EXPECT_EQ(r.first_difference(), std::nullopt);
+
+  DiskController read_only(std::make_unique<VldDisk>(
+                               std::make_unique<MemoryBackingStore>(r.store->bytes()), sb),
+                           /*read_only=*/true);
+  EXPECT_EQ(read_only.idle_between(from, until), 0u);
+  EXPECT_EQ(read_only.stats().idle_steps, 0u);
+}
+
 // The same bound over many grants, stepping by hand (exactly what
 // idle_until does) to know each step: every wait is the rest of the step in
 // progress, and preempt_wait's max is at most the longest step.
