@@ -14,6 +14,7 @@
 //     "idle time" below).
 #include <algorithm>
 #include <cassert>
+#include <iterator>
 
 #include "core/lld/lld_disk_impl.h"
 #include "core/util/error.h"
@@ -137,19 +138,43 @@ void LldDisk::Impl::fill_blocks(std::span<VictimBlock> blocks, const SectorRun& 
 
 void LldDisk::Impl::clean_segment(uint32_t victim, LldClock& c) {
   assert(!in_group_ && usage_.state(victim) == SegmentState::kFull);
-  if (idle_victim_ && idle_victim_->segment == victim) idle_victim_.reset();  // cleaned here now
-  // The whole segment in one read, as Sprite LFS does; the moves in block order.
-  std::vector<VictimBlock> live = live_blocks_of(victim);
-  const SectorRun whole{layout_.segment_first_psn(victim), shape_.segment_sectors};
-  c.add(drive_.read(std::span(&whole, 1), c.now));
-  stats_.cleaner_sectors_read += whole.count;
-  fill_blocks(live, whole, read_sectors(whole.first_psn, whole.count));
+  std::vector<VictimBlock> live;
+  if (idle_victim_ && idle_victim_->segment == victim && idle_victim_current()) {
+    live = take_idle_victim(c);  // what idle time read is not read again
+  } else {
+    // The whole segment in one read, as Sprite LFS does.
+    live = live_blocks_of(victim);
+    const SectorRun whole{layout_.segment_first_psn(victim), shape_.segment_sectors};
+    c.add(drive_.read(std::span(&whole, 1), c.now));
+    stats_.cleaner_sectors_read += whole.count;
+    fill_blocks(live, whole, read_sectors(whole.first_psn, whole.count));
+  }
+  // The moves in block order.
+  std::sort(live.begin(), live.end(), [](const VictimBlock& x, const VictimBlock& y) {
+    return x.entry.logical_block < y.entry.logical_block;
+  });
   std::vector<const LogEntry*> moves;
   for (const VictimBlock& v : live) moves.push_back(&v.entry);
   write_moves(moves, c);
   assert(usage_.usage(victim).live_blocks == 0);
   ++stats_.segments_cleaned;
   stats_.cleaner_blocks_moved += moves.size();
+}
+
+std::vector<LldDisk::Impl::VictimBlock> LldDisk::Impl::take_idle_victim(LldClock& c) {
+  forget_moved_away();
+  IdleVictim v = std::move(*idle_victim_);
+  idle_victim_.reset();
+  if (v.read < v.blocks.size()) {  // the rest in one run, as idle_read reads
+    const uint64_t from = v.blocks[v.read].psn;
+    const SectorRun run{from,
+                        static_cast<uint32_t>(v.blocks.back().psn + shape_.block_sectors - from)};
+    c.add(drive_.read(std::span(&run, 1), c.now));
+    stats_.cleaner_sectors_read += run.count;
+    fill_blocks(std::span(v.blocks).subspan(v.read), run, read_sectors(run.first_psn, run.count));
+  }
+  return {std::make_move_iterator(v.blocks.begin() + static_cast<ptrdiff_t>(v.next)),
+          std::make_move_iterator(v.blocks.end())};
 }
 
 void LldDisk::Impl::write_moves(const std::vector<const LogEntry*>& moves, LldClock& c) {
@@ -334,12 +359,15 @@ bool LldDisk::Impl::idle_read(SimTime idle_ends, LldClock& c) {
     const uint64_t to = v.blocks[end - 1].psn + shape_.block_sectors;
     return SectorRun{from, static_cast<uint32_t>(to - from)};
   };
+  const auto ends_in_time = [&](const SectorRun& run) {  // the read and the way back
+    const SimTime end = drive_.estimate(std::span(&run, 1), c.now).end;
+    return ends_by(end + back_to_log_head(head_at(run.first_psn + run.count - 1)), idle_ends);
+  };
   size_t lo = v.read, hi = v.blocks.size();
   if (idle_ends == kUnknownIdleEnd) lo = hi;
-  while (lo < hi) {  // the most blocks whose read ends by idle_ends
+  while (lo < hi) {  // the most blocks whose read ends in time
     const size_t mid = (lo + hi + 1) / 2;
-    const SectorRun run = run_to(mid);
-    if (drive_.estimate(std::span(&run, 1), c.now).end <= idle_ends) lo = mid;
+    if (ends_in_time(run_to(mid))) lo = mid;
     else hi = mid - 1;
   }
   if (lo == v.read) return false;
@@ -350,8 +378,31 @@ bool LldDisk::Impl::idle_read(SimTime idle_ends, LldClock& c) {
   fill_blocks(std::span(v.blocks).subspan(v.read, lo - v.read), run,
               read_sectors(run.first_psn, run.count));
   v.read = lo;
+  return_to_log_head(c);
   stats_.cleaning_time += c.now - before;
   return true;
+}
+
+HeadPosition LldDisk::Impl::head_at(uint64_t psn) const {
+  const Chs chs = drive_.geometry().chs_of(psn);
+  return HeadPosition{chs.cylinder, chs.head};
+}
+
+SimDuration LldDisk::Impl::back_to_log_head(HeadPosition from) const {
+  const uint64_t log_head = layout_.segment_first_psn(*usage_.open_segment()) + head_sector_;
+  return drive_.reposition(from, head_at(log_head)).total();
+}
+
+void LldDisk::Impl::return_to_log_head(LldClock& c) {
+  // The next burst's writes go to the log head (with NVRAM, its drain):
+  // the drive goes back there while still idle, as vld's compactor goes
+  // back to the writes after its record.
+  const HeadPosition to =
+      head_at(layout_.segment_first_psn(*usage_.open_segment()) + head_sector_);
+  const ServiceBreakdown back = drive_.reposition(drive_.head(), to);
+  drive_.set_head(to);
+  c.breakdown += back;
+  c.now += back.total();
 }
 
 bool LldDisk::Impl::idle_move_write(uint32_t reserve, SimTime idle_ends, LldClock& c) {
@@ -383,12 +434,15 @@ bool LldDisk::Impl::idle_move_write(uint32_t reserve, SimTime idle_ends, LldCloc
 }
 
 bool LldDisk::Impl::idle_checkpoint(SimTime idle_ends, LldClock& c) {
-  // write_checkpoint's one drive command: the whole slot.
+  // write_checkpoint's one drive command, the whole slot; then back.
   const LldExtent& slot = layout_.checkpoint[(checkpoint_generation_ + 1) % 2];
   const SectorRun run{slot.first_psn, static_cast<uint32_t>(slot.sectors)};
-  if (!ends_by(drive_.estimate(std::span(&run, 1), c.now).end, idle_ends)) return false;
+  const SimTime end = drive_.estimate(std::span(&run, 1), c.now).end;
+  if (!ends_by(end + back_to_log_head(head_at(run.first_psn + run.count - 1)), idle_ends))
+    return false;
   const SimTime before = c.now;
   write_checkpoint(false, c);
+  return_to_log_head(c);
   stats_.cleaning_time += c.now - before;
   return true;
 }

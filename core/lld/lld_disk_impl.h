@@ -206,12 +206,15 @@ class LldDisk::Impl {
     LogEntry entry;
     uint64_t psn = 0;
   };
-  // The victim's live blocks in block order, their data not read yet.
+  // The victim's live blocks, their data not read yet.
   std::vector<VictimBlock> live_blocks_of(uint32_t victim) const;
   // Copies each block's data out of `bytes`, the sectors of `run`.
   // REQUIRES: every block lies inside run.
   void fill_blocks(std::span<VictimBlock> blocks, const SectorRun& run,
                    const std::vector<unsigned char>& bytes) const;
+  // The idle victim's blocks not moved yet, the ones not read yet read
+  // now; the idle victim let go. REQUIRES: idle_victim_current().
+  std::vector<VictimBlock> take_idle_victim(LldClock& c);
   // The moved blocks at the log head, closing segments as they fill.
   void write_moves(const std::vector<const LogEntry*>& moves, LldClock& c);
   // Whether a victim's live blocks fit the room and the free segments,
@@ -252,6 +255,11 @@ class LldDisk::Impl {
                                              SimTime start, SimTime idle_ends) const;
   // One write of `sectors` at the log head, starting at `start`: its end.
   SimTime log_write_end(uint64_t sectors, SimTime start) const;
+  // Where the head is over psn; the seek from `from` to the log head; and
+  // that seek made (after an idle read or checkpoint).
+  HeadPosition head_at(uint64_t psn) const;
+  SimDuration back_to_log_head(HeadPosition from) const;
+  void return_to_log_head(LldClock& c);
   // Entries a request of n entries may carry before the cleaner must run.
   size_t group_capacity_entries() const;
   uint32_t segments_for_entries(size_t entries) const;

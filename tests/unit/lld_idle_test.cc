@@ -140,7 +140,8 @@ TEST(LldIdle, ShortPeriodsCleanAVictimInPieces) {
 }
 
 // With NVRAM: a short period writes part of the buffer into the open
-// segment, a later one more; the region is reset only once it is empty.
+// segment, a later one more; the region is reset only once it is empty,
+// and every block reads back.
 TEST(LldIdle, ShortPeriodsDrainTheNvramInPieces) {
   AgedDisk d(256 * 1024);
   while (d.disk().report().nvram_buffered_blocks > 0) ASSERT_TRUE(d.step(kUnknownIdleEnd));
@@ -148,7 +149,7 @@ TEST(LldIdle, ShortPeriodsDrainTheNvramInPieces) {
   ASSERT_EQ(d.disk().report().nvram_buffered_blocks, 30u);
   const uint64_t written = d.stats().client_blocks_written;
   bool part = false;
-  for (int i = 0; i < 2000 && d.disk().report().nvram_buffered_blocks > 0; ++i) {
+  for (int i = 0; i < 300 && d.disk().report().nvram_buffered_blocks > 0; ++i) {
     const uint64_t buffered = d.disk().report().nvram_buffered_blocks;
     if (!d.step(d.now() + sim_us(2000))) {
       d.wait(sim_us(700));
@@ -158,6 +159,9 @@ TEST(LldIdle, ShortPeriodsDrainTheNvramInPieces) {
     if (now_buffered > 0 && now_buffered < buffered) part = true;
   }
   EXPECT_TRUE(part) << "a 2 ms period must write only part of 30 blocks";
+  // The rest with no prediction (the cleaning that makes room for it may
+  // need a checkpoint, longer than 2 ms with the seeks there and back).
+  while (d.disk().report().nvram_buffered_blocks > 0) ASSERT_TRUE(d.step(kUnknownIdleEnd));
   EXPECT_EQ(d.disk().report().nvram_buffered_blocks, 0u);
   EXPECT_EQ(d.disk().report().nvram_used_records, 0u);
   EXPECT_EQ(d.stats().client_blocks_written, written + 30);
@@ -173,8 +177,8 @@ TEST(LldIdle, ShortPeriodsDrainTheNvramInPieces) {
 // at most that of the same bursts back to back, but for kPhaseSlack: a
 // pause alone, with no idle step in it, moves where the platter is when
 // the bursts' segment writes begin, and with it their rotational waits
-// (here nvram=256K with 1 ms pauses: no idle step, and 6% faster; nvram=0
-// with 4 ms pauses: 6 idle steps in 60 pauses, 0.4% slower).
+// (here nvram=256K with 1 ms pauses: no idle step, and 6% faster; nvram=0:
+// no idle step, 0.2% faster).
 struct BurstResult {
   double mean_us = 0;
   uint64_t waited = 0;  // writes that arrived during an idle step
