@@ -12,10 +12,12 @@ Subcommands (the bash script serves the image between them):
                               early: connect, then sleep IDLE_S; then WRITES
                               random 4 KiB FUA writes; what the client saw
                               (wall times) as JSON to OUT
-  report RUN_DIR --run-id ID --command CMD
-                              raw/MODE-WRITES.{client,stats}.json and
-                              raw/bench-WRITES.jsonl (vld-bench table2) ->
-                              results.json, results.csv, table.md
+  report RUN_DIR --run-id ID --command CMD --writes "N ..."
+                              raw/MODE-WRITES.{client,stats}.json (and
+                              .idle.json: the idle server's, when the writes
+                              went to another) and raw/bench-WRITES.jsonl
+                              (vld-bench table2) -> results.json,
+                              results.csv, table.md
 
 The latencies compared are the plugin's simulated write latencies (its
 stats file, statsfile=: the measured writes are the only requests that
@@ -73,7 +75,7 @@ def measure(uri, idle_s, writes, seed, when, out):
     h.shutdown()
     write_json(out, {"idle_s": idle_s, "connect": when, "writes": writes, "connect_wall_s": connect_s,
                      "idle_then_connect_wall_s": c0 + connect_s - t0,
-                     "wall_us_per_write": 1e6 * wall / writes})
+                     "wall_us_per_write": 1e6 * wall / writes if writes else None})
 
 
 def plugin_row(run_dir, mode, writes):
@@ -82,10 +84,13 @@ def plugin_row(run_dir, mode, writes):
     if not (os.path.exists(stats) and os.path.exists(client)):
         return None
     s, c = load_json(stats), load_json(client)
-    comp = s.get("compactor") or {}
+    idle_path = f"{run_dir}/raw/{mode}-{writes}.idle.json"
+    idle = load_json(idle_path) if os.path.exists(idle_path) else s  # the server that idled
+    comp = idle.get("compactor") or {}
     return {"mode": mode, "writes": writes, "requests_write": s["requests"]["write"],
             "mean_us": s["write_latency_us"]["mean"], "p99_us": s["write_latency_us"]["p99"],
-            "idle_steps": s["idle_steps"], "tracks_compacted": comp.get("tracks_compacted"),
+            "latency": s.get("latency", "sleep"),
+            "idle_steps": idle["idle_steps"], "tracks_compacted": comp.get("tracks_compacted"),
             "blocks_moved": comp.get("blocks_moved"), "utilization": s["utilization"],
             "connect_wall_s": c["connect_wall_s"], "idle_s": c["idle_s"], "connect": c["connect"]}
 
@@ -107,7 +112,7 @@ def compare(run_dir, writes_list):
              "ratio": inplace["mean_us"] / vld["mean_us"], "vld_idle_steps": vld["idle_steps"],
              "vld_tracks_compacted": vld["tracks_compacted"], "vld_p99_us": vld["p99_us"],
              "connect_wall_s": vld["connect_wall_s"], "idle_s": vld["idle_s"], "connect": vld["connect"],
-             "requests_write": vld["requests_write"]}
+             "requests_write": vld["requests_write"], "writes_latency": vld["latency"]}
         if "vld" in bench and "inplace" in bench:
             r.update(bench_vld_mean_us=bench["vld"]["mean_us"], bench_inplace_mean_us=bench["inplace"]["mean_us"],
                      bench_ratio=bench["inplace"]["mean_us"] / bench["vld"]["mean_us"],
@@ -118,12 +123,12 @@ def compare(run_dir, writes_list):
 
 
 def table(rows):
-    md = ["| writes | idle (s), connect | plugin: idle steps | tracks compacted | vld µs | in place µs | "
+    md = ["| writes (latency=) | idle (s), connect | plugin: idle steps | tracks compacted | vld µs | in place µs | "
           "**in place / vld** | vld-bench table2: tracks compacted | vld µs | in place µs | **ratio** |",
           "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
         md.append("| " + " | ".join([
-            str(r["writes"]), f"{r['idle_s']:g}, {r['connect']}", str(r["vld_idle_steps"]),
+            f"{r['writes']} ({r['writes_latency']})", f"{r['idle_s']:g}, {r['connect']}", str(r["vld_idle_steps"]),
             str(r["vld_tracks_compacted"]), fmt(r["vld_mean_us"]), fmt(r["inplace_mean_us"]),
             f"**{r['ratio']:.2f}x**", fmt(r.get("bench_tracks_compacted")), fmt(r.get("bench_vld_mean_us")),
             fmt(r.get("bench_inplace_mean_us")),
