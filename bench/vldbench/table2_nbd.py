@@ -4,9 +4,10 @@ latency=sleep and the compactor on, left idle, then random synchronous 4 KiB
 updates, vld against in place; beside `vld-bench table2` on the same disk.
 
 Subcommands (the bash script serves the image between them):
-  prep URI AGE SEED           fill the whole export with 1 MiB writes, then
-                              AGE random 4 KiB FUA writes (served with
-                              latency=none compactor=off)
+  prep URI AGE SEED fua|flush fill the whole export with 1 MiB writes, then
+                              AGE random 4 KiB FUA writes (with `flush`:
+                              each write followed by a flush, as vld-bench
+                              ages), served with latency=none compactor=off
   measure URI IDLE_S WRITES SEED CONNECT OUT
                               CONNECT=late: sleep IDLE_S, then connect;
                               early: connect, then sleep IDLE_S; then WRITES
@@ -42,7 +43,7 @@ def connect(uri):
     return h
 
 
-def prep(uri, age, seed):
+def prep(uri, age, seed, flush=False):
     import nbd
     h = connect(uri)
     size = h.get_size()
@@ -52,7 +53,12 @@ def prep(uri, age, seed):
     h.flush()
     rng = random.Random(seed + 1)
     for _ in range(age):
-        h.pwrite(rng.randbytes(BLOCK), rng.randrange(size // BLOCK) * BLOCK, nbd.CMD_FLAG_FUA)
+        data, off = rng.randbytes(BLOCK), rng.randrange(size // BLOCK) * BLOCK
+        if flush:
+            h.pwrite(data, off)
+            h.flush()
+        else:
+            h.pwrite(data, off, nbd.CMD_FLAG_FUA)
     h.shutdown()
 
 
@@ -163,7 +169,7 @@ def main(argv=None):
         return 2
     cmd, rest = argv[0], argv[1:]
     if cmd == "prep":
-        prep(rest[0], int(rest[1]), int(rest[2]))
+        prep(rest[0], int(rest[1]), int(rest[2]), len(rest) > 3 and rest[3] == "flush")
     elif cmd == "measure":
         measure(rest[0], float(rest[1]), int(rest[2]), int(rest[3]), rest[4], rest[5])
     else:
