@@ -204,6 +204,7 @@ struct BurstSpec {
   uint64_t warm_bursts = 5;    // bursts run first and not measured
   std::string policies = "fewest-live";
   bool compare_off = true;     // also run compactor=off
+  bool idle_work = true;       // false: the pauses grant the disk no idle steps
 };
 
 // What the measured bursts of a point saw.
@@ -255,7 +256,9 @@ BurstTotals burst_loop(DiskController& ctl, uint64_t region, uint64_t seed, cons
     }
     const SimTime burst_end = ctl.busy_until();
     const SimTime idle_end = burst_end + idle;
-    if (measured && hook) {
+    if (!bs.idle_work) {
+      // The control: the same pause, the drive sitting idle in it.
+    } else if (measured && hook) {
       const ModeReport before_idle = ctl.mode_report();
       ctl.idle_until(idle_end);
       hook(before_idle, ctl.mode_report());
@@ -280,6 +283,7 @@ json burst_json(const BurstTotals& t, const BurstSpec& bs, double idle_ms) {
   j["idle_ms"] = idle_ms;
   j["burst"] = bs.burst;
   j["bursts"] = bs.bursts;
+  j["idle_work"] = bs.idle_work;
   j["writes"] = t.n;
   j["mean_us"] = mean_us(t.total, t.n);
   j["latency_us"] = percentiles_json(t.latency_us);
@@ -838,6 +842,9 @@ CLI::App* add_fig10(CLI::App& app, BenchOptions& options) {
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
   fig10->add_option("--warm-bursts", bs.warm_bursts, "unmeasured bursts first")->capture_default_str();
+  fig10->add_flag("--no-idle-work", [&bs](int64_t) { bs.idle_work = false; },
+                  "pauses in which the disk does no idle work (the control for what a pause alone "
+                  "changes: where the platter is when the next burst comes)");
   LldSpec& ls = options.lld;
   fig10->add_option("--segment", options.segment, "segment size (segment=)")->capture_default_str();
   fig10->add_option("--nvram", options.nvram, "NVRAM buffer (nvram=; 0: none)")->capture_default_str();
