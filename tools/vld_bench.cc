@@ -71,6 +71,7 @@
 #include "tools/bench/recovery_bench.h"
 #include "tools/bench/scan_bench.h"
 #include "tools/bench/best_case_bench.h"
+#include "tools/bench/update_picker.h"
 #include "tools/bench/breakdown_json.h"
 
 namespace vld {
@@ -91,6 +92,7 @@ struct DiskSpec {
   double util = 0.80;         // live data blocks / physical blocks after the fill
   uint64_t warmup_writes = 0; // random updates after the fill (0: one per region block / 2)
   uint64_t seed = 1;
+  HotCold hot_cold;           // where the random updates go (uniform by default)
 };
 
 // The vld disk's settings a DiskSpec names.
@@ -176,7 +178,7 @@ std::vector<std::byte> prepared_image(const DiskSpec& spec, const Superblock& sb
   fill_in_order(ctl, region, std::span(bench_payload()));
   if (sb.mode == DiskMode::kVld) {
     std::mt19937_64 rng(spec.seed ^ 0x5eed);
-    std::uniform_int_distribution<uint64_t> pick(0, region - 1);
+    UpdatePicker pick(region, spec.hot_cold);
     uint64_t warm = spec.warmup_writes ? spec.warmup_writes : region / 2;
     for (uint64_t i = 0; i < warm; ++i) sync_update(ctl, pick(rng), std::nullopt);
   }
@@ -185,13 +187,18 @@ std::vector<std::byte> prepared_image(const DiskSpec& spec, const Superblock& sb
 }
 
 json disk_json(const DiskSpec& spec, const Superblock& sb) {
-  return {{"geometry", spec.geometry},
+  json d = {{"geometry", spec.geometry},
           {"fill", spec.fill},
           {"export_bytes", sb.export_bytes},
           {"platter_bytes", sb.platter_bytes()},
           {"cylinders", sb.simulated_cylinders},
           {"util", spec.util},
           {"seed", spec.seed}};
+  if (!spec.hot_cold.uniform()) {
+    d["hot_writes_percent"] = spec.hot_cold.hot_writes_percent;
+    d["hot_blocks_percent"] = spec.hot_cold.hot_blocks_percent;
+  }
+  return d;
 }
 
 
@@ -226,10 +233,10 @@ using IdleHook = std::function<void(const ModeReport&, const ModeReport&)>;
 // interval of idle_ms (simulated) granted to the disk's idle-time work (the
 // vld compactor, the lld cleaner and NVRAM drain); the next burst arrives
 // when it ends, and waits for a step in progress.
-BurstTotals burst_loop(DiskController& ctl, uint64_t region, uint64_t seed, const BurstSpec& bs,
-                       double idle_ms, const IdleHook& hook) {
-  std::mt19937_64 rng(seed);
-  std::uniform_int_distribution<uint64_t> pick(0, region - 1);
+BurstTotals burst_loop(DiskController& ctl, uint64_t region, const DiskSpec& spec,
+                       const BurstSpec& bs, double idle_ms, const IdleHook& hook) {
+  std::mt19937_64 rng(spec.seed);
+  UpdatePicker pick(region, spec.hot_cold);
   const SimDuration idle = sim_us(idle_ms * 1000.0);
   BurstTotals t;
   t.before = ctl.mode_report();
@@ -305,7 +312,7 @@ json run_bursts(const DiskSpec& spec, const Superblock& sb, const std::vector<st
                                                               ? policy_name(options.vld.compactor.policy)
                                                               : "off") +
                                    " idle_ms=" + json(idle_ms).dump());
-  const BurstTotals t = burst_loop(*ctl, region_blocks(sb, spec.util), spec.seed, bs, idle_ms, nullptr);
+  const BurstTotals t = burst_loop(*ctl, region_blocks(sb, spec.util), spec, bs, idle_ms, nullptr);
   stats_recorder().finish(*ctl);
   const ModeReport& before = t.before;
   const uint64_t n = t.n;
@@ -427,7 +434,7 @@ std::vector<std::byte> prepared_lld_image(const DiskSpec& spec, const LldSpec& l
   const uint64_t writes = spec.warmup_writes ? spec.warmup_writes
                                              : static_cast<uint64_t>(std::ceil(ls.warm_passes * static_cast<double>(capacity)));
   std::mt19937_64 rng(spec.seed ^ 0x5eed);
-  std::uniform_int_distribution<uint64_t> pick(0, region - 1);
+  UpdatePicker pick(region, spec.hot_cold);
   for (uint64_t i = 0; i < writes; ++i) sync_update(ctl, pick(rng), std::nullopt);
   *warm = *ctl.mode_report().lld;
   (*warm)["writes"] = writes;
@@ -455,7 +462,7 @@ json run_lld_bursts(const DiskSpec& spec, const Superblock& sb, const std::vecto
   auto ctl = open_copy(sb, image, lld_options(ls));
   stats_recorder().watch(*ctl, "idle_ms=" + json(idle_ms).dump());
   json idle = json::object();
-  const BurstTotals t = burst_loop(*ctl, region_blocks(sb, spec.util), spec.seed, bs, idle_ms,
+  const BurstTotals t = burst_loop(*ctl, region_blocks(sb, spec.util), spec, bs, idle_ms,
                                    [&idle](const ModeReport& a, const ModeReport& b) {
                                      idle = add_lld_delta(idle, a, b);
                                    });
@@ -531,7 +538,7 @@ int cmd_table2(const DiskSpec& spec, uint64_t writes) {
     }
     const uint64_t region = region_blocks(sb, spec.util);
     std::mt19937_64 rng(spec.seed);
-    std::uniform_int_distribution<uint64_t> pick(0, region - 1);
+    UpdatePicker pick(region, spec.hot_cold);
     SimDuration total{};
     ServiceBreakdown service;
     double host_us = 0;
@@ -742,6 +749,7 @@ struct BenchOptions {
   std::string recovery_size = "4G";
   BestCaseSpec best_case;
   double qd_util_pct = 50;
+  std::string hot_cold;         // --hot-cold (tools/bench/update_picker.h)
   std::string stats_path;       // --stats (tools/bench/stats_recorder.h)
   double stats_interval_s = 1;  // --stats-interval
 };
@@ -788,6 +796,10 @@ void add_disk_options(CLI::App* command, BenchOptions& options) {
   command->add_option("--warmup", spec.warmup_writes,
                 "random updates after the fill (default: half the region)");
   command->add_option("--seed", spec.seed, "workload seed")->capture_default_str();
+  command->add_option("--hot-cold", options.hot_cold,
+                      "updates WRITES/BLOCKS, e.g. 90/10: 90% of the random updates (warm-up "
+                      "too) to the region's first 10% of blocks, as Sprite LFS's hot-and-cold "
+                      "workload (default: uniform, paper 001's)");
   command->add_option("--fill", options.fill_pct, "vld: fill empty tracks to this percent (fill=)")
       ->check(CLI::Range(1.0, 100.0))
       ->capture_default_str();
@@ -1029,6 +1041,7 @@ int run(BenchOptions options, const Subcommands& sub) {
   spec.util = options.util_pct / 100.0;
   spec.fill = options.fill_pct / 100.0;
   options.bursts.compare_off = !options.no_off;
+  spec.hot_cold = parse_hot_cold(options.hot_cold);
   for (const CLI::App* c : {sub.fig10, sub.fig11, sub.table2, sub.fill})
     if (*c) stats_recorder().configure(c->get_name(), options.stats_path, options.stats_interval_s);
   if (*sub.fig10) {
