@@ -797,9 +797,9 @@ void add_disk_options(CLI::App* command, BenchOptions& options) {
                 "random updates after the fill (default: half the region)");
   command->add_option("--seed", spec.seed, "workload seed")->capture_default_str();
   command->add_option("--hot-cold", options.hot_cold,
-                      "updates WRITES/BLOCKS, e.g. 90/10: 90% of the random updates (warm-up "
-                      "too) to the region's first 10% of blocks, as Sprite LFS's hot-and-cold "
-                      "workload (default: uniform, paper 001's)");
+                      "WRITES/BLOCKS percents, Sprite LFS's hot-and-cold workload: 90/10 sends "
+                      "90% of the random updates (the warm-up's too) to the region's first 10% "
+                      "of blocks (default: uniform, as paper 001's Figure 8)");
   command->add_option("--fill", options.fill_pct, "vld: fill empty tracks to this percent (fill=)")
       ->check(CLI::Range(1.0, 100.0))
       ->capture_default_str();
