@@ -19,8 +19,10 @@
 # their units in order, each surviving with the cycle's probability
 # (CUTS: 0 = only synced data survives).
 #
-# Images of six cycles each: mkfs.ext4's defaults (1 KiB blocks at 256 MiB,
-# so ext4 writes parts of the disk's 4 KiB blocks) and -b 4096; both on
+# Images of six cycles each: ext4 with 1 KiB blocks (mkfs.ext4 -b 1024 on
+# a loop device of 512-byte sectors, VLD_LOOP_SECTOR_BYTES=512: ext4 writes
+# parts of the disk's 4 KiB blocks) and with 4 KiB blocks (fuse-attach's
+# default loop device, whose sectors are the disk's block); both on
 # mode=vld, one each on mode=lld with its NVRAM (1 KiB) and with nvram=0
 # (4 KiB).
 # Everything else is crash_cycles (crashlib.run_cycles): recovery.clean
@@ -62,9 +64,10 @@ SEED = int(os.environ.get("VLD_FS_SEED", "9157"))
 CUTS = ((4096, 0.0), (4096, 0.5), (4096, 0.25), (512, 0.5), (4096, 0.75), (4096, 0.1))
 PENDING_AT_CUT = (1, 2, 4, 8, 16, 32)  # seeded: writes pending at the sync that never happens
 PENDING_AT_CUT_FEW = (1, 2, 4)  # lld and inplace: fewer writes between syncs
-# One image with mkfs.ext4's defaults (1 KiB blocks at 256 MiB: ext4 writes
-# partial vld blocks, which vld merges), one with 4 KiB blocks.
-IMAGES = (("default", ()), ("b4096", ("-b", "4096")))
+# (name, mkfs.ext4 options, fuse-attach's environment): one image of 1 KiB
+# blocks (ext4 writes partial vld blocks, which vld merges), one of 4 KiB.
+IMAGES = (("b1024", ("-b", "1024"), {"VLD_LOOP_SECTOR_BYTES": "512"}),
+          ("b4096", ("-b", "4096"), {}))
 # (name, the plugin parameters that create the image, the IMAGES it runs):
 # lld runs one image a variant, to keep the test's time down: with NVRAM the
 # 1 KiB-block one (ext4 writes parts of its blocks, which the NVRAM
@@ -122,13 +125,13 @@ def one_mode(ws, shim, mode_name, mode, images, seed):
     dropped, groups recovery rejected)."""
     pending_at_cut = PENDING_AT_CUT if mode_name == "vld" else PENDING_AT_CUT_FEW
     dropped = rejected = 0
-    for k, (name, mkfs_args) in enumerate(images):
+    for k, (name, mkfs_args, loop_env) in enumerate(images):
         tag = name if mode_name == "vld" else f"{mode_name}-{name}"
         image = ws.path(f"{tag}.img")
         logpath = ws.path(f"{tag}.powercut.log")
         arm = ws.path(f"{tag}.powercut.arm")
         env = {"LD_PRELOAD": shim, "VLD_PC_IMAGE": image, "VLD_PC_LOG": logpath,
-               "VLD_PC_ARM": arm}
+               "VLD_PC_ARM": arm, **loop_env}
         cuts = []
 
         def trigger(cycle, rng, att, w):
