@@ -1,5 +1,5 @@
 """Writes the synthetic run directories under data/ (largefile, recovery,
-kernel_fsync, hostcost, pacing, fs-fio, fs-smallfile, fs-largefile, fill,
+kernel_fsync, hostcost, pacing, fs-fio, fs-smallfile, fs-largefile, fs-sqlite, fill,
 fig8-lld, fig10):
 the files each bench-* script leaves, in their format, with round numbers
 chosen so that the tests can state the expected results by hand.
@@ -287,6 +287,37 @@ def fs_largefile():
                 run.json(f"{pre}.op.json", op_json(nbytes / (2e6 * speed), op=key[2:], bytes=nbytes))
 
 
+# 100 transactions; per transaction 4 writes and 2 flushes. ext4 -b 1024: a 1 KiB journal block
+# (part of a 4 KiB block), a 4 KiB database page at offset 1 KiB (parts of two), a whole 4 KiB block
+# and a 1 KiB block elsewhere; -b 4096: whole blocks only. Journal: fs blocks 1-3 (-b 1024) or 1-2;
+# the database: fs blocks 5-8 (-b 1024) or 4-5.
+SQL_WRITES = {1024: ["W 1024 1024", "W 5120 4096", "W 12288 4096", "W 20480 1024"],
+              4096: ["W 4096 4096", "W 16384 8192", "W 32768 4096", "W 40960 4096"]}
+SQL_LAYOUT = {1024: ("1 2 3", 5, 8), 4096: ("1 2", 4, 5)}
+SQL_WRITE_US = {(1024, "inplace"): 5000.0, (1024, "vld"): 4000.0, (4096, "inplace"): 5000.0,
+                (4096, "vld"): 500.0}
+
+
+def fs_sqlite():
+    run = Run("fs-sqlite")
+    fs_common(run)
+    for (blk, mode), w_us in SQL_WRITE_US.items():
+        key = f"raw/b{blk}-{mode}"
+        run.json(f"{key}.before.stats.json", stats(mode, vld={"rmw_reads": 7}) if mode == "vld" else stats(mode))
+        rmw = {"vld": {"rmw_reads": 7 + (300 if blk == 1024 else 0)}} if mode == "vld" else {}
+        run.json(f"{key}.after.stats.json", stats(mode, writes=400, flushes=200, write_us=w_us, flush_us=100.0,
+                                                  busy_us=400 * w_us + 200 * 100.0, **rmw))
+        run.json(f"{key}.op.json", op_json(3.0, op="sqlite", transactions=100, bytes=150000, rows=100))
+        run.text(f"{key}.requests.tsv", "".join(w + "\n" for w in SQL_WRITES[blk] * 100) + "F 0 0\n")
+        journal, lo, hi = SQL_LAYOUT[blk]
+        run.text(f"{key}.journal-blocks", journal + "\n")
+        run.text(f"{key}.db-extents",
+                 f"Filesystem type is: ef53\nFile size of /mnt/db.sqlite is 4096 (4 blocks of {blk} bytes)\n"
+                 " ext:     logical_offset:        physical_offset: length:   expected: flags:\n"
+                 f"   0:        0..       {hi - lo}:        {lo}..        {hi}:      {hi - lo + 1}:      "
+                 "       last,eof\n")
+
+
 # ---------------------------------------------------------------- bench-fill
 def fill():
     run = Run("fill")
@@ -404,6 +435,7 @@ def fig10():
 
 
 if __name__ == "__main__":
-    for make in (largefile, recovery, kernel_fsync, hostcost, pacing, fs_fio, fs_smallfile, fs_largefile, fill,
+    for make in (largefile, recovery, kernel_fsync, hostcost, pacing, fs_fio, fs_smallfile, fs_largefile,
+                 fs_sqlite, fill,
                  fig8_lld, fig10):
         make()

@@ -5,9 +5,12 @@ Subcommands (bench-fs calls them as `python3 -m vldbench.fs ...`):
   snap STATS OUT          copy the first rewrite of the stats file >= 0.1 s from now
   op KIND ARGS...         a timed file operation (create/read/delete small files,
                           large-file phases), its JSON on stdout
-  report fio|smallfile|largefile RUN_DIR --command CMD --modes M --geometry G
-         --size S --compactor C [--file-mb N --runtime S | --fs-list L --files N
-         --file-kb N | --lf-mb N]
+  requests LOG FROM TO    nbdkit's log filter's requests between two byte offsets
+                          of LOG (vldbench.fs_sqlite)
+  report fio|smallfile|largefile|sqlite RUN_DIR --command CMD --modes M
+         --geometry G --size S --compactor C [--file-mb N --runtime S | --fs-list L
+         --files N --file-kb N | --lf-mb N | --sql-tx N --sql-rows MIN MAX
+         --ext4-blocks B --loop-sector N]
                           results.json, table.md and fs-*.png from the run's raw/
 
 The paper's numbers: section 5.1 (small files: create, read, delete on UFS
@@ -15,7 +18,9 @@ with and without a VLD) and section 5.2 (large file phases).
 """
 import argparse, functools, json, os, random, sys, time
 
-from .common import fio_job, fio_percentile_us, fmt, load_json, results_header, words, write_json, write_table
+from . import fs_sqlite
+from .common import (fio_job, fio_percentile_us, fmt, ints, load_json, results_header, words, write_json,
+                     write_table)
 from .meta import loadavg
 from .plotting import pyplot, save
 
@@ -141,8 +146,34 @@ def op_randwrite(path, bs, seed, sync):  # FILE BS SEED sync|async
     return {"bytes": size, "requests": len(blocks)}
 
 
+def op_sqlite(path, transactions, min_bytes, max_bytes, seed):  # DB N MIN MAX SEED
+    """A small database's synchronous commits: TRANSACTIONS transactions, each one
+    INSERT of a row of MIN_BYTES to MAX_BYTES (seeded sizes and bytes), with
+    journal_mode=DELETE and synchronous=FULL: each commit writes and fsyncs a
+    rollback journal, writes and fsyncs the database, and deletes the journal."""
+    import sqlite3  # the standard library's, so only this op needs it
+    n, lo, hi = int(transactions), int(min_bytes), int(max_bytes)
+    rng = random.Random(int(seed))
+    con = sqlite3.connect(path, isolation_level=None)  # autocommit: BEGIN/COMMIT are ours
+    con.execute("PRAGMA journal_mode=DELETE")
+    con.execute("PRAGMA synchronous=FULL")
+    con.execute("CREATE TABLE IF NOT EXISTS t (id INTEGER PRIMARY KEY, v BLOB)")
+    total = 0
+    for _ in range(n):
+        row = rng.randbytes(rng.randint(lo, hi))
+        con.execute("BEGIN")
+        con.execute("INSERT INTO t (v) VALUES (?)", (row,))
+        con.execute("COMMIT")
+        total += len(row)
+    rows = con.execute("SELECT count(*) FROM t").fetchone()[0]
+    con.close()
+    if rows < n:
+        sys.exit(f"bench-fs: the database holds {rows} rows after {n} inserts")
+    return {"transactions": n, "bytes": total, "rows": rows}
+
+
 OPS = {"create": op_create, "read": op_read, "delete": op_delete, "seqwrite": op_seqwrite,
-       "seqread": op_seqread, "randread": op_randread, "randwrite": op_randwrite}
+       "seqread": op_seqread, "randread": op_randread, "randwrite": op_randwrite, "sqlite": op_sqlite}
 
 
 def op(args):
@@ -154,7 +185,7 @@ def op(args):
     t0 = time.monotonic()
     res.update(OPS[kind](*a))
     t1 = time.monotonic()
-    if kind in ("create", "delete", "seqwrite", "randwrite"):
+    if kind in ("create", "delete", "seqwrite", "randwrite", "sqlite"):
         os.sync()  # all the phase's writes (metadata too) reach the drive inside the phase
     t2 = time.monotonic()
     res.update(ops_s=t1 - t0, sync_s=t2 - t1, elapsed_s=t2 - t0, loadavg_after=loadavg())
@@ -670,7 +701,7 @@ PHASE_REPORTS = {"smallfile": (smallfile_rows, add_speedups, smallfile_table, pl
 
 # ---------------------------------------------------------------- command line
 REPORTS = {"fio": report_fio, "smallfile": functools.partial(report_phases, "smallfile"),
-           "largefile": functools.partial(report_phases, "largefile")}
+           "largefile": functools.partial(report_phases, "largefile"), "sqlite": fs_sqlite.report}
 
 
 def parse_args(argv):
@@ -681,6 +712,10 @@ def parse_args(argv):
     sn.add_argument("out")
     o = sub.add_parser("op", help="a timed file operation, its JSON on stdout")
     o.add_argument("args", nargs=argparse.REMAINDER)
+    rq = sub.add_parser("requests", help="the requests in a slice of nbdkit's log filter output")
+    rq.add_argument("log")
+    rq.add_argument("start", type=int, help="byte offset in LOG where the slice starts")
+    rq.add_argument("end", type=int, help="byte offset in LOG where it ends")
     rp = sub.add_parser("report", help="results.json, table.md and a plot from RUN_DIR/raw")
     rp.add_argument("kind", choices=REPORTS)
     rp.add_argument("run_dir")
@@ -695,6 +730,11 @@ def parse_args(argv):
     rp.add_argument("--files", type=int, help="smallfile: files per phase")
     rp.add_argument("--file-kb", type=int, help="smallfile: KiB per file")
     rp.add_argument("--lf-mb", type=int, help="largefile: the file's MiB")
+    rp.add_argument("--sql-tx", type=int, help="sqlite: transactions per run")
+    rp.add_argument("--sql-rows", type=int, nargs=2, metavar=("MIN", "MAX"),
+                    help="sqlite: bytes per row")
+    rp.add_argument("--ext4-blocks", type=ints, help="sqlite: the ext4 block sizes")
+    rp.add_argument("--loop-sector", type=int, help="sqlite: the loop device's sector bytes")
     return ap.parse_args(argv)
 
 
@@ -704,6 +744,8 @@ def main(argv=None):
         snap(a.stats, a.out)
     elif a.cmd == "op":
         op(a.args)
+    elif a.cmd == "requests":
+        sys.stdout.write(fs_sqlite.extract(a.log, a.start, a.end))
     else:
         REPORTS[a.kind](a.run_dir, a)
 

@@ -4,6 +4,8 @@ and what a Figure 8 point fills and warms up (scripts/bench-fig8, bench-fs).
 
 Labels (MODES="vld inplace lld lld-nonvram"):
   vld          mode=vld: eager writing on the virtual log
+  vld-1k       mode=vld block=1K: the same with 1 KiB blocks, for clients that
+               write 1 KiB blocks (ext4 -b 1024)
   inplace      mode=inplace: update in place
   lld          mode=lld nvram=6100000: the log-structured logical disk with
                paper 001's 6.1 MB NVRAM buffer (section 4.4)
@@ -41,6 +43,7 @@ DEFAULT_NVRAM_BYTES = 6100000  # the plugin's nvram= default (paper 001 section 
 
 LABELS = {
     "vld": {"params": "mode=vld", "title": "vld (eager writing)"},
+    "vld-1k": {"params": "mode=vld block=1K", "title": "vld, 1 KiB blocks"},
     "inplace": {"params": "mode=inplace", "title": "in place"},
     "lld": {"params": "mode=lld nvram=6100000", "title": "LFS (lld), 6.1 MB NVRAM"},
     "lld-nonvram": {"params": "mode=lld nvram=0", "title": "LFS (lld), no NVRAM"},
