@@ -25,10 +25,11 @@ DISK_BLOCK = 4096  # the block of mode=vld and mode=lld images by default (block
 REGIONS = ("journal", "db", "other")
 REGION_TITLE = {"journal": "ext4's journal (jbd2)", "db": "the database file",
                 "other": "the rest (metadata, SQLite's rollback journal)"}
-MODE_TITLE = {"vld": "vld", "vld-1k": "vld, block=1K", "inplace": "in place",
-              "lld": "lld (6.1 MB NVRAM)", "lld-nonvram": "lld (no NVRAM)"}
-MODE_COLOR = {"inplace": "tab:red", "vld": "tab:blue", "vld-1k": "tab:cyan", "lld": "tab:green",
-              "lld-nonvram": "tab:olive"}
+MODE_TITLE = {"vld": "vld", "vld-1k": "vld", "vld-512": "vld", "inplace": "in place",
+              "lld": "lld (6.1 MB NVRAM)", "lld-1k": "lld (6.1 MB NVRAM)", "lld-nonvram": "lld (no NVRAM)",
+              "lld-nonvram-1k": "lld (no NVRAM)"}
+MODE_COLOR = {"inplace": "tab:red", "vld": "tab:blue", "vld-1k": "tab:cyan", "vld-512": "tab:purple",
+              "lld": "tab:green", "lld-1k": "lime", "lld-nonvram": "tab:olive", "lld-nonvram-1k": "khaki"}
 
 _REQUEST = re.compile(r"connection=\d+ (Write|Trim|Zero) id=\d+ offset=0x([0-9a-f]+) "
                       r"count=0x([0-9a-f]+)")
@@ -183,6 +184,13 @@ def problems_of(rows):
 
 
 # ---------------------------------------------------------------- table
+def mode_label(mode, row):
+    """The mode's name and its image's block (in place writes sectors where they belong:
+    its block= only counts live blocks)."""
+    title = MODE_TITLE.get(mode, mode)
+    return title if mode == "inplace" else f"{title} (block {row['disk_block']})"
+
+
 def table(meta, p, by, rows, problems):
     md = [results_header(meta), "",
           f"{p.geometry}, {p.size} export, latency=none; python3's sqlite3 with journal_mode=DELETE "
@@ -201,9 +209,7 @@ def table(meta, p, by, rows, problems):
             r = by.get((blk, m))
             if not r:
                 continue
-            # in place writes sectors where they belong: its block= only counts live blocks
-            block = "" if m == "inplace" else f" (block {r['disk_block']})"
-            md.append(f"| {blk} | {MODE_TITLE.get(m, m)}{block} | {r['writes']} | "
+            md.append(f"| {blk} | {mode_label(m, r)} | {r['writes']} | "
                       f"{r['flushes']} | {fmt(r['write_mean_us'])} | {r['busy_s']:.1f} | "
                       f"{r['busy_per_tx_us']:.0f} | **{fmt(r['speedup_busy'], '.2f')}** | "
                       f"{fmt(r['speedup_write'], '.2f')} | {fmt(r['rmw_reads'])} | "
@@ -242,7 +248,8 @@ def plot(by, p, meta, path):
     for k, m in enumerate(p.modes):
         xs = [j + (k - (len(p.modes) - 1) / 2) * width for j in range(len(p.ext4_blocks))]
         ys = [(by.get((blk, m)) or {}).get("busy_s") or 0 for blk in p.ext4_blocks]
-        ax.bar(xs, ys, width, color=MODE_COLOR.get(m), label=MODE_TITLE.get(m, m))
+        row = next((by[(blk, m)] for blk in p.ext4_blocks if (blk, m) in by), None)
+        ax.bar(xs, ys, width, color=MODE_COLOR.get(m), label=mode_label(m, row) if row else m)
         for x, y in zip(xs, ys):
             ax.text(x, y, f"{y:.1f}", ha="center", va="bottom", fontsize=7)
     ax.set_xticks(range(len(p.ext4_blocks)))

@@ -5,12 +5,13 @@ and what a Figure 8 point fills and warms up (scripts/bench-fig8, bench-fs).
 Labels (MODES="vld inplace lld lld-nonvram"):
   vld          mode=vld: eager writing on the virtual log
   vld-1k       mode=vld block=1K: the same with 1 KiB blocks, for clients that
-               write 1 KiB blocks (ext4 -b 1024)
+               write 1 KiB blocks (ext4 -b 1024); vld-512: block=512
   inplace      mode=inplace: update in place
   lld          mode=lld nvram=6100000: the log-structured logical disk with
                paper 001's 6.1 MB NVRAM buffer (section 4.4)
   lld-nonvram  mode=lld nvram=0: the same without NVRAM; each flush writes
                the open segment under the 75% partial-segment rule
+  lld-1k, lld-nonvram-1k   the two with block=1K
 The parameters are given on every nbdkit run of an image (the run-time ones,
 such as cleaner_policy=, are not stored in it; the others must match it).
 
@@ -44,9 +45,12 @@ DEFAULT_NVRAM_BYTES = 6100000  # the plugin's nvram= default (paper 001 section 
 LABELS = {
     "vld": {"params": "mode=vld", "title": "vld (eager writing)"},
     "vld-1k": {"params": "mode=vld block=1K", "title": "vld, 1 KiB blocks"},
+    "vld-512": {"params": "mode=vld block=512", "title": "vld, 512-byte blocks"},
     "inplace": {"params": "mode=inplace", "title": "in place"},
     "lld": {"params": "mode=lld nvram=6100000", "title": "LFS (lld), 6.1 MB NVRAM"},
     "lld-nonvram": {"params": "mode=lld nvram=0", "title": "LFS (lld), no NVRAM"},
+    "lld-1k": {"params": "mode=lld nvram=6100000 block=1K", "title": "LFS (lld), 6.1 MB NVRAM, 1 KiB blocks"},
+    "lld-nonvram-1k": {"params": "mode=lld nvram=0 block=1K", "title": "LFS (lld), no NVRAM, 1 KiB blocks"},
 }
 
 # spare= per (geometry, label) for a 256 MiB export: the same disk for every
