@@ -249,13 +249,45 @@ EveryPoint every_point(const Rig& rig, G g, size_t cap, size_t samples, uint64_t
   return e;
 }
 
-void run_exhaustive(G g, size_t cap, size_t samples, uint64_t min_states) {
+// The scripted workload's shapes on a disk of 1 KiB blocks (block=1K, what
+// ext4 of 1 KiB blocks writes whole): 4 KiB requests of four blocks, 1 KiB
+// writes, a 512-byte write (a read-modify-write of half a block), a request
+// over two map pieces, trims, write-zeroes, a FUA write and flushes, with
+// the same log records and delta checkpoints on the way.
+std::unique_ptr<Rig> scripted_rig_1k() {
+  RigConfig c;
+  c.block_bytes = 1024;
+  c.export_bytes = 64 * 1024;  // 64 blocks: pieces 0 and 1
+  c.vld.window_cylinders = 1;
+  c.vld.retired_limit = 2;
+  c.vld.checkpoint_every_map_sectors = 2;
+  auto rig = std::make_unique<Rig>(c, 3);
+  const uint64_t B = 1024;
+  rig->write(0, 4 * B, false);               // #1 blocks 0-3
+  rig->write(30 * B, 4 * B, false);          // #2 blocks 30-33: pieces 0 and 1
+  rig->flush();                              // #3
+  rig->write(B, B, false);                   // #4 block 1
+  rig->write(B + 512, 512, false);           // #5 half of block 1
+  rig->write(33 * B, B, true);               // #6 FUA
+  rig->trim(30 * B, 2 * B, false);           // #7
+  rig->zero(31 * B + 512, B, false, false);  // #8 partial 31 (just trimmed) and 32
+  rig->write(40 * B + 512, 3 * B, false);    // #9 partial blocks 40 and 43
+  rig->write(0, B, false);                   // #10 overwrite
+  rig->flush();                              // #11
+  rig->write(63 * B, B, false);              // #12
+  rig->zero(34 * B, 2 * B, true, false);     // #13 may_trim
+  return rig;
+}
+
+void run_exhaustive(G g, size_t cap, size_t samples, uint64_t min_states,
+                    std::unique_ptr<Rig> (*make_rig)() = scripted_rig) {
   auto t0 = std::chrono::steady_clock::now();
-  std::unique_ptr<Rig> rig = scripted_rig();
+  std::unique_ptr<Rig> rig = make_rig();
   ASSERT_EQ(rig->check_live(), "");
   const RecordingStore& rec = rig->rec();
   const EveryPoint e = every_point(*rig, g, cap, samples, 42);
-  std::cout << "[ crash    ] scripted workload: " << rig->requests().size() << " requests, "
+  std::cout << "[ crash    ] scripted workload, " << rig->block_bytes() << "-byte blocks: "
+            << rig->requests().size() << " requests, "
             << rec.events() << " backing-store events (" << rec.syncs() << " syncs), "
             << rig->vld_disk().vld_stats().records_written << " log records, "
             << rig->vld_disk().vld_stats().delta_checkpoints << " delta checkpoints; " << gran_name(g)
@@ -265,7 +297,9 @@ void run_exhaustive(G g, size_t cap, size_t samples, uint64_t min_states) {
             << std::endl;
   ASSERT_GE(rig->vld_disk().vld_stats().delta_checkpoints, 2u) << "precondition";
   RunResult r = run_jobs(*rig, e.jobs, harness_threads(), /*nested_every=*/7, 1);
-  report(g == G::k4K ? "exhaustive 4K" : "exhaustive torn 512", r, seconds_since(t0));
+  const std::string what = std::string(g == G::k4K ? "exhaustive 4K" : "exhaustive torn 512") +
+                           ", " + std::to_string(rig->block_bytes()) + "-byte blocks";
+  report(what.c_str(), r, seconds_since(t0));
   EXPECT_EQ(r.failures, 0u);
   EXPECT_GE(r.verified + r.failures, min_states);
 }
@@ -273,6 +307,14 @@ void run_exhaustive(G g, size_t cap, size_t samples, uint64_t min_states) {
 TEST(CrashHarness, Exhaustive4K) { run_exhaustive(G::k4K, 14, 2048, 4000); }
 
 TEST(CrashHarness, ExhaustiveTorn512) { run_exhaustive(G::k512, 14, 1024, 10000); }
+
+TEST(CrashHarness, ExhaustiveOneKiBBlocks4K) {
+  run_exhaustive(G::k4K, 14, 1024, 3000, scripted_rig_1k);
+}
+
+TEST(CrashHarness, ExhaustiveOneKiBBlocksTorn512) {
+  run_exhaustive(G::k512, 14, 512, 6000, scripted_rig_1k);
+}
 
 // ---- focused cases --------------------------------------------------------------
 
@@ -552,7 +594,7 @@ TEST(CrashHarness, RepacksKeepEveryWrite) {
 // ---- randomized, larger ------------------------------------------------------------
 
 void random_workload(Rig& rig, std::mt19937_64& rng, size_t requests) {
-  const uint64_t blocks = rig.blocks();
+  const uint64_t blocks = rig.blocks(), bs = rig.block_bytes();
   auto pick = [&](uint64_t n) { return rng() % n; };
   for (size_t i = 0; i < requests; ++i) {
     const unsigned op = pick(100);
@@ -560,13 +602,13 @@ void random_workload(Rig& rig, std::mt19937_64& rng, size_t requests) {
     const uint64_t region = pick(4) == 0 ? std::min<uint64_t>(blocks, 24) : blocks;
     const uint64_t len_blocks = 1 + (pick(3) == 0 ? pick(16) : pick(3));  // up to 64 KiB
     uint64_t first = pick(region);
-    uint64_t len = std::min(len_blocks, blocks - first) * kBlock;
-    uint64_t offset = first * kBlock;
+    uint64_t len = std::min(len_blocks, blocks - first) * bs;
+    uint64_t offset = first * bs;
     if (pick(5) == 0) {  // sector-aligned, not block-aligned
-      const uint64_t head = 512 * pick(8), cut = 512 * pick(8);
+      const uint64_t head = 512 * pick(bs / 512), cut = 512 * pick(bs / 512);
       offset += head;
       len = len > head + cut + 512 ? len - head - cut : 512;
-      if (offset + len > blocks * kBlock) len = blocks * kBlock - offset;
+      if (offset + len > blocks * bs) len = blocks * bs - offset;
     }
     if (op < 52) {
       rig.write(offset, len, false);
@@ -587,71 +629,112 @@ void random_workload(Rig& rig, std::mt19937_64& rng, size_t requests) {
   }
 }
 
-TEST(CrashHarness, Randomized) {
-  auto t0 = std::chrono::steady_clock::now();
+// Random workloads (random_workload, 160 requests each), each crashed at
+// `states` random points, with random and prefix subsets of the pending
+// units, a third of them torn at 512 bytes. checkpoint_every: 3 writes a
+// delta checkpoint every few requests (0: the default, none on disks this
+// small). group_pieces: 1 or 2 spread each delta over the requests that
+// follow, a group of that many pieces each, so that crashes land between
+// its groups (0: a track's worth, all of a delta this small at once).
+struct RandomWorkload {
+  uint64_t seed, export_bytes;
+  size_t states;
+  uint32_t checkpoint_every, group_pieces;
+};
+
+RunResult run_random_workload(const RandomWorkload& w, uint64_t block_bytes) {
+  const uint64_t seed = w.seed;
+  RigConfig c;
+  c.block_bytes = block_bytes;
+  c.export_bytes = w.export_bytes;
+  c.vld.window_cylinders = 2;
+  c.vld.retired_limit = 8;
+  if (w.checkpoint_every) c.vld.checkpoint_every_map_sectors = w.checkpoint_every;
+  c.vld.checkpoint_group_pieces = w.group_pieces;
+  Rig rig(c, seed);
+  std::mt19937_64 rng(seed);
+  random_workload(rig, rng, 160);
+  RunResult r;
+  if (std::string why = rig.check_live(); !why.empty()) {
+    r.failures = 1;
+    r.messages.push_back("seed " + std::to_string(seed) + ": " + why);
+    return r;
+  }
+  const RecordingStore& rec = rig.rec();
+  std::vector<Job> jobs;
+  const size_t span = rec.events() - rig.format_end() + 1;
+  for (size_t j = 0; j < w.states; ++j) {
+    size_t p = rig.format_end() + rng() % span;
+    G g = (j % 3 == 2) ? G::k512 : G::k4K;
+    size_t k = rec.pending_unit_count(p, g);
+    if (j % 4 == 3)
+      jobs.push_back(Job{p, g, Job::Kind::kPrefix, k ? rng() % (k + 1) : 0});
+    else
+      jobs.push_back(Job{p, g, Job::Kind::kRandom, rng()});
+  }
+  std::cout << "[ crash    ] random workload seed " << seed << " (" << (w.export_bytes >> 10)
+            << " KiB, " << block_bytes << "-byte blocks): " << rig.requests().size()
+            << " requests, " << rec.events() << " events, " << rec.syncs() << " syncs, "
+            << rig.vld_disk().vld_stats().records_written << " log records, "
+            << rig.vld_disk().vld_stats().delta_checkpoints << " delta checkpoints, "
+            << rig.vld_disk().vld_stats().rmw_reads << " read-modify-writes, "
+            << rig.vld_disk().compactor().stats().blocks_moved
+            << " compaction moves since the last open" << std::endl;
+  if (w.checkpoint_every && rig.vld_disk().vld_stats().delta_checkpoints == 0) {
+    r.failures = 1;
+    r.messages.push_back("precondition, seed " + std::to_string(seed) + ": no delta checkpoint");
+    return r;
+  }
+  r = run_jobs(rig, jobs, harness_threads(), /*nested_every=*/5, seed);
+  // The first two failures of each workload.
+  if (r.messages.size() > 2) r.messages.resize(2);
+  for (std::string& m : r.messages)
+    m = "seed " + std::to_string(seed) + " (" + std::to_string(r.failures) +
+        " failing crash states): " + m;
+  return r;
+}
+
+RunResult run_random_workloads(std::initializer_list<RandomWorkload> workloads,
+                               uint64_t block_bytes) {
   RunResult total;
-  // 1 MiB disks (8 map pieces) and a 2 MiB one (16 pieces: recovery's
-  // checkpoint then needs a two-level tree, its root more than 12 pointers).
-  // checkpoint_every: 3 writes a delta checkpoint every few requests (0:
-  // the default, none on disks this small). group_pieces: 1 or 2 spread
-  // each delta over the requests that follow, a group of that many pieces
-  // each, so that crashes land between its groups (0: a track's worth, all
-  // of a delta this small at once).
-  struct Workload {
-    uint64_t seed, export_bytes;
-    size_t states;
-    uint32_t checkpoint_every, group_pieces;
-  };
-  for (const Workload& w :
-       {Workload{11, 1 << 20, 2300, 3, 0}, Workload{12, 1 << 20, 2300, 3, 1},
-        Workload{13, 1 << 20, 2300, 0, 0}, Workload{14, 2 << 20, 1500, 5, 2},
-        Workload{15, 1 << 20, 2300, 0, 0}}) {
-    const uint64_t seed = w.seed;
-    RigConfig c;
-    c.export_bytes = w.export_bytes;
-    c.vld.window_cylinders = 2;
-    c.vld.retired_limit = 8;
-    if (w.checkpoint_every) c.vld.checkpoint_every_map_sectors = w.checkpoint_every;
-    c.vld.checkpoint_group_pieces = w.group_pieces;
-    Rig rig(c, seed);
-    std::mt19937_64 rng(seed);
-    random_workload(rig, rng, 160);
-    ASSERT_EQ(rig.check_live(), "") << "seed " << seed;
-    const RecordingStore& rec = rig.rec();
-    std::vector<Job> jobs;
-    const size_t span = rec.events() - rig.format_end() + 1;
-    for (size_t j = 0; j < w.states; ++j) {
-      size_t p = rig.format_end() + rng() % span;
-      G g = (j % 3 == 2) ? G::k512 : G::k4K;
-      size_t k = rec.pending_unit_count(p, g);
-      if (j % 4 == 3)
-        jobs.push_back(Job{p, g, Job::Kind::kPrefix, k ? rng() % (k + 1) : 0});
-      else
-        jobs.push_back(Job{p, g, Job::Kind::kRandom, rng()});
-    }
-    std::cout << "[ crash    ] random workload seed " << seed << " (" << (w.export_bytes >> 20)
-              << " MiB): " << rig.requests().size() << " requests, " << rec.events()
-              << " events, " << rec.syncs() << " syncs, "
-              << rig.vld_disk().vld_stats().records_written << " log records, "
-              << rig.vld_disk().vld_stats().delta_checkpoints << " delta checkpoints, "
-              << rig.vld_disk().compactor().stats().blocks_moved << " compaction moves since the last open"
-              << std::endl;
-    if (w.checkpoint_every) {
-      ASSERT_GE(rig.vld_disk().vld_stats().delta_checkpoints, 1u) << "precondition, seed " << seed;
-    }
-    RunResult r = run_jobs(rig, jobs, harness_threads(), /*nested_every=*/5, seed);
+  for (const RandomWorkload& w : workloads) {
+    RunResult r = run_random_workload(w, block_bytes);
     total.verified += r.verified;
     total.nested += r.nested;
     total.recovery_cuts += r.recovery_cuts;
     total.failures += r.failures;
-    // The first two failures of each workload.
-    for (size_t i = 0; i < r.messages.size() && i < 2; ++i)
-      total.messages.push_back("seed " + std::to_string(seed) + " (" + std::to_string(r.failures) +
-                               " failing crash states): " + r.messages[i]);
+    total.messages.insert(total.messages.end(), r.messages.begin(), r.messages.end());
   }
+  return total;
+}
+
+TEST(CrashHarness, Randomized) {
+  auto t0 = std::chrono::steady_clock::now();
+  // 1 MiB disks (8 map pieces) and a 2 MiB one (16 pieces: recovery's
+  // checkpoint then needs a two-level tree, its root more than 12 pointers).
+  RunResult total = run_random_workloads(
+      {RandomWorkload{11, 1 << 20, 2300, 3, 0}, RandomWorkload{12, 1 << 20, 2300, 3, 1},
+       RandomWorkload{13, 1 << 20, 2300, 0, 0}, RandomWorkload{14, 2 << 20, 1500, 5, 2},
+       RandomWorkload{15, 1 << 20, 2300, 0, 0}},
+      kBlock);
   report("randomized", total, seconds_since(t0));
   EXPECT_EQ(total.failures, 0u);
   EXPECT_GE(total.verified + total.failures, 10000u);
+}
+
+// The same on disks of 1 KiB blocks: 256 KiB (8 map pieces, as the 1 MiB
+// disks of 4 KiB blocks) and 512 KiB (16 pieces); a fifth of the requests
+// start or end inside a block, so read-modify-writes of parts of 1 KiB
+// blocks are among them.
+TEST(CrashHarness, RandomizedOneKiBBlocks) {
+  auto t0 = std::chrono::steady_clock::now();
+  RunResult total = run_random_workloads(
+      {RandomWorkload{21, 256 << 10, 1500, 3, 1}, RandomWorkload{22, 256 << 10, 1500, 0, 0},
+       RandomWorkload{23, 512 << 10, 1500, 3, 2}},
+      1024);
+  report("randomized, 1 KiB blocks", total, seconds_since(t0));
+  EXPECT_EQ(total.failures, 0u);
+  EXPECT_GE(total.verified + total.failures, 4000u);
 }
 
 // ---- recovery cut by a crash, on the drives users serve -----------------------------

@@ -99,6 +99,8 @@ namespace vld::crash {
 using Bytes = std::vector<std::byte>;
 using G = RecordingStore::Granularity;
 
+// The block of most rigs (RigConfig::block_bytes), and of the hand-made
+// states of CrashOracle.*.
 inline constexpr uint64_t kBlock = 4096;
 
 inline const char* gran_name(G g) { return g == G::k4K ? "4K" : "512(torn)"; }
@@ -159,6 +161,9 @@ struct RigConfig {
 
   // The disk mode: vld (the default) or lld.
   DiskMode mode = DiskMode::kVld;
+  // The disk's block (block=): the oracle's logical blocks are the disk's,
+  // so that a request is atomic over the blocks the disk maps.
+  uint64_t block_bytes = kBlock;
   // 0: the preset's. mode=lld sizes its checkpoint slots for as many
   // segments as all the drive's cylinders could hold, and plan_image adds
   // that system area to the platters: a few cylinders keep it (and the
@@ -199,7 +204,7 @@ inline Superblock make_superblock(const RigConfig& c) {
   FormatOptions o;
   o.mode = c.mode;
   o.export_bytes = c.export_bytes;
-  o.block_bytes = kBlock;
+  o.block_bytes = static_cast<uint32_t>(c.block_bytes);
   o.spare_percent = c.spare_percent;
   o.segment_bytes = c.segment_bytes;
   o.nvram_bytes = c.nvram_bytes;
@@ -220,13 +225,13 @@ inline std::unique_ptr<Disk> open_disk(std::unique_ptr<BackingStore> store, cons
   return make_disk(std::move(store), sb, c.disk_options());
 }
 
-inline uint64_t hash_block(const std::byte* p) { return checksum64(p, kBlock, 0x5eedULL); }
-inline uint64_t zero_hash() {
-  static const uint64_t h = [] {
-    Bytes z(kBlock);
-    return hash_block(z.data());
-  }();
-  return h;
+// A block's content as a hash: zero_hash() for zeros, whatever the block's
+// size, so that "reads as zeros" needs no size; never that for other bytes.
+inline uint64_t zero_hash() { return 0; }
+inline uint64_t hash_block(const std::byte* p, uint64_t len = kBlock) {
+  if (std::all_of(p, p + len, [](std::byte b) { return b == std::byte{0}; })) return zero_hash();
+  const uint64_t h = checksum64(p, len, 0x5eedULL);
+  return h == zero_hash() ? 1 : h;
 }
 
 // Bytes unique to (seed, request, disk offset), none zero.
@@ -271,15 +276,15 @@ struct Request {
     return r;
   }
   bool barrier() const { return op == Op::kFlush || op == Op::kClose || op == Op::kCommit; }
-  std::string describe(size_t index) const {
+  std::string describe(size_t index, uint64_t block = kBlock) const {
     static const char* names[] = {"open",  "write", "trim",       "zero",
                                   "flush", "close", "idle",  "ARU commit", "ARU placement"};
     std::ostringstream s;
     s << "#" << index << " " << names[static_cast<int>(op)];
-    if (op == Op::kCommit) s << " of " << len / kBlock << " blocks from " << offset / kBlock;
+    if (op == Op::kCommit) s << " of " << len / block << " blocks from " << offset / block;
     if (op == Op::kWrite || op == Op::kTrim || op == Op::kZero) {
-      s << " [" << offset << ",+" << len << ") blocks " << offset / kBlock << ".."
-        << (offset + len - 1) / kBlock;
+      s << " [" << offset << ",+" << len << ") blocks " << offset / block << ".."
+        << (offset + len - 1) / block;
       if (fua) s << " FUA";
       if (op == Op::kZero) s << (may_trim ? " may_trim" : " no_hole");
     }
@@ -303,8 +308,8 @@ class Rig {
   };
 
   Rig(const RigConfig& cfg, uint64_t seed)
-      : cfg_(cfg), seed_(seed), sb_(make_superblock(cfg)),
-        blocks_(cfg.export_bytes / kBlock), live_(cfg.export_bytes), hist_(blocks_) {
+      : cfg_(cfg), seed_(seed), sb_(make_superblock(cfg)), bs_(cfg.block_bytes),
+        blocks_(cfg.export_bytes / bs_), live_(cfg.export_bytes), hist_(blocks_) {
     Bytes base(sb_.image_bytes());
     auto enc = encode_superblock(sb_);
     std::memcpy(base.data(), enc.data(), enc.size());
@@ -330,6 +335,7 @@ class Rig {
   VldDisk& vld_disk() { return dynamic_cast<VldDisk&>(*disk_); }
   LldDisk& lld_disk() { return dynamic_cast<LldDisk&>(*disk_); }
   uint64_t blocks() const { return blocks_; }
+  uint64_t block_bytes() const { return bs_; }
   size_t format_end() const { return format_end_; }
   const std::vector<Request>& requests() const { return reqs_; }
   const std::vector<Unit>& units() const { return units_; }
@@ -362,8 +368,8 @@ class Rig {
     Request r = Request::make(Request::Op::kTrim, offset, len, fua);
     const size_t id = reqs_.size();
     run(r, [&] { return disk_->trim(offset, len, fua, now_); });
-    for (uint64_t b = (offset + kBlock - 1) / kBlock; (b + 1) * kBlock <= offset + len; ++b) {
-      if (!r.failed) std::memset(live_.data() + b * kBlock, 0, kBlock);
+    for (uint64_t b = (offset + bs_ - 1) / bs_; (b + 1) * bs_ <= offset + len; ++b) {
+      if (!r.failed) std::memset(live_.data() + b * bs_, 0, bs_);
       r.units.push_back(units_.size());
       units_.push_back(Unit{id, cfg_.durable_at_ack() && !r.failed, {{b, zero_hash()}}, r.failed});
       hist_[b].push_back({r.units.back(), zero_hash()});
@@ -386,12 +392,12 @@ class Rig {
   // it, as request_data's is (e.g. request_data(seed, id) with an id no
   // request of the rig has).
   void commit_group(std::span<const GroupBlock> group) {
-    Request r = Request::make(Request::Op::kCommit, group.front().block * kBlock,
-                              group.size() * kBlock, /*fua=*/true);
+    Request r = Request::make(Request::Op::kCommit, group.front().block * bs_,
+                              group.size() * bs_, /*fua=*/true);
     const size_t id = reqs_.size();
     run(r, [&] { return disk_->commit_group(group, now_); });
     Bytes before = r.failed ? live_ : Bytes();
-    test::apply_group(group, live_.data(), kBlock);
+    test::apply_group(group, live_.data(), bs_);
     std::vector<uint64_t> blocks;
     for (const GroupBlock& g : group) blocks.push_back(g.block);
     add_group_unit(r, id, blocks);
@@ -406,7 +412,7 @@ class Rig {
     data.reserve(blocks.size());
     for (size_t i = 0; i < blocks.size(); ++i) {
       const bool zero = i < zeros.size() && zeros[i];
-      data.push_back(zero ? Bytes() : request_data(seed_, id, blocks[i] * kBlock, kBlock));
+      data.push_back(zero ? Bytes() : request_data(seed_, id, blocks[i] * bs_, bs_));
       group.push_back(GroupBlock{blocks[i], zero ? nullptr : data.back().data()});
     }
     commit_group(group);
@@ -491,7 +497,7 @@ class Rig {
     Bytes got(live_.size());
     disk_->read(0, got, now_);
     std::vector<uint64_t> hashes(blocks_);
-    for (uint64_t b = 0; b < blocks_; ++b) hashes[b] = hash_block(got.data() + b * kBlock);
+    for (uint64_t b = 0; b < blocks_; ++b) hashes[b] = hash_block(got.data() + b * bs_, bs_);
     if (std::string why = check(rec_->events(), hashes); !why.empty())
       throw std::runtime_error("the open after a failed close reads a state the contract does "
                                "not allow:" + why);
@@ -511,10 +517,10 @@ class Rig {
     Bytes got(live_.size());
     disk_->read(0, got, now_);
     for (uint64_t b = 0; b < blocks_; ++b)
-      if (std::memcmp(got.data() + b * kBlock, live_.data() + b * kBlock, kBlock) != 0)
+      if (std::memcmp(got.data() + b * bs_, live_.data() + b * bs_, bs_) != 0)
         return "live disk differs from the model at block " + std::to_string(b) + ": it reads " +
-               content_name(hash_block(got.data() + b * kBlock)) + ", the model " +
-               content_name(hash_block(live_.data() + b * kBlock));
+               content_name(hash_block(got.data() + b * bs_, bs_)) + ", the model " +
+               content_name(hash_block(live_.data() + b * bs_, bs_));
     if (std::string why = disk_->check_consistency(); !why.empty()) return "live disk: " + why;
     return "";
   }
@@ -543,7 +549,7 @@ class Rig {
     auto it = by_hash_.find(h);
     if (it == by_hash_.end()) return "content no request ever wrote anywhere";
     const auto& [u, b] = it->second;
-    return "content of " + reqs_[units_[u].req].describe(units_[u].req) + " for block " +
+    return "content of " + reqs_[units_[u].req].describe(units_[u].req, bs_) + " for block " +
            std::to_string(b);
   }
 
@@ -575,8 +581,8 @@ class Rig {
     return 0;
   }
 
-  static uint64_t first_block(uint64_t offset) { return offset / kBlock; }
-  static uint64_t last_block(uint64_t offset, uint64_t len) { return (offset + len - 1) / kBlock; }
+  uint64_t first_block(uint64_t offset) const { return offset / bs_; }
+  uint64_t last_block(uint64_t offset, uint64_t len) const { return (offset + len - 1) / bs_; }
 
   // With RigConfig::failures an open that fails (its recovery's writes)
   // is tried again with the fault gone, as the plugin's next connection
@@ -630,7 +636,7 @@ class Rig {
     Unit u{id, !r.failed, {}, r.failed};
     const size_t ui = units_.size();
     for (uint64_t b : blocks) {
-      uint64_t h = hash_block(live_.data() + b * kBlock);
+      uint64_t h = hash_block(live_.data() + b * bs_, bs_);
       u.effects.push_back({b, h});
       hist_[b].push_back({ui, h});
       if (h != zero_hash()) by_hash_.emplace(h, std::pair{ui, b});
@@ -642,6 +648,7 @@ class Rig {
   RigConfig cfg_;
   uint64_t seed_;
   Superblock sb_;
+  uint64_t bs_;  // the disk's block: the oracle's unit of content
   uint64_t blocks_;
   std::unique_ptr<RecordingStore> rec_;
   std::unique_ptr<FaultyStore> faulty_;  // RigConfig::failures: over rec_
@@ -672,7 +679,7 @@ struct Rig::Verdicts {
 };
 
 inline std::string Rig::unit_name(size_t u) const {
-  return reqs_[units_[u].req].describe(units_[u].req);
+  return reqs_[units_[u].req].describe(units_[u].req, bs_);
 }
 
 inline void Rig::force(Verdicts& v, size_t u, int8_t to, const std::string& reason) const {
@@ -874,10 +881,10 @@ inline Reading open_and_read(std::unique_ptr<BackingStore> store, const Rig& rig
   return r;
 }
 
-inline std::string first_block_diff(const Bytes& a, const Bytes& b) {
-  for (size_t i = 0; i < a.size(); i += kBlock)
-    if (std::memcmp(a.data() + i, b.data() + i, kBlock) != 0)
-      return "block " + std::to_string(i / kBlock);
+inline std::string first_block_diff(const Bytes& a, const Bytes& b, uint64_t block) {
+  for (size_t i = 0; i < a.size(); i += block)
+    if (std::memcmp(a.data() + i, b.data() + i, block) != 0)
+      return "block " + std::to_string(i / block);
   return "map entries only";
 }
 
@@ -927,7 +934,7 @@ inline std::string check_recovery_cuts(const Rig& rig, const RecordingStore& rs,
                                      ("the image a " + where + " left").c_str());
       if (second.data != want)
         return "(4) the image a " + where + " left reads differently at " +
-               first_block_diff(want, second.data);
+               first_block_diff(want, second.data, rig.block_bytes());
       stats.recovery_cuts.fetch_add(1, std::memory_order_relaxed);
       const std::vector<size_t> points2 = barrier_points(rs2);
       const size_t q2 = points2[rng() % points2.size()];
@@ -938,7 +945,8 @@ inline std::string check_recovery_cuts(const Rig& rig, const RecordingStore& rs,
       if (third.data != want)
         return "(4) " + where + ", then the next recovery cut after its event " +
                std::to_string(q2) + " of " + std::to_string(rs2.events()) + " (" +
-               gran_name(g2) + "): reads differently at " + first_block_diff(want, third.data);
+               gran_name(g2) + "): reads differently at " +
+               first_block_diff(want, third.data, rig.block_bytes());
       stats.recovery_cuts.fetch_add(1, std::memory_order_relaxed);
     }
   }
@@ -960,7 +968,9 @@ inline std::string check_state(const Rig& rig, size_t p, const std::vector<bool>
     Reading first = open_and_read(std::make_unique<ProxyStore>(rs), rig, "the crash image", &d1);
     // (2), (3).
     std::vector<uint64_t> hashes(rig.blocks());
-    for (uint64_t b = 0; b < rig.blocks(); ++b) hashes[b] = hash_block(first.data.data() + b * kBlock);
+    const uint64_t bs = rig.block_bytes();
+    for (uint64_t b = 0; b < rig.blocks(); ++b)
+      hashes[b] = hash_block(first.data.data() + b * bs, bs);
     if (std::string why = rig.check(p, hashes); !why.empty())
       return "(2)/(3) contents not allowed:" + why;
     // (4) a copy of the crash image recovers to the same state.
@@ -968,7 +978,7 @@ inline std::string check_state(const Rig& rig, size_t p, const std::vector<bool>
                                    "a copy of the crash image");
     if (second.data != first.data)
       return "(4) recovering a copy of the crash image reads differently at " +
-             first_block_diff(first.data, second.data);
+             first_block_diff(first.data, second.data, rig.block_bytes());
     if (second.map != first.map) return "(4) recovering a copy of the crash image gives another map()";
     // (4) crash right after the open, with nothing new written.
     d1.reset();
@@ -976,7 +986,7 @@ inline std::string check_state(const Rig& rig, size_t p, const std::vector<bool>
                                   "the image as recovery left it");
     if (third.data != first.data)
       return "(4) reopening after recovery reads differently at " +
-             first_block_diff(first.data, third.data);
+             first_block_diff(first.data, third.data, rig.block_bytes());
     // (4) crashes in the middle of recovery's own writes, twice in a row.
     if (nested_seed != 0)
       if (std::string why = check_recovery_cuts(rig, rs, first.data, nested_seed, stats);
