@@ -1,5 +1,5 @@
 // The superblock of a small test disk on the Seagate ST19101 (paper 001,
-// Table 1), 4 KiB blocks: what most unit tests format. Tests that need a
+// Table 1), 4 KiB blocks unless asked: what most unit tests format. Tests that need a
 // smaller drive (fewer sectors per track) build their own FormatOptions.
 #ifndef VLD_TESTS_UNIT_TEST_SUPERBLOCK_H_
 #define VLD_TESTS_UNIT_TEST_SUPERBLOCK_H_
@@ -12,11 +12,11 @@
 namespace vld::test {
 
 inline Superblock st19101_superblock(DiskMode mode, uint64_t export_bytes,
-                                     uint32_t spare_percent = 25) {
+                                     uint32_t spare_percent = 25, uint32_t block_bytes = 4096) {
   FormatOptions o;
   o.mode = mode;
   o.export_bytes = export_bytes;
-  o.block_bytes = 4096;
+  o.block_bytes = block_bytes;
   o.spare_percent = spare_percent;
   o.geometry = *find_preset("st19101");
   return plan_image(o);

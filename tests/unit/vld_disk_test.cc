@@ -35,8 +35,9 @@ namespace {
 
 constexpr uint64_t kBlock = 4096;
 
-Superblock make_superblock(DiskMode mode, uint64_t export_bytes, uint32_t spare_percent) {
-  return test::st19101_superblock(mode, export_bytes, spare_percent);
+Superblock make_superblock(DiskMode mode, uint64_t export_bytes, uint32_t spare_percent,
+                           uint32_t block_bytes = kBlock) {
+  return test::st19101_superblock(mode, export_bytes, spare_percent, block_bytes);
 }
 
 // A formatted image: superblock, then VldDisk::format's first record.
@@ -174,7 +175,9 @@ void expect_map_matches_image(const VldDisk& d, const std::vector<std::byte>& im
 
 // The disk, its shadow and the simulated clock.
 struct Rig {
-  Rig(uint64_t export_bytes, uint32_t spare = 25) : sb(make_superblock(DiskMode::kVld, export_bytes, spare)) {
+  // block_bytes: the disk's block; mapped[] counts kBlock (4 KiB) blocks.
+  Rig(uint64_t export_bytes, uint32_t spare = 25, uint32_t block_bytes = kBlock)
+      : sb(make_superblock(DiskMode::kVld, export_bytes, spare, block_bytes)) {
     auto s = std::make_unique<TapStore>(read_all(*formatted(sb)));
     store = s.get();
     disk = std::make_unique<VldDisk>(std::move(s), sb);
@@ -440,6 +443,35 @@ TEST(VldDisk, FirstWritesCostWhatTheGeometrySays) {
   EXPECT_EQ(c2.service.transfer.count(), xfer);
   EXPECT_EQ(r.disk->map()[8].psn(), 256u + 18);
   EXPECT_EQ(r.disk->check_consistency(), "");
+}
+
+// A 1 KiB write into a block that holds data, as ext4 of 1 KiB blocks
+// writes: a disk of 4 KiB blocks reads the block's old copy first (8
+// sectors, with a rotational wait: the track buffer holds nothing written)
+// and writes it whole with its map sector, 17 sectors in all; a disk of
+// 1 KiB blocks (block=1K) maps the 1 KiB block itself and writes its 2
+// sectors and the map sector, reading nothing (docs/benchmarks.md, section
+// 13). Both read back the merged contents.
+TEST(VldDisk, OneKiBWriteReadsTheRestOfA4KiBBlockAndNothingOnA1KiBDisk) {
+  const double sector_ns =
+      test::st19101_superblock(DiskMode::kVld, 2 << 20).geometry.sector_time_ns();
+  for (const uint32_t block : {4096u, 1024u}) {
+    SCOPED_TRACE(block);
+    Rig r(2 << 20, 25, block);
+    r.write(0, pattern(4 * kBlock, 1));
+    const VldStats before = r.disk->vld_stats();
+    const Completion c = r.write(kBlock + 1024, pattern(1024, 2));
+    const VldStats& after = r.disk->vld_stats();
+    const uint64_t read_sectors = block == 4096 ? 8 : 0, written = block / kSectorBytes + 1;
+    EXPECT_EQ(after.rmw_reads - before.rmw_reads, block == 4096 ? 1u : 0u);
+    EXPECT_EQ(after.data_blocks_written - before.data_blocks_written, 1u);
+    EXPECT_EQ(after.map_sectors_written - before.map_sectors_written, 1u);
+    EXPECT_NEAR(static_cast<double>(c.service.transfer.count()),
+                static_cast<double>(read_sectors + written) * sector_ns, 3.0);
+    if (block == 4096) EXPECT_GT(c.service.rotation.count(), 0);  // waiting for the old copy
+    r.expect_reads_shadow(0, 4 * kBlock);
+    EXPECT_EQ(r.disk->check_consistency(), "");
+  }
 }
 
 // --------------------------------------------------------- trim and zero
