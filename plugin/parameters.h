@@ -196,7 +196,10 @@ inline constexpr ParameterDoc kParameters[] = {
      "The physical block of a new image in bytes: a power of two from 512 to 64K (default "
      "4096). The map has one entry per block, a write smaller than a block reads the rest "
      "of it first (read-modify-write), and nbdkit advertises it as the preferred block "
-     "size."},
+     "size. Match it to the client's block: ext4 of 1 KiB blocks on a disk of 4 KiB ones "
+     "makes mode=vld and mode=lld read before most of its writes, and block=1K reads "
+     "nothing, at four times the map (8 bytes a block in memory, the map sectors a clean "
+     "open reads) (docs/benchmarks.md, section 13)."},
 
     {"spare", "PERCENT", ParameterGroup::kFormat,
      {ValueKind::kWholeNumber, "expected a percentage from 0 to 1000, e.g. spare=25", 0, 1000},
