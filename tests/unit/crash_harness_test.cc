@@ -1267,7 +1267,7 @@ void run_lld_short_idle(bool nvram, uint64_t seed, uint64_t min_states) {
             << rig.rec().events() << std::endl;
   ASSERT_GE(t.idle_cleans, 1u) << "precondition: idle time must clean";
   ASSERT_GE(periods_cut, 8u) << "precondition: periods too short for the work";
-  ASSERT_EQ(t.splits, 0u) << kRoomForEveryRequest;
+  ASSERT_EQ(t.refused, 0u) << kRoomForEveryRequest;
   RunResult r = run_jobs(rig, point_jobs(rig, from, 5, 6, seed), harness_threads(),
                          /*nested_every=*/5, seed);
   const std::string what = std::string("lld ") + nvram_name(c) + " short idle periods";
@@ -1495,7 +1495,9 @@ void run_lld_fault_points(bool nvram, uint64_t seed, size_t stride, size_t state
     ft.faults += rig.injected_faults();
     ft.failed_requests += rig.failed_requests();
     ft.stopped += rig.stopped();
-    if (!rig.stopped()) ASSERT_EQ(rig.check_live(), "") << "fault at write " << nth;
+    if (!rig.stopped()) {
+      ASSERT_EQ(rig.check_live(), "") << "fault at write " << nth;
+    }
     std::vector<Job> jobs = sampled_jobs(rig, from, states_per_fault, 3, 1, 1, seed + nth);
     RunResult r = run_jobs(rig, jobs, harness_threads(), /*nested_every=*/7, seed + nth);
     total.verified += r.verified;
