@@ -10,7 +10,7 @@
 
 #include "core/lld/lld_disk_impl.h"
 #include "core/util/error.h"
-#include "core/vld/map_sector.h"
+#include "core/util/checksum.h"
 
 namespace vld {
 

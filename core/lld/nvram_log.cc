@@ -6,7 +6,7 @@
 #include <utility>
 
 #include "core/util/coding.h"
-#include "core/vld/map_sector.h"
+#include "core/util/checksum.h"
 
 namespace vld {
 

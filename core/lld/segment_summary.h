@@ -72,7 +72,7 @@ inline constexpr uint64_t kSummaryTrimBit = uint64_t{1} << 63;
 
 struct SummaryEntry {
   uint32_t logical_block = 0;
-  // data_checksum(block, logical_block), core/vld/map_sector.h; unused (0) in a trim.
+  // data_checksum(block, logical_block), core/util/checksum.h; unused (0) in a trim.
   uint32_t checksum = 0;
   uint64_t version = 0;  // in [1, 2^63): higher is newer, per logical block
   // > 0: a trim of [logical_block, logical_block + trim_blocks); no block follows.

@@ -8,4 +8,8 @@ uint64_t checksum64(const void* data, size_t len, uint64_t seed) {
   return XXH3_64bits_withSeed(data, len, seed);
 }
 
+uint32_t data_checksum(const void* data, size_t len, uint64_t logical_block) {
+  return static_cast<uint32_t>(checksum64(data, len, logical_block));
+}
+
 }  // namespace vld

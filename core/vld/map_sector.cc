@@ -118,8 +118,4 @@ std::optional<LogRecord> decode_log_record(const unsigned char* p, const Secret&
   return r;
 }
 
-uint32_t data_checksum(const void* data, size_t len, uint64_t logical_block) {
-  return static_cast<uint32_t>(checksum64(data, len, logical_block));
-}
-
 }  // namespace vld

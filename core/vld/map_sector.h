@@ -146,11 +146,6 @@ struct LogRecord {
 SectorBytes encode_log_record(const LogRecord& r, const Secret& key);
 std::optional<LogRecord> decode_log_record(const unsigned char* bytes, const Secret& key);
 
-// The data checksum kept in a map entry: low 32 bits of XXH3-64 of the block,
-// seeded with its logical block number, so a block's bytes never verify as
-// another block's.
-uint32_t data_checksum(const void* data, size_t len, uint64_t logical_block);
-
 }  // namespace vld
 
 #endif  // VLD_CORE_VLD_MAP_SECTOR_H_

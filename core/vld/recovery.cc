@@ -1,3 +1,4 @@
+#include "core/util/checksum.h"
 #include "core/vld/recovery.h"
 
 #include <algorithm>

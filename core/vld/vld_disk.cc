@@ -1,3 +1,4 @@
+#include "core/util/checksum.h"
 #include "core/vld/vld_disk.h"
 
 #include <algorithm>

@@ -4,6 +4,7 @@
 // elsewhere; repack() packs a fragmented track onto the empty reserve
 // track when no free run holds a block. The class, its invariants and its
 // thread contract: vld_disk.h.
+#include "core/util/checksum.h"
 #include "core/vld/vld_disk.h"
 
 #include <algorithm>

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "core/vld/map_sector.h"
+#include "core/util/checksum.h"
 
 namespace vld {
 namespace {

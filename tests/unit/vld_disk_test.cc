@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "core/store/backing_store.h"
+#include "core/util/checksum.h"
 #include "core/store/crash_store.h"
 #include "core/image.h"
 #include "core/image_format.h"

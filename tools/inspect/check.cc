@@ -5,6 +5,7 @@
 #include <memory>
 #include <span>
 
+#include "core/util/checksum.h"
 #include "core/image.h"
 #include "core/store/overlay_store.h"
 #include "core/util/error.h"
