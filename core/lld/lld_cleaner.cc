@@ -275,7 +275,11 @@ std::optional<Completion> LldDisk::Impl::idle_work(SimTime start, SimTime idle_e
 bool LldDisk::Impl::idle_drain_write(SimTime idle_ends, LldClock& c) {
   const std::vector<const LogEntry*> chain = pending_chain();
   const auto [room_fits, k] = entries_that_fit(chain, c.now, idle_ends);
-  if (k == 0) return false;
+  // Only a write that fills the open segment or empties the buffer: a
+  // few blocks at a time would each cost a summary sector and a partial
+  // write, and a block written out early and then rewritten before the
+  // region resets is written twice (and its first copy cleaned).
+  if (k == 0 || (k < room_fits && k < chain.size())) return false;
   const std::vector<const LogEntry*> part(chain.begin(), chain.begin() + static_cast<ptrdiff_t>(k));
   uint32_t data = 0;
   for (const LogEntry* e : part) data += e->is_trim() ? 0 : 1;
