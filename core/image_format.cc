@@ -1,6 +1,7 @@
 #include "core/image_format.h"
 
 #include <algorithm>
+#include <cassert>
 #include <cstring>
 
 #include "core/util/checksum.h"
@@ -11,9 +12,9 @@ namespace vld {
 namespace {
 constexpr char kMagic[8] = {'V', 'L', 'D', 'I', 'M', 'A', 'G', 'E'};
 constexpr size_t kChecksumAt = kSuperblockBytes - 8;
-constexpr size_t kSegmentBytesAt = 184;  // format_version 2
-constexpr size_t kNvramBytesAt = 192;    // format_version 2
-// Zero from here to the checksum: 184 in version 1, 200 in version 2. The
+constexpr size_t kSegmentBytesAt = 184;  // format_versions 2 and 3
+constexpr size_t kNvramBytesAt = 192;    // format_versions 2 and 3
+// Zero from here to the checksum: 184 in version 1, 200 in versions 2 and 3. The
 // damaged-start test, which cannot trust the version field, uses the later.
 constexpr size_t kFieldsEndV1 = 184;
 constexpr size_t kFieldsEndV2 = 200;
@@ -42,7 +43,10 @@ std::array<unsigned char, kSuperblockBytes> encode_superblock(const Superblock& 
   unsigned char* p = b.data();
   const DriveGeometry& g = sb.geometry;
   std::memcpy(p, kMagic, 8);
-  encode_fixed32(p + 8, format_version_of(sb.mode));
+  assert(sb.mode == DiskMode::kLld ? sb.version() == kLldFormatVersion ||
+                                         sb.version() == kLldPackedFormatVersion
+                                   : sb.version() == kFormatVersion);
+  encode_fixed32(p + 8, sb.version());
   encode_fixed32(p + 12, static_cast<uint32_t>(sb.mode));
   encode_fixed64(p + 16, sb.export_bytes);
   encode_fixed32(p + 24, sb.block_bytes);
@@ -86,15 +90,16 @@ DecodeResult decode_header(const unsigned char* p, Superblock* sb, std::string* 
   if (decode_fixed64(p + kChecksumAt) != checksum64(p, kChecksumAt))
     return DecodeResult::kBadChecksum;
   const uint32_t version = decode_fixed32(p + 8);
-  if (version != kFormatVersion && version != kLldFormatVersion)
-    return DecodeResult::kUnsupportedVersion;
+  const bool lld_version = version == kLldFormatVersion || version == kLldPackedFormatVersion;
+  if (version != kFormatVersion && !lld_version) return DecodeResult::kUnsupportedVersion;
   const uint32_t mode = decode_fixed32(p + 12);
   const bool known = mode == 1 || mode == 2 || mode == 3;
-  if (!known || format_version_of(static_cast<DiskMode>(mode)) != version) {
+  if (!known || (mode == 3) != lld_version) {
     *why = "mode field " + std::to_string(mode) + " in format_version " + std::to_string(version);
     return DecodeResult::kInvalid;
   }
   sb->mode = static_cast<DiskMode>(mode);
+  sb->format_version = version;
   return DecodeResult::kOk;
 }
 

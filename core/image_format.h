@@ -13,7 +13,8 @@
 //
 //   0   char[8]  magic "VLDIMAGE"
 //   8   u32      format_version: 1 (kFormatVersion) for modes 1 and 2,
-//                2 (kLldFormatVersion) for mode 3, and only for it
+//                3 (kLldFormatVersion) or 2 (kLldPackedFormatVersion)
+//                for mode 3, and only for it
 //   12  u32      mode: 1 inplace, 2 vld, 3 lld
 //   16  u64      export_bytes: the size clients see
 //   24  u32      block_bytes: physical block (allocation unit), 512..64 KiB
@@ -35,7 +36,7 @@
 //   176 u64      platter_offset
 //   format_version 1:
 //   184 ..       zero
-//   format_version 2 (mode=lld):
+//   format_versions 2 and 3 (mode=lld):
 //   184 u64      segment_bytes: segment= as given (> 0; the layout rounds it)
 //   192 u64      nvram_bytes: nvram= (0: no NVRAM)
 //   200 ..       zero
@@ -43,7 +44,10 @@
 //
 // An inplace or vld image is format_version 1, byte for byte as before
 // mode=lld existed, so older vld builds still open it; only an lld image
-// needs version 2, and older builds refuse it as an unsupported version.
+// needs version 2 or 3, and older builds refuse it as an unsupported
+// version. Versions 2 and 3 differ only in mode=lld's NVRAM records and
+// checkpoint tables (docs/format.md, "mode=lld"); a version 2 image is
+// read and written as version 2, for its whole life.
 //
 // The superblock is written once, at format time, and then only read: a
 // crash can never leave it half-updated. Format-time parameters (size,
@@ -75,9 +79,10 @@ const char* mode_name(DiskMode m);
 inline constexpr uint64_t kMaxPlatterSectors = UINT32_MAX;
 inline bool has_32bit_psns(DiskMode m) { return m != DiskMode::kInplace; }
 
-inline constexpr uint32_t kFormatVersion = 1;     // mode=inplace and mode=vld
-inline constexpr uint32_t kLldFormatVersion = 2;  // mode=lld
-// The format_version an image of this mode is written with.
+inline constexpr uint32_t kFormatVersion = 1;            // mode=inplace and mode=vld
+inline constexpr uint32_t kLldFormatVersion = 3;         // mode=lld, new images
+inline constexpr uint32_t kLldPackedFormatVersion = 2;   // mode=lld, older images
+// The format_version a new image of this mode is created with.
 uint32_t format_version_of(DiskMode m);
 
 // mode=lld's format-time defaults (paper 001, section 4.4): 0.5 MB
@@ -99,13 +104,18 @@ struct Superblock {
   // mode=lld only (0 otherwise): segment= and nvram= as given at format time.
   uint64_t segment_bytes = 0;
   uint64_t nvram_bytes = 0;
+  // As decoded; 0 (a superblock not read from an image): the newest of its
+  // mode, format_version_of(mode). version() says which.
+  uint32_t format_version = 0;
+
+  uint32_t version() const { return format_version ? format_version : format_version_of(mode); }
 
   uint64_t platter_bytes() const { return simulated_cylinders * geometry.cylinder_bytes(); }
   uint64_t image_bytes() const { return platter_offset + platter_bytes(); }
   uint64_t physical_blocks() const { return platter_bytes() / block_bytes; }
 };
 
-// Encodes into exactly kSuperblockBytes, in format_version_of(sb.mode):
+// Encodes into exactly kSuperblockBytes, in sb.version():
 // segment_bytes and nvram_bytes are written for mode=lld only.
 std::array<unsigned char, kSuperblockBytes> encode_superblock(const Superblock& sb);
 
@@ -121,11 +131,12 @@ inline constexpr std::string_view kImageReplaced =
 // kDamagedStart: no magic, but the rest has a vld superblock's shape (zero
 // from byte 200, a checksum at 4088; either version): a vld image whose
 // first bytes are damaged.
-// kUnsupportedVersion: a format_version other than 1 and 2.
+// kUnsupportedVersion: a format_version other than 1, 2 and 3.
 enum class DecodeResult { kOk, kNotVld, kDamagedStart, kBadChecksum, kUnsupportedVersion, kInvalid };
 // On kInvalid, *why says which field: among others a mode that is not its
-// version's (1 and 2 need version 1, 3 needs version 2), or segment_bytes 0.
-// A version-1 superblock decodes with segment_bytes = nvram_bytes = 0.
+// version's (1 and 2 need version 1, 3 needs version 2 or 3), or
+// segment_bytes 0. A version-1 superblock decodes with segment_bytes =
+// nvram_bytes = 0.
 DecodeResult decode_superblock(const unsigned char* bytes, Superblock* sb, std::string* why);
 
 // Map metadata the vld mode may keep on the platters, counted against every

@@ -4,6 +4,7 @@
 #include <cassert>
 
 #include "core/lld/segment_summary.h"
+#include "core/util/checksum.h"
 #include "core/util/coding.h"
 
 namespace vld {
@@ -30,18 +31,38 @@ bool tables_ok(const Checkpoint& c, const LldShape& shape) {
   });
 }
 
+void encode_map_entry(const BlockMapEntry& e, unsigned char* p) {
+  encode_fixed32(p, e.psn_plus_one);
+  encode_fixed32(p + 4, e.checksum);
+  encode_fixed64(p + 8, e.version);
+}
+
+void encode_usage(const SegmentUsage& u, unsigned char* p) {
+  encode_fixed32(p, u.live_blocks);
+  encode_fixed64(p + 4, u.last_seq);
+}
+
 void encode_tables(const CheckpointTables& t, unsigned char* p) {
   for (const BlockMapEntry& e : t.map) {
-    encode_fixed32(p, e.psn_plus_one);
-    encode_fixed32(p + 4, e.checksum);
-    encode_fixed64(p + 8, e.version);
+    encode_map_entry(e, p);
     p += kBlockMapEntryBytes;
   }
   for (const SegmentUsage& u : t.usage) {
-    encode_fixed32(p, u.live_blocks);
-    encode_fixed64(p + 4, u.last_seq);
+    encode_usage(u, p);
     p += kSegmentUsageBytes;
   }
+}
+
+// The authenticator of `sectors` table sectors at `tables` (version 2:
+// their MAC; version 3: their digest, with each sector's hash to *hashes).
+Mac tables_mac(const unsigned char* tables, uint32_t sectors, const LldShape& shape,
+               const MacKey& key, std::vector<uint64_t>* hashes) {
+  if (!shape.incremental_checkpoints()) return mac_of(tables, size_t{sectors} * kLldSectorBytes, key);
+  std::vector<uint64_t> h(sectors);
+  for (uint32_t i = 0; i < sectors; ++i) h[i] = table_sector_hash(tables + size_t{i} * kLldSectorBytes);
+  const Mac m = table_digest(h, key);
+  if (hashes) *hashes = std::move(h);
+  return m;
 }
 
 void decode_tables(const unsigned char* p, const LldShape& shape, CheckpointTables* t) {
@@ -69,13 +90,56 @@ uint32_t checkpoint_slot_sectors(const LldShape& shape) {
   return 1 + checkpoint_table_sectors(shape);
 }
 
+void encode_table_sector(std::span<const BlockMapEntry> map, std::span<const SegmentUsage> usage,
+                         uint32_t i, unsigned char* out) {
+  std::fill(out, out + kLldSectorBytes, 0);
+  const uint64_t from = uint64_t{i} * kLldSectorBytes, to = from + kLldSectorBytes;
+  const uint64_t map_end = uint64_t{kBlockMapEntryBytes} * map.size();
+  unsigned char entry[kBlockMapEntryBytes];
+  // Each entry's bytes that fall in [from, to): a map entry never straddles
+  // a sector (16 divides 512), a usage entry may.
+  auto put = [&](uint64_t at, uint64_t len) {
+    const uint64_t lo = std::max(at, from), hi = std::min(at + len, to);
+    if (lo < hi) std::copy(entry + (lo - at), entry + (hi - at), out + (lo - from));
+  };
+  for (uint64_t b = from / kBlockMapEntryBytes; b < map.size() && b * kBlockMapEntryBytes < to; ++b) {
+    encode_map_entry(map[b], entry);
+    put(b * kBlockMapEntryBytes, kBlockMapEntryBytes);
+  }
+  const uint64_t first_usage = from > map_end ? (from - map_end) / kSegmentUsageBytes : 0;
+  for (uint64_t s = first_usage; s < usage.size() && map_end + s * kSegmentUsageBytes < to; ++s) {
+    encode_usage(usage[s], entry);
+    put(map_end + s * kSegmentUsageBytes, kSegmentUsageBytes);
+  }
+}
+
+uint64_t table_sector_hash(const unsigned char* sector) {
+  return checksum64(sector, kLldSectorBytes, 0x4c44435053454354ULL);  // "LDCPSECT"
+}
+
+Mac table_digest(std::span<const uint64_t> sector_hashes, const MacKey& key) {
+  std::vector<unsigned char> bytes(sector_hashes.size() * 8);
+  for (size_t i = 0; i < sector_hashes.size(); ++i) encode_fixed64(&bytes[i * 8], sector_hashes[i]);
+  return mac_of(bytes.data(), bytes.size(), key);
+}
+
 std::vector<unsigned char> encode_checkpoint(const Checkpoint& c, const LldShape& shape,
                                              const MacKey& key) {
   assert(position_ok(c, shape) && tables_ok(c, shape));
   std::vector<unsigned char> b(size_t{checkpoint_slot_sectors(shape)} * kLldSectorBytes);
-  unsigned char* p = b.data();
-  unsigned char* tables = p + kLldSectorBytes;
+  unsigned char* tables = b.data() + kLldSectorBytes;
   encode_tables(c.tables, tables);
+  const Mac m = tables_mac(tables, checkpoint_table_sectors(shape), shape, key, nullptr);
+  const std::vector<unsigned char> record = encode_checkpoint_record(c, shape, m, key);
+  std::copy(record.begin(), record.end(), b.begin());
+  return b;
+}
+
+std::vector<unsigned char> encode_checkpoint_record(const Checkpoint& c, const LldShape& shape,
+                                                    const Mac& tables_mac, const MacKey& key) {
+  assert(position_ok(c, shape));
+  std::vector<unsigned char> b(kLldSectorBytes);
+  unsigned char* p = b.data();
   encode_fixed32(p, kCheckpointMagic);
   encode_fixed32(p + 4, c.clean ? 1 : 0);
   encode_fixed64(p + 8, c.generation);
@@ -86,14 +150,14 @@ std::vector<unsigned char> encode_checkpoint(const Checkpoint& c, const LldShape
   encode_fixed32(p + 40, shape.logical_blocks);
   encode_fixed32(p + 44, shape.segment_count);
   encode_fixed32(p + 48, checkpoint_table_sectors(shape));
-  const Mac tables_mac = mac_of(tables, b.size() - kLldSectorBytes, key);
   std::copy(tables_mac.begin(), tables_mac.end(), p + kTablesMacAt);
   mac_seal(p, kRecordMacAt, key);
   return b;
 }
 
 std::optional<Checkpoint> decode_checkpoint(std::span<const unsigned char> slot,
-                                            const LldShape& shape, const MacKey& key) {
+                                            const LldShape& shape, const MacKey& key,
+                                            std::vector<uint64_t>* sector_hashes) {
   const size_t total = size_t{checkpoint_slot_sectors(shape)} * kLldSectorBytes;
   if (slot.size() < total) return std::nullopt;
   const unsigned char* p = slot.data();
@@ -104,7 +168,9 @@ std::optional<Checkpoint> decode_checkpoint(std::span<const unsigned char> slot,
       decode_fixed32(p + 48) != checkpoint_table_sectors(shape))
     return std::nullopt;
   const unsigned char* tables = p + kLldSectorBytes;
-  if (!mac_matches(tables, total - kLldSectorBytes, p + kTablesMacAt, key)) return std::nullopt;
+  std::vector<uint64_t> hashes;
+  const Mac m = tables_mac(tables, checkpoint_table_sectors(shape), shape, key, &hashes);
+  if (!std::equal(m.begin(), m.end(), p + kTablesMacAt)) return std::nullopt;
   Checkpoint c;
   c.clean = clean == 1;
   c.generation = decode_fixed64(p + 8);
@@ -114,16 +180,19 @@ std::optional<Checkpoint> decode_checkpoint(std::span<const unsigned char> slot,
   c.next_sector = decode_fixed32(p + 36);
   decode_tables(tables, shape, &c.tables);
   if (!position_ok(c, shape) || !tables_ok(c, shape)) return std::nullopt;
+  if (sector_hashes) *sector_hashes = std::move(hashes);
   return c;
 }
 
 std::optional<PickedCheckpoint> pick_checkpoint(std::span<const unsigned char> slot0,
                                                 std::span<const unsigned char> slot1,
                                                 const LldShape& shape, const MacKey& key) {
-  std::optional<Checkpoint> a = decode_checkpoint(slot0, shape, key);
-  std::optional<Checkpoint> b = decode_checkpoint(slot1, shape, key);
-  if (b && (!a || b->generation > a->generation)) return PickedCheckpoint{1, std::move(*b)};
-  if (a) return PickedCheckpoint{0, std::move(*a)};
+  std::vector<uint64_t> ha, hb;
+  std::optional<Checkpoint> a = decode_checkpoint(slot0, shape, key, &ha);
+  std::optional<Checkpoint> b = decode_checkpoint(slot1, shape, key, &hb);
+  if (b && (!a || b->generation > a->generation))
+    return PickedCheckpoint{1, std::move(*b), std::move(hb)};
+  if (a) return PickedCheckpoint{0, std::move(*a), std::move(ha)};
   return std::nullopt;
 }
 

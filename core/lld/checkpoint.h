@@ -13,12 +13,21 @@
 // whole tables, 16 bytes per logical block (0.4% of the export at 4 KiB
 // blocks) plus 12 per segment, where Sprite LFS writes only dirty blocks.
 //
-// The record carries a keyed MAC of the table sectors, and its own MAC: a
+// The record authenticates the table sectors, and carries its own MAC: a
 // slot is valid only whole, so a checkpoint torn by a crash leaves the other
 // slot, one generation older, to recover from (paper 002's twin roots, as
 // vld's log record slots). Recovery takes the valid slot with the higher
 // generation (pick_checkpoint), then rolls forward through the segment
 // summaries from seq next_seq on, starting at (segment, next_sector).
+//
+// How the record authenticates the tables depends on the format version.
+// Version 2: a keyed MAC of every table sector, so every checkpoint writes
+// the whole tables. Version 3: a keyed MAC of the XXH3-64 hash of each
+// table sector in turn (table_digest). A checkpoint then writes only the
+// sectors that changed since that slot was last written, and the record
+// (CheckpointSectors); its cost follows what changed, not the disk's size.
+// A slot torn between the sectors and the record fails the digest either
+// way, and the other slot is used.
 //
 // Invariants of a decoded slot: generation > 0; next_seq > checkpoint_seq;
 // every summary with seq <= checkpoint_seq is reflected in the tables and
@@ -75,16 +84,32 @@ struct Checkpoint {
 uint32_t checkpoint_table_sectors(const LldShape& shape);
 uint32_t checkpoint_slot_sectors(const LldShape& shape);
 
+// Table sector i (512 bytes into out) of the tables map and usage: the
+// entries that fall in it, zero past the tables' end. REQUIRES: i <
+// checkpoint_table_sectors of their shape.
+void encode_table_sector(std::span<const BlockMapEntry> map, std::span<const SegmentUsage> usage,
+                         uint32_t i, unsigned char* out);
+// Version 3: a table sector's hash, and the tables' digest from them all.
+uint64_t table_sector_hash(const unsigned char* sector);
+Mac table_digest(std::span<const uint64_t> sector_hashes, const MacKey& key);
+
 // REQUIRES: c is valid for shape (asserted). Returns checkpoint_slot_sectors * 512 bytes.
 std::vector<unsigned char> encode_checkpoint(const Checkpoint& c, const LldShape& shape,
                                              const MacKey& key);
+// The record sector alone (c.tables not used), for tables authenticated
+// by tables_mac (version 2: their MAC; version 3: their digest).
+std::vector<unsigned char> encode_checkpoint_record(const Checkpoint& c, const LldShape& shape,
+                                                    const Mac& tables_mac, const MacKey& key);
 // nullopt unless both MACs are right and every field makes sense for shape.
+// sector_hashes (version 3, if given): each table sector's hash.
 std::optional<Checkpoint> decode_checkpoint(std::span<const unsigned char> slot,
-                                            const LldShape& shape, const MacKey& key);
+                                            const LldShape& shape, const MacKey& key,
+                                            std::vector<uint64_t>* sector_hashes = nullptr);
 
 struct PickedCheckpoint {
   int slot = 0;  // 0 or 1; the next checkpoint goes to the other one
   Checkpoint checkpoint;
+  std::vector<uint64_t> sector_hashes;  // version 3: the picked slot's table sectors'
 };
 // The valid slot with the higher generation (a tie, which writes alone
 // never make, goes to slot 0); nullopt if neither is valid.

@@ -438,12 +438,11 @@ bool LldDisk::Impl::idle_move_write(uint32_t reserve, SimTime idle_ends, LldCloc
 }
 
 bool LldDisk::Impl::idle_checkpoint(SimTime idle_ends, LldClock& c) {
-  // write_checkpoint's one drive command, the whole slot; then back.
-  const LldExtent& slot = layout_.checkpoint[(checkpoint_generation_ + 1) % 2];
-  const SectorRun run{slot.first_psn, static_cast<uint32_t>(slot.sectors)};
-  const SimTime end = drive_.estimate(std::span(&run, 1), c.now).end;
-  if (!ends_by(end + back_to_log_head(head_at(run.first_psn + run.count - 1)), idle_ends))
-    return false;
+  // write_checkpoint's one drive command; then back.
+  const std::vector<SectorRun> runs = checkpoint_runs();
+  const SimTime end = drive_.estimate(runs, c.now).end;
+  const uint64_t last = runs.back().first_psn + runs.back().count - 1;
+  if (!ends_by(end + back_to_log_head(head_at(last)), idle_ends)) return false;
   const SimTime before = c.now;
   write_checkpoint(false, c);
   return_to_log_head(c);

@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "core/lld/checkpoint.h"
+#include "core/lld/checkpoint_sectors.h"
 #include "core/lld/lld_disk.h"
 #include "core/lld/lld_layout.h"
 #include "core/lld/nvram_log.h"
@@ -190,6 +191,13 @@ class LldDisk::Impl {
   // Writes a checkpoint of the map and the usage table (sync, write, sync)
   // and frees the segments it shows empty.
   void write_checkpoint(bool clean, LldClock& c);
+  // cp (its position fields set) into slot cp.generation % 2 of the image,
+  // with the tables as they stand; returns the sectors written. Version 2:
+  // the whole slot; version 3: the slot's stale sectors and the record.
+  std::vector<SectorRun> write_whole_checkpoint(Checkpoint& cp);
+  std::vector<SectorRun> write_checkpoint_sectors(const Checkpoint& cp);
+  // The sectors the next checkpoint writes, ascending (what it costs).
+  std::vector<SectorRun> checkpoint_runs() const;
   void sync(LldClock& c);
 
   // ---- the cleaner (lld_cleaner.cc)
@@ -327,6 +335,9 @@ class LldDisk::Impl {
 
   std::vector<BlockMapEntry> map_;  // per logical block: its newest copy in a segment
   SegmentUsageTable usage_;
+  // Which table sectors each checkpoint slot holds stale (format_version 3):
+  // every change to map_ and usage_ is touched here.
+  CheckpointSectors cp_sectors_;
   // Per segment: logical blocks written into it since it was opened (a
   // block may be listed twice, or be dead now); the cleaner checks the map.
   std::vector<std::vector<uint32_t>> segment_blocks_;

@@ -29,6 +29,7 @@ struct LldParams {
   uint64_t logical_blocks = 0;
   uint32_t segment_sectors = 0;
   uint64_t nvram_bytes = 0;
+  uint32_t format_version = kLldFormatVersion;
 };
 
 LldShape shape_for(const LldParams& p, uint64_t segment_count, uint64_t platter_sectors) {
@@ -38,6 +39,7 @@ LldShape shape_for(const LldParams& p, uint64_t segment_count, uint64_t platter_
   s.segment_count = static_cast<uint32_t>(segment_count);
   s.logical_blocks = static_cast<uint32_t>(p.logical_blocks);
   s.platter_sectors = platter_sectors;
+  s.format_version = p.format_version;
   return s;
 }
 
@@ -83,7 +85,8 @@ uint32_t cylinders_needed(const DriveGeometry& g, const LldParams& p) {
 
 // Everything but simulated_cylinders; throws with what will do.
 LldParams check_params(const DriveGeometry& g, uint64_t export_bytes, uint32_t block_bytes,
-                       uint64_t segment_bytes, uint64_t nvram_bytes) {
+                       uint64_t segment_bytes, uint64_t nvram_bytes,
+                       uint32_t format_version = kLldFormatVersion) {
   if (block_bytes < kSectorBytes || block_bytes > kMaxBlockBytes || block_bytes % kSectorBytes)
     refuse(fmt::format("block_bytes={}: mode=lld needs a multiple of 512 from 512 to 65536; 4096 "
                        "will do", block_bytes));
@@ -91,6 +94,7 @@ LldParams check_params(const DriveGeometry& g, uint64_t export_bytes, uint32_t b
   p.block_sectors = block_bytes / kSectorBytes;
   p.logical_blocks = export_bytes / block_bytes;
   p.nvram_bytes = nvram_bytes;
+  p.format_version = format_version;
   if (p.logical_blocks == 0 || p.logical_blocks > UINT32_MAX)
     refuse(fmt::format("export size {} holds {} blocks of {} bytes; mode=lld needs 1 .. 2^32 - 1; "
                        "a size of at least {} will do", export_bytes, p.logical_blocks,
@@ -101,12 +105,13 @@ LldParams check_params(const DriveGeometry& g, uint64_t export_bytes, uint32_t b
                        "segment=512K (at least {}) will do", segment_bytes, block_bytes,
                        min_segment));
   p.segment_sectors = lld_segment_sectors(g, segment_bytes, block_bytes);
-  const uint64_t min_nvram = kNvramRecordsOffsetBytes + kNvramRecordHeaderBytes + block_bytes;
+  const uint64_t header_bytes = nvram_record_bytes(shape_for(p, 1, 1)) - block_bytes;
+  const uint64_t min_nvram = kNvramRecordsOffsetBytes + header_bytes + block_bytes;
   if (nvram_bytes != 0 && nvram_bytes < min_nvram)
     refuse(fmt::format("nvram={} holds no record of a {}-byte block (two 512-byte header slots, "
-                       "then 64 + {} per record); nvram=6100000, the paper's 6.1 MB (at least "
+                       "then {} + {} per record); nvram=6100000, the paper's 6.1 MB (at least "
                        "{}), will do, or nvram=0 for no NVRAM (writes go straight to segments)",
-                       nvram_bytes, block_bytes, block_bytes, min_nvram));
+                       nvram_bytes, block_bytes, header_bytes, block_bytes, min_nvram));
   return p;
 }
 
@@ -181,8 +186,9 @@ uint32_t lld_cylinders_needed(const DriveGeometry& g, uint64_t export_bytes, uin
 
 LldLayout plan_lld_layout(const DriveGeometry& g, uint32_t simulated_cylinders,
                           uint64_t export_bytes, uint32_t block_bytes, uint64_t segment_bytes,
-                          uint64_t nvram_bytes) {
-  const LldParams p = check_params(g, export_bytes, block_bytes, segment_bytes, nvram_bytes);
+                          uint64_t nvram_bytes, uint32_t format_version) {
+  const LldParams p =
+      check_params(g, export_bytes, block_bytes, segment_bytes, nvram_bytes, format_version);
   check_cylinders(g, simulated_cylinders, p);
   LldLayout l;
   l.sectors_per_track = g.sectors_per_track;

@@ -102,10 +102,11 @@ uint64_t lld_min_segments(uint64_t logical_blocks, uint32_t blocks_per_segment);
 // is not 0 (no NVRAM) and holds no record (two header slots + one record of
 // 64 + block bytes); simulated_cylinders is 0 or more than g.cylinders, or
 // gives more than 2^32 - 1 sectors; or the segments left after the system
-// area are fewer than lld_min_segments.
+// area are fewer than lld_min_segments. format_version: the image's
+// (Superblock::version()), which sets the NVRAM's record size.
 LldLayout plan_lld_layout(const DriveGeometry& g, uint32_t simulated_cylinders,
                           uint64_t export_bytes, uint32_t block_bytes, uint64_t segment_bytes,
-                          uint64_t nvram_bytes);
+                          uint64_t nvram_bytes, uint32_t format_version = kLldFormatVersion);
 
 // The fewest simulated cylinders plan_lld_layout accepts for these
 // parameters (what its refusal suggests). REQUIRES: the parameters other

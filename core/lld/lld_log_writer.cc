@@ -144,6 +144,7 @@ void LldDisk::Impl::kill_copy(uint32_t block) {
   auto where = layout_.segment_of(psn_of(m));
   assert(where);
   usage_.kill_block(where->segment);
+  cp_sectors_.touch_usage(where->segment);
 }
 
 void LldDisk::Impl::apply_entry(const LogEntry& e, uint32_t segment, uint64_t psn, uint64_t seq) {
@@ -152,6 +153,7 @@ void LldDisk::Impl::apply_entry(const LogEntry& e, uint32_t segment, uint64_t ps
       if (map_[b].version > e.version) continue;  // a newer write (recovery only)
       kill_copy(b);
       map_[b] = BlockMapEntry{0, 0, e.version};
+      cp_sectors_.touch_map(b);
     }
     return;
   }
@@ -159,7 +161,9 @@ void LldDisk::Impl::apply_entry(const LogEntry& e, uint32_t segment, uint64_t ps
   if (m.version > e.version) return;  // a newer write (recovery only)
   kill_copy(e.logical_block);
   m = BlockMapEntry{static_cast<uint32_t>(psn + 1), e.checksum, e.version};
+  cp_sectors_.touch_map(e.logical_block);
   usage_.write_block(segment, seq);
+  cp_sectors_.touch_usage(segment);
   segment_blocks_[segment].push_back(e.logical_block);
 }
 
@@ -253,28 +257,75 @@ void LldDisk::Impl::write_checkpoint(bool clean, LldClock& c) {
   cp.next_seq = next_seq_;
   cp.segment = *usage_.open_segment();
   cp.next_sector = head_sector_;
-  cp.tables.map = map_;
-  cp.tables.usage = usage_.usage_table();
-  const std::vector<unsigned char> bytes = encode_checkpoint(cp, shape_, key_);
-  const LldExtent& slot = layout_.checkpoint[cp.generation % 2];
-  assert(bytes.size() == slot.sectors * kSectorBytes);
   const SimTime before = c.now;
-  store_->write(sb_.platter_offset + slot.first_psn * kSectorBytes, std::as_bytes(std::span(bytes)));
+  const std::vector<SectorRun> runs = shape_.incremental_checkpoints()
+                                          ? write_checkpoint_sectors(cp)
+                                          : write_whole_checkpoint(cp);
   checkpoint_generation_ = cp.generation;
-  const SectorRun run{slot.first_psn, static_cast<uint32_t>(slot.sectors)};
-  c.add(drive_.access(std::span(&run, 1), c.now));
+  c.add(drive_.access(runs, c.now));
   sync(c);
+  if (shape_.incremental_checkpoints()) cp_sectors_.written(cp.generation % 2);
   ++stats_.checkpoints;
-  stats_.checkpoint_sectors_written += slot.sectors;
+  for (const SectorRun& r : runs) stats_.checkpoint_sectors_written += r.count;
   stats_.checkpoint_time += c.now - before;
   // Segments the durable checkpoint shows empty can be reused now: nothing
   // recovery reads (the checkpoint, the writes after it) lies in them.
   for (uint32_t s = 0; s < usage_.segment_count(); ++s) {
     if (usage_.state(s) != SegmentState::kFull || usage_.usage(s).live_blocks != 0) continue;
     usage_.free_segment(s);
+    cp_sectors_.touch_usage(s);
     segment_blocks_[s].clear();
     ++stats_.segments_freed;
   }
+}
+
+std::vector<SectorRun> LldDisk::Impl::write_whole_checkpoint(Checkpoint& cp) {
+  cp.tables.map = map_;
+  cp.tables.usage = usage_.usage_table();
+  const std::vector<unsigned char> bytes = encode_checkpoint(cp, shape_, key_);
+  const LldExtent& slot = layout_.checkpoint[cp.generation % 2];
+  assert(bytes.size() == slot.sectors * kSectorBytes);
+  store_->write(sb_.platter_offset + slot.first_psn * kSectorBytes, std::as_bytes(std::span(bytes)));
+  return {SectorRun{slot.first_psn, static_cast<uint32_t>(slot.sectors)}};
+}
+
+std::vector<SectorRun> LldDisk::Impl::checkpoint_runs() const {
+  const uint64_t generation = checkpoint_generation_ + 1;
+  const LldExtent& slot = layout_.checkpoint[generation % 2];
+  if (!shape_.incremental_checkpoints())
+    return {SectorRun{slot.first_psn, static_cast<uint32_t>(slot.sectors)}};
+  std::vector<SectorRun> runs{SectorRun{slot.first_psn, 1}};  // the record
+  for (uint32_t sector : cp_sectors_.stale(static_cast<int>(generation % 2))) {
+    const uint64_t psn = slot.first_psn + 1 + sector;
+    if (runs.size() > 1 && runs.back().first_psn + runs.back().count == psn)
+      ++runs.back().count;
+    else
+      runs.push_back(SectorRun{psn, 1});
+  }
+  return runs;
+}
+
+std::vector<SectorRun> LldDisk::Impl::write_checkpoint_sectors(const Checkpoint& cp) {
+  assert(cp.generation == checkpoint_generation_ + 1);
+  const std::vector<SectorRun> runs = checkpoint_runs();
+  const uint64_t tables_psn = runs.front().first_psn + 1;
+  std::vector<unsigned char> bytes;
+  // Each run of stale table sectors, encoded anew and written at once.
+  for (auto run = runs.begin() + 1; run != runs.end(); ++run) {
+    bytes.assign(size_t{run->count} * kSectorBytes, 0);
+    for (uint32_t k = 0; k < run->count; ++k) {
+      const auto sector = static_cast<uint32_t>(run->first_psn - tables_psn + k);
+      unsigned char* p = bytes.data() + size_t{k} * kSectorBytes;
+      encode_table_sector(map_, usage_.rows(), sector, p);
+      cp_sectors_.set_hash(sector, table_sector_hash(p));
+    }
+    store_->write(sb_.platter_offset + run->first_psn * kSectorBytes, std::as_bytes(std::span(bytes)));
+  }
+  const std::vector<unsigned char> record =
+      encode_checkpoint_record(cp, shape_, table_digest(cp_sectors_.hashes(), key_), key_);
+  store_->write(sb_.platter_offset + runs.front().first_psn * kSectorBytes,
+                std::as_bytes(std::span(record)));
+  return runs;
 }
 
 }  // namespace vld

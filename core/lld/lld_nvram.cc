@@ -29,8 +29,9 @@ void LldDisk::Impl::nvram_append(const std::vector<LogEntry>& entries, LldClock&
   blocks.reserve(entries.size());
   for (const LogEntry& e : entries)
     blocks.push_back(NvramBlock{e.logical_block, e.version, e.data, e.trim_blocks});
-  const std::vector<unsigned char> bytes =
-      encode_nvram_request(nvram_header_, nvram_next_seq_, blocks, shape_, key_);
+  // Every earlier append was synced before this one (sync below).
+  const std::vector<unsigned char> bytes = encode_nvram_request(
+      nvram_header_, nvram_next_seq_, blocks, nvram_next_seq_ - 1, shape_, key_);
   const uint64_t at = nvram_record_offset(nvram_header_, nvram_next_seq_, shape_);
   try {
     store_->write(nvram_region_offset() + at, std::as_bytes(std::span(bytes)));
@@ -56,7 +57,7 @@ void LldDisk::Impl::void_nvram_request(uint64_t at, LldClock& c) {
   // request mixed of both, so the next append drains and resets first,
   // making them all stale.
   nvram_reset_due_ = true;
-  const std::vector<std::byte> zeros(kNvramRecordHeaderBytes);
+  const std::vector<std::byte> zeros(nvram_record_header_bytes(shape_));
   try {
     store_->write(nvram_region_offset() + at, zeros);
     sync(c);

@@ -20,7 +20,7 @@ namespace {
 LldLayout layout_of(const Superblock& sb) {
   assert(sb.mode == DiskMode::kLld);
   return plan_lld_layout(sb.geometry, sb.simulated_cylinders, sb.export_bytes, sb.block_bytes,
-                         sb.segment_bytes, sb.nvram_bytes);
+                         sb.segment_bytes, sb.nvram_bytes, sb.version());
 }
 
 Checkpoint empty_checkpoint(const LldShape& shape) {
@@ -60,6 +60,7 @@ LldDisk::Impl::Impl(std::unique_ptr<BackingStore> store, const Superblock& sb, L
       blocks_per_write_(max_blocks_per_write(layout_.shape)),
       drive_(sb.geometry, sb.simulated_cylinders),
       usage_(layout_.shape.segment_count, blocks_per_write_),
+      cp_sectors_(checkpoint_table_sectors(layout_.shape), layout_.shape.logical_blocks),
       segment_blocks_(layout_.shape.segment_count),
       pending_(/*dedup=*/layout_.nvram_records > 0) {
   assert(options_.partial_percent >= 1 && options_.partial_percent <= 100);
@@ -90,6 +91,15 @@ void LldDisk::Impl::recover() {
                 "cannot be recovered; restore it from a copy",
                 EIO);
   const Checkpoint& cp = picked->checkpoint;
+  if (shape_.incremental_checkpoints()) {
+    const std::vector<unsigned char>& mine = picked->slot == 0 ? slot0 : slot1;
+    const std::vector<unsigned char>& other = picked->slot == 0 ? slot1 : slot0;
+    const bool other_valid = decode_checkpoint(other, shape_, key_).has_value();
+    cp_sectors_.loaded(picked->slot, std::move(picked->sector_hashes),
+                       std::span(mine).subspan(kSectorBytes),
+                       other_valid ? std::span(other).subspan(kSectorBytes)
+                                   : std::span<const unsigned char>());
+  }
   recovery_.clean = cp.clean;
   recovery_.checkpoint_generation = cp.generation;
   checkpoint_generation_ = cp.generation;

@@ -1,5 +1,6 @@
 // LldShape: the sizes mode=lld's on-disk records are checked against, all
-// fixed at format time (docs/format.md, "mode=lld"). Decoders refuse a
+// fixed at format time (docs/format.md, "mode=lld"), and the image's format
+// version, which chooses two of the records' layouts. Decoders refuse a
 // record whose fields fall outside them; encoders assert they don't.
 //
 // Invariants: segment_sectors >= 1 + block_sectors (a segment holds at least
@@ -11,6 +12,8 @@
 
 #include <cstdint>
 
+#include "core/image_format.h"
+
 namespace vld {
 
 inline constexpr uint32_t kLldSectorBytes = 512;
@@ -21,10 +24,21 @@ struct LldShape {
   uint32_t segment_count = 0;
   uint32_t logical_blocks = 0;  // export_bytes / block_bytes
   uint64_t platter_sectors = 0;
+  uint32_t format_version = kLldFormatVersion;
+
+  // Version 3: an NVRAM record's header has a sector of its own, so that no
+  // sector holds parts of two records, and says how far the region had been
+  // synced (nvram_log.h); version 2 packs records and says nothing of it.
+  bool nvram_header_sector() const { return format_version >= kLldFormatVersion; }
+  // Version 3: a checkpoint slot's tables are authenticated by a digest of
+  // per-sector hashes, so a checkpoint rewrites only the sectors that
+  // changed (checkpoint.h); version 2 MACs them whole.
+  bool incremental_checkpoints() const { return format_version >= kLldFormatVersion; }
 
   bool valid() const {
     return segment_sectors >= 1 + block_sectors && block_sectors > 0 && segment_count > 0 &&
-           logical_blocks > 0 && platter_sectors > 0;
+           logical_blocks > 0 && platter_sectors > 0 &&
+           (format_version == kLldFormatVersion || format_version == kLldPackedFormatVersion);
   }
 };
 

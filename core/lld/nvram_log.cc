@@ -3,10 +3,9 @@
 #include <algorithm>
 #include <cassert>
 #include <string>
-#include <utility>
 
-#include "core/util/coding.h"
 #include "core/util/checksum.h"
+#include "core/util/coding.h"
 
 namespace vld {
 
@@ -15,9 +14,19 @@ namespace {
 constexpr uint32_t kNvramHeaderMagic = 0x484e444c;  // "LDNH"
 constexpr uint32_t kNvramRecordMagic = 0x564e444c;  // "LDNV"
 constexpr uint32_t kNvramTrimMagic = 0x544e444c;    // "LDNT"
-constexpr uint32_t kRecordMacOffset = kNvramRecordHeaderBytes - kMacBytes;  // 48
+// Where a record header's MAC goes: after 48 bytes of fields in version 2,
+// at the end of its sector in version 3 (after durable_seq at 48).
+constexpr uint32_t kPackedMacOffset = kNvramPackedHeaderBytes - kMacBytes;  // 48
+constexpr uint32_t kSectorMacOffset = kNvramSectorHeaderBytes - kMacBytes;  // 496
+constexpr uint32_t kDurableSeqOffset = 48;
 
 uint32_t block_bytes(const LldShape& shape) { return shape.block_sectors * kLldSectorBytes; }
+uint32_t header_bytes(const LldShape& shape) {
+  return shape.nvram_header_sector() ? kNvramSectorHeaderBytes : kNvramPackedHeaderBytes;
+}
+uint32_t mac_offset(const LldShape& shape) {
+  return shape.nvram_header_sector() ? kSectorMacOffset : kPackedMacOffset;
+}
 
 // A decoded record with the request it belongs to.
 struct RawRecord {
@@ -25,6 +34,10 @@ struct RawRecord {
   uint64_t epoch = 0;
   uint64_t request_first_seq = 0;
   uint32_t request_blocks = 0;
+  uint64_t durable_seq = 0;  // version 2: request_first_seq - 1, as appends were synced in turn
+  bool same_request(const RawRecord& o) const {
+    return request_first_seq == o.request_first_seq && request_blocks == o.request_blocks;
+  }
 };
 
 bool trim_range_ok(uint32_t logical_block, uint32_t trim_blocks, const LldShape& shape) {
@@ -34,7 +47,8 @@ bool trim_range_ok(uint32_t logical_block, uint32_t trim_blocks, const LldShape&
 // The record's header; a data record's block follows it. p: a whole stride,
 // zero-filled (a trim record's data area stays so).
 void encode_record(unsigned char* p, const NvramHeader& h, uint64_t seq, uint64_t first_seq,
-                   uint32_t count, const NvramBlock& b, const LldShape& shape, const MacKey& key) {
+                   uint32_t count, uint64_t durable_seq, const NvramBlock& b,
+                   const LldShape& shape, const MacKey& key) {
   const bool trim = b.trim_blocks != 0;
   assert(b.version > 0 && b.logical_block < shape.logical_blocks);
   assert(trim ? b.data.empty() && trim_range_ok(b.logical_block, b.trim_blocks, shape)
@@ -48,8 +62,9 @@ void encode_record(unsigned char* p, const NvramHeader& h, uint64_t seq, uint64_
   encode_fixed32(p + 40, count);
   encode_fixed32(p + 44, trim ? b.trim_blocks
                               : data_checksum(b.data.data(), b.data.size(), b.logical_block));
-  mac_seal(p, kRecordMacOffset, key);
-  std::copy(b.data.begin(), b.data.end(), p + kNvramRecordHeaderBytes);
+  if (shape.nvram_header_sector()) encode_fixed64(p + kDurableSeqOffset, durable_seq);
+  mac_seal(p, mac_offset(shape), key);
+  std::copy(b.data.begin(), b.data.end(), p + header_bytes(shape));
 }
 
 // The record header at p if it is authentic (a known magic, a good MAC) and
@@ -58,7 +73,7 @@ std::optional<RawRecord> decode_header(const unsigned char* p, const LldShape& s
                                        const MacKey& key) {
   const uint32_t magic = decode_fixed32(p);
   const bool known = magic == kNvramRecordMagic || magic == kNvramTrimMagic;
-  if (!known || !mac_valid(p, kRecordMacOffset, key)) return std::nullopt;
+  if (!known || !mac_valid(p, mac_offset(shape), key)) return std::nullopt;
   RawRecord r;
   r.epoch = decode_fixed64(p + 8);
   r.record.seq = decode_fixed64(p + 16);
@@ -70,6 +85,9 @@ std::optional<RawRecord> decode_header(const unsigned char* p, const LldShape& s
       r.record.logical_block >= shape.logical_blocks || r.request_first_seq > r.record.seq ||
       r.record.seq - r.request_first_seq >= r.request_blocks)
     return std::nullopt;
+  r.durable_seq = shape.nvram_header_sector() ? decode_fixed64(p + kDurableSeqOffset)
+                                              : r.request_first_seq - 1;
+  if (r.durable_seq >= r.request_first_seq) return std::nullopt;
   if (magic == kNvramTrimMagic) {
     r.record.trim_blocks = decode_fixed32(p + 44);
     if (!trim_range_ok(r.record.logical_block, r.record.trim_blocks, shape)) return std::nullopt;
@@ -79,9 +97,9 @@ std::optional<RawRecord> decode_header(const unsigned char* p, const LldShape& s
 
 // What the region holds where epoch h's record with seq belongs.
 enum class Found {
-  kWhole,        // that record, whole
-  kBadBlock,     // that record's authentic header, but its block fails its checksum
-  kNothing,      // no record of epoch h with seq there (never written, stale, or damaged)
+  kWhole,     // that record, whole
+  kBadBlock,  // that record's authentic header, but its block fails its checksum
+  kNothing,   // no record of epoch h with seq there (never written, stale, or damaged)
 };
 
 Found read_record(std::span<const unsigned char> region, const NvramHeader& h, uint64_t seq,
@@ -91,7 +109,7 @@ Found read_record(std::span<const unsigned char> region, const NvramHeader& h, u
   if (!r || r->epoch != h.epoch || r->record.seq != seq) return Found::kNothing;
   *out = std::move(*r);
   if (out->record.trim_blocks != 0) return Found::kWhole;  // the data area is not checked
-  const unsigned char* data = p + kNvramRecordHeaderBytes;
+  const unsigned char* data = p + header_bytes(shape);
   if (data_checksum(data, block_bytes(shape), out->record.logical_block) != decode_fixed32(p + 44))
     return Found::kBadBlock;
   out->record.data.assign(data, data + block_bytes(shape));
@@ -124,27 +142,84 @@ std::optional<NvramHeader> newest_record_epoch(std::span<const unsigned char> re
   return newest;
 }
 
-// One request as the walk reads it.
-struct WalkRequest {
-  uint64_t first_seq = 0;
-  uint32_t records = 0;
-  std::vector<NvramRecord> whole;
-  std::vector<NvramDamagedRecord> damaged;
-  size_t size() const { return whole.size() + damaged.size(); }
-  bool complete() const { return records != 0 && size() == records; }
+// Every record of the header's epoch that the region holds, by index.
+struct EpochRecords {
+  std::vector<Found> found;          // per record index
+  std::vector<RawRecord> records;    // per record index (meaningful unless kNothing)
+  uint64_t vouched_seq = 0;          // the highest durable_seq any record states
+  uint64_t end_seq = 0;              // one past the last seq with a record
+  bool has(uint64_t seq, uint64_t first_seq) const {
+    return seq < end_seq && found[seq - first_seq] != Found::kNothing;
+  }
 };
 
-void commit(WalkRequest& req, NvramReplay& out) {
-  for (NvramRecord& r : req.whole) out.records.push_back(std::move(r));
-  out.damaged.insert(out.damaged.end(), req.damaged.begin(), req.damaged.end());
-  out.next_seq = req.first_seq + req.records;
-  req = WalkRequest{};
+EpochRecords read_epoch(std::span<const unsigned char> region, const NvramHeader& h,
+                        const LldShape& shape, const MacKey& key) {
+  const uint64_t capacity = nvram_capacity_records(region.size(), shape);
+  EpochRecords e;
+  e.found.assign(capacity, Found::kNothing);
+  e.records.resize(capacity);
+  e.vouched_seq = h.first_seq - 1;
+  e.end_seq = h.first_seq;
+  for (uint64_t i = 0; i < capacity; ++i) {
+    const uint64_t seq = h.first_seq + i;
+    e.found[i] = read_record(region, h, seq, shape, key, &e.records[i]);
+    if (e.found[i] == Found::kNothing) continue;
+    e.vouched_seq = std::max(e.vouched_seq, e.records[i].durable_seq);
+    e.end_seq = seq + 1;
+  }
+  return e;
+}
+
+std::string missing_record(uint64_t seq, const NvramHeader& h, uint64_t vouched) {
+  return "record seq " + std::to_string(seq) + " (record " + std::to_string(seq - h.first_seq) +
+         " of epoch " + std::to_string(h.epoch) +
+         ") is missing or fails its MAC check, and a later record says every record up to seq " +
+         std::to_string(vouched) + " was written";
+}
+
+// The request that begins at seq: whole (every record there, authentic and
+// of this request) or not, and how many records it has.
+struct RequestAt {
+  bool whole = false;
+  uint64_t end_seq = 0;  // one past its last record, or past the first one missing
+};
+
+RequestAt request_at(const EpochRecords& e, const NvramHeader& h, uint64_t seq) {
+  const RawRecord& first = e.records[seq - h.first_seq];
+  RequestAt r{true, seq + first.request_blocks};
+  for (uint64_t s = seq + 1; s < r.end_seq; ++s)
+    if (!e.has(s, h.first_seq) || !e.records[s - h.first_seq].same_request(first)) {
+      r.whole = false;
+      r.end_seq = s;
+      return r;
+    }
+  return r;
+}
+
+// Adds the request [seq, end) to out: its whole records to replay, its bad
+// blocks as damaged. REQUIRES: request_at(seq) was whole.
+void take_request(EpochRecords& e, const NvramHeader& h, uint64_t seq, uint64_t end,
+                  NvramReplay& out) {
+  for (uint64_t s = seq; s < end; ++s) {
+    RawRecord& r = e.records[s - h.first_seq];
+    if (e.found[s - h.first_seq] == Found::kWhole)
+      out.records.push_back(std::move(r.record));
+    else
+      out.damaged.push_back({s, r.record.logical_block, r.record.version});
+  }
+}
+
+bool has_bad_block(const EpochRecords& e, const NvramHeader& h, uint64_t seq, uint64_t end) {
+  for (uint64_t s = seq; s < end; ++s)
+    if (e.found[s - h.first_seq] == Found::kBadBlock) return true;
+  return false;
 }
 
 }  // namespace
 
 uint64_t nvram_record_bytes(const LldShape& shape) {
-  return kNvramRecordHeaderBytes + uint64_t{block_bytes(shape)};
+  return uint64_t{header_bytes(shape)} + block_bytes(shape);
 }
 
 uint64_t nvram_capacity_records(uint64_t region_bytes, const LldShape& shape) {
@@ -184,85 +259,59 @@ std::optional<NvramHeader> decode_nvram_header(std::span<const unsigned char> sl
 
 std::vector<unsigned char> encode_nvram_request(const NvramHeader& h, uint64_t first_seq,
                                                 std::span<const NvramBlock> blocks,
-                                                const LldShape& shape, const MacKey& key) {
+                                                uint64_t durable_seq, const LldShape& shape,
+                                                const MacKey& key) {
   assert(!blocks.empty() && first_seq >= h.first_seq);
+  assert(durable_seq < first_seq && durable_seq + 1 >= h.first_seq);
+  assert(shape.nvram_header_sector() || durable_seq + 1 == first_seq);
   const uint64_t stride = nvram_record_bytes(shape);
   std::vector<unsigned char> out(blocks.size() * stride);
   const auto count = static_cast<uint32_t>(blocks.size());
   for (uint32_t i = 0; i < count; ++i)
-    encode_record(out.data() + i * stride, h, first_seq + i, first_seq, count, blocks[i], shape, key);
+    encode_record(out.data() + i * stride, h, first_seq + i, first_seq, count, durable_seq,
+                  blocks[i], shape, key);
   return out;
 }
-
-namespace {
-
-// After the walk stopped at `stop_seq` inside (or at the start of) the
-// request that began at `request_seq`: the first authentic record of a later
-// request of this epoch, from stop_seq on, which vouches that the stopping
-// record was written; or nullopt.
-std::optional<RawRecord> later_request(std::span<const unsigned char> region,
-                                       const NvramHeader& h, uint64_t stop_seq,
-                                       uint64_t request_seq, const LldShape& shape,
-                                       const MacKey& key) {
-  const uint64_t capacity = nvram_capacity_records(region.size(), shape);
-  for (uint64_t seq = stop_seq; seq < h.first_seq + capacity; ++seq) {
-    RawRecord r;
-    if (read_record(region, h, seq, shape, key, &r) != Found::kNothing &&
-        r.request_first_seq > request_seq)
-      return r;
-  }
-  return std::nullopt;
-}
-
-}  // namespace
 
 std::optional<NvramReplay> replay_nvram(std::span<const unsigned char> region, const MacKey& key,
                                         const LldShape& shape) {
   assert(shape.valid());
   std::optional<NvramHeader> h = pick_header(region, key);
   NvramReplay out;
-  if (auto newest = newest_record_epoch(region, shape, key); newest && (!h || newest->epoch > h->epoch)) {
+  if (auto newest = newest_record_epoch(region, shape, key);
+      newest && (!h || newest->epoch > h->epoch)) {
     h = newest;
     out.header_rebuilt = true;
   }
   if (!h) return std::nullopt;
   out.header = *h;
-  out.next_seq = h->first_seq;
-  const uint64_t capacity = nvram_capacity_records(region.size(), shape);
-  WalkRequest cur, held;  // held: the newest whole request with a bad block
-  uint64_t seq = h->first_seq;
-  for (; seq < h->first_seq + capacity; ++seq) {
-    RawRecord r;
-    const Found found = read_record(region, *h, seq, shape, key, &r);
-    if (found == Found::kNothing) break;
-    const bool starts = r.request_first_seq == seq;
-    if (starts != (cur.size() == 0)) break;  // a request cut short, or a gap
-    if (!starts && (r.request_first_seq != cur.first_seq || r.request_blocks != cur.records))
-      break;
-    if (starts) {
-      if (held.complete()) commit(held, out);  // this request vouches for it
-      cur.first_seq = seq;
-      cur.records = r.request_blocks;
+  EpochRecords e = read_epoch(region, *h, shape, key);
+  out.next_seq = e.end_seq;
+  for (uint64_t seq = h->first_seq; seq < e.end_seq;) {
+    // A record the region lacks (or that is not the one its place should
+    // hold) is damage if some record says it was synced; otherwise it
+    // belongs to a request that was never acknowledged, which is dropped.
+    const bool starts =
+        e.has(seq, h->first_seq) && e.records[seq - h->first_seq].request_first_seq == seq;
+    const RequestAt req = starts ? request_at(e, *h, seq) : RequestAt{false, seq + 1};
+    if (!req.whole) {
+      const uint64_t missing = starts ? req.end_seq : seq;
+      if (missing <= e.vouched_seq) {
+        out.damage = missing_record(missing, *h, e.vouched_seq);
+        return out;
+      }
+      for (uint64_t s = seq; s < req.end_seq; ++s) out.dropped += e.has(s, h->first_seq);
+      seq = req.end_seq;
+      continue;
     }
-    if (found == Found::kWhole)
-      cur.whole.push_back(std::move(r.record));
+    // A whole request with a bad block: damaged if vouched for, else it
+    // may be a torn append never acknowledged (nothing tells the two apart).
+    if (has_bad_block(e, *h, seq, req.end_seq) && req.end_seq - 1 > e.vouched_seq)
+      out.dropped += req.end_seq - seq;
     else
-      cur.damaged.push_back({seq, r.record.logical_block, r.record.version});
-    if (!cur.complete()) continue;
-    if (cur.damaged.empty())
-      commit(cur, out);
-    else
-      held = std::exchange(cur, WalkRequest{});
+      take_request(e, *h, seq, req.end_seq, out);
+    seq = req.end_seq;
   }
-  const uint64_t request_seq = cur.size() ? cur.first_seq : seq;
-  if (auto later = later_request(region, *h, seq, request_seq, shape, key)) {
-    out.damage = "record seq " + std::to_string(seq) + " (record " +
-                 std::to_string(seq - h->first_seq) + " of epoch " + std::to_string(h->epoch) +
-                 ") is missing or fails its MAC check, and the request of seq " +
-                 std::to_string(later->request_first_seq) + " after it says it was written";
-    return out;
-  }
-  out.dropped = cur.size() + held.size();
   return out;
 }
 

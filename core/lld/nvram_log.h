@@ -5,11 +5,19 @@
 //
 //   [header slot 0: 512 B][header slot 1: 512 B][record 0][record 1] ..
 //
-// A record is a 64-byte header {magic, logical block, epoch, seq, version,
-// request's first seq and record count, data checksum, MAC} followed by the
-// block; records are packed (stride kNvramRecordHeaderBytes + block bytes).
-// One request of n records is n consecutive records with consecutive seqs,
-// so it is appended with one sequential write and one fdatasync.
+// A record is a header {magic, logical block, epoch, seq, version,
+// request's first seq and record count, data checksum, durable seq, MAC}
+// followed by the block. In format_version 3 the header fills a sector of
+// its own (kNvramSectorHeaderBytes), so records are sector-aligned and no
+// sector holds parts of two; in version 2 it is 64 bytes without the
+// durable seq (kNvramPackedHeaderBytes) and records are packed. One request
+// of n records is n consecutive records with consecutive seqs, so it is
+// appended with one sequential write.
+//
+// A record's durable seq is the highest seq whose request was synced before
+// the record was written (version 2: its request's first seq - 1, as each
+// append was synced before the next). It is what lets replay tell damage
+// from a crash (below), whatever order appends and syncs come in.
 //
 // A *trim record* (magic "LDNT" instead of "LDNV") records that logical
 // blocks [logical_block, logical_block + trim_blocks) were trimmed at
@@ -28,18 +36,16 @@
 // replays records already in segments: the disk applies a replayed record
 // only if its version is newer than the block's, so this is harmless.
 //
-// Replay (replay_nvram) takes the valid header slot with the higher epoch,
-// then walks records from record 0: a record counts only with a good MAC, a
-// good data checksum (data records) or a trim range within the export (trim
-// records), the header's epoch and seq = first_seq + its index; the walk
-// stops at the first that fails. Records of a request whose last record was
-// not reached are dropped: a request is replayed whole or not at all (it was
-// never acknowledged).
+// Replay (replay_nvram) takes the valid header slot with the higher epoch
+// and every authentic record of that epoch at its place (record i has seq
+// first_seq + i: a good MAC, the epoch, the seq, and for a trim a range
+// within the export), and replays, in seq order, the requests all of whose
+// records are there and whole (data checksums good). A request with a
+// record missing, torn or damaged is dropped, unless it was acknowledged:
 //
-// Damage (docs/corruption.md, "mode=lld"). Each request is synced before
-// the next is appended, so any record of a later request vouches that
-// every earlier record was durable: a record that fails while a later
-// request's header is authentic is damage, not a crash. Replay then
+// Damage (docs/corruption.md, "mode=lld"). A record at or below the highest
+// durable seq any record states was synced: if it fails, that is damage,
+// not a crash. Replay then
 //   - rebuilds a damaged newest header slot from its epoch's records (each
 //     says its seq and so the epoch's first_seq), when records of an epoch
 //     newer than every valid slot are found;
@@ -48,8 +54,9 @@
 //     version of the block exists, and refuses otherwise);
 //   - sets `damage` when a vouched record's header itself fails: its block
 //     is unknown, so nothing can recover exactly.
-// The newest request is vouched by nothing: a record of it that fails,
-// damaged or torn, drops it as a torn append would (`dropped`).
+// A request no record vouches for (the newest, and with appends in flight
+// together the few before it) may fail damaged or torn: it is dropped, as
+// a torn append would be (`dropped`).
 //
 // After a replay the disk must not append in the same epoch: it drains the
 // replayed records to segments and resets (epoch + 1) first. Otherwise
@@ -58,9 +65,9 @@
 //
 // Invariants of a decoded record: seq >= 1; version >= 1; logical block <
 // shape.logical_blocks; request_first_seq <= seq < request_first_seq +
-// request_blocks; a data record's data is shape's block bytes; a trim
-// record has trim_blocks >= 1, logical_block + trim_blocks <=
-// shape.logical_blocks, and empty data.
+// request_blocks; durable seq < request_first_seq; a data record's data is
+// shape's block bytes; a trim record has trim_blocks >= 1, logical_block +
+// trim_blocks <= shape.logical_blocks, and empty data.
 //
 // Thread-safety: plain values and pure functions.
 #ifndef VLD_CORE_LLD_NVRAM_LOG_H_
@@ -80,7 +87,8 @@ namespace vld {
 
 inline constexpr uint32_t kNvramHeaderSlotBytes = 512;
 inline constexpr uint32_t kNvramRecordsOffsetBytes = 2 * kNvramHeaderSlotBytes;
-inline constexpr uint32_t kNvramRecordHeaderBytes = 64;
+inline constexpr uint32_t kNvramPackedHeaderBytes = 64;   // format_version 2
+inline constexpr uint32_t kNvramSectorHeaderBytes = 512;  // format_version 3
 
 struct NvramHeader {
   uint64_t epoch = 1;      // > 0, +1 per reset; slot = epoch % 2
@@ -132,6 +140,9 @@ struct NvramReplay {
 
 // Bytes of one record (header + block), and how many fit in region_bytes.
 uint64_t nvram_record_bytes(const LldShape& shape);
+inline uint64_t nvram_record_header_bytes(const LldShape& shape) {
+  return shape.nvram_header_sector() ? kNvramSectorHeaderBytes : kNvramPackedHeaderBytes;
+}
 uint64_t nvram_capacity_records(uint64_t region_bytes, const LldShape& shape);
 // Offset within the region of the record with seq. REQUIRES: seq >= h.first_seq.
 uint64_t nvram_record_offset(const NvramHeader& h, uint64_t seq, const LldShape& shape);
@@ -144,15 +155,18 @@ std::optional<NvramHeader> decode_nvram_header(std::span<const unsigned char> sl
                                                const MacKey& key);
 
 // The bytes of one request, records seqs first_seq .. first_seq + n - 1, to
-// be written at nvram_record_offset(h, first_seq). REQUIRES: 1 <= n; each
-// version > 0; a data block's data is shape's block bytes and its logical
-// block in range; a trim's data is empty and its range within
-// shape.logical_blocks; first_seq >= h.first_seq. The caller checks that
-// the request fits: seq first_seq + n - 1 < h.first_seq +
-// nvram_capacity_records (else drain first).
+// be written at nvram_record_offset(h, first_seq). durable_seq: every
+// record up to it is synced (a request's end, or h.first_seq - 1).
+// REQUIRES: 1 <= n; each version > 0; a data block's data is shape's block
+// bytes and its logical block in range; a trim's data is empty and its
+// range within shape.logical_blocks; first_seq >= h.first_seq; h.first_seq
+// - 1 <= durable_seq < first_seq, and in format_version 2 durable_seq =
+// first_seq - 1. The caller checks that the request fits: seq first_seq + n
+// - 1 < h.first_seq + nvram_capacity_records (else drain first).
 std::vector<unsigned char> encode_nvram_request(const NvramHeader& h, uint64_t first_seq,
                                                 std::span<const NvramBlock> blocks,
-                                                const LldShape& shape, const MacKey& key);
+                                                uint64_t durable_seq, const LldShape& shape,
+                                                const MacKey& key);
 
 // What recovery replays from the region's bytes; nullopt if neither header
 // slot is valid and no record tells the epoch. REQUIRES: shape.valid().

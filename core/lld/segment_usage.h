@@ -84,6 +84,7 @@ class SegmentUsageTable {
   uint32_t empty_full_count() const;
   // A copy of every segment's row, in segment order: the checkpoint's usage table.
   std::vector<SegmentUsage> usage_table() const { return usage_; }
+  std::span<const SegmentUsage> rows() const { return usage_; }
   // True if every invariant above holds (a full scan: for tests and debug builds).
   bool consistent() const;
 

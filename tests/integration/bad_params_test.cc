@@ -399,10 +399,9 @@ TEST(LldParameters, RunTimeOnesAreIgnoredByOtherModes) {
   EXPECT_EQ(r.exit_code, 0) << r.stderr_text;
 }
 
-// `nbdkit vld ... mode=lld` creates an lld image: format_version 2 with
-// segment= and nvram= recorded. (Serving it waits for LldDisk; whether this
-// run could serve is not what is checked here.)
-TEST(LldParameters, ModeLldCreatesAVersionTwoImage) {
+// `nbdkit vld ... mode=lld` creates an lld image: format_version 3 with
+// segment= and nvram= recorded.
+TEST(LldParameters, ModeLldCreatesAVersionThreeImage) {
   TempDir dir;
   const std::string file = dir.file("x.img");
   run_nbdkit({"file=" + file, "size=64M", "mode=lld", "segment=512K", "nvram=6100000",
@@ -417,7 +416,7 @@ TEST(LldParameters, ModeLldCreatesAVersionTwoImage) {
   unsigned char version[4] = {};
   in.seekg(8);
   in.read(reinterpret_cast<char*>(version), 4);
-  EXPECT_EQ(version[0], 2);
+  EXPECT_EQ(version[0], 3);
 }
 
 TEST(BadParameters, UnknownParameter) {

@@ -52,6 +52,14 @@ void flip_bit_in_file(const std::string& path, uint64_t offset, int bit) {
   ASSERT_TRUE(f.good());
 }
 
+void zero_file_range(const std::string& path, uint64_t offset, uint64_t len) {
+  std::fstream f(path, std::ios::binary | std::ios::in | std::ios::out);
+  f.seekp(static_cast<std::streamoff>(offset));
+  const std::vector<char> zeros(len);
+  f.write(zeros.data(), static_cast<std::streamsize>(len));
+  ASSERT_TRUE(f.good());
+}
+
 // A 4 MiB image whose first 64 blocks hold pattern_bytes(0, 256 KiB, 5),
 // made and cleanly closed by a server.
 std::string make_image(const TempDir& dir) {
@@ -197,7 +205,7 @@ LldPlaces lld_places(const std::string& file) {
   LldPlaces p;
   p.sb = read_superblock(probe, file);
   p.layout = plan_lld_layout(p.sb.geometry, p.sb.simulated_cylinders, p.sb.export_bytes,
-                             p.sb.block_bytes, p.sb.segment_bytes, p.sb.nvram_bytes);
+                             p.sb.block_bytes, p.sb.segment_bytes, p.sb.nvram_bytes, p.sb.version());
   return p;
 }
 
@@ -298,18 +306,35 @@ TEST_P(CorruptionOverNbdLld, BothCheckpointsDamagedIsRefusedAtStartup) {
 INSTANTIATE_TEST_SUITE_P(Modes, CorruptionOverNbdLld, ::testing::Values("lld", "lld_nvram0"),
                          ModeName);
 
-TEST(CorruptionOverNbdLldNvram, DamagedNvramHeaderIsRefusedAtStartup) {
+// Both NVRAM header slots damaged: the records left in the region (here
+// stale ones, already in segments) say the epoch, the header is rebuilt
+// from them, and the image serves every block as written, logging the
+// damage. With no authentic record either, nothing says which records
+// count: refused, the image untouched.
+TEST(CorruptionOverNbdLldNvram, DamagedNvramHeadersAreRebuiltOrRefused) {
   TempDir dir;
   const std::string file = make_lld_image(dir, "lld");
   const LldPlaces p = lld_places(file);
   ASSERT_GT(p.layout.nvram.sectors, 0u);
+  const uint64_t region = p.byte_of(p.layout.nvram.first_psn);
   // Both header slots (512 bytes each at the region's start).
-  for (int slot = 0; slot < 2; ++slot)
-    flip_bit_in_file(file, p.byte_of(p.layout.nvram.first_psn) + slot * 512 + 8, 1);
+  for (int slot = 0; slot < 2; ++slot) flip_bit_in_file(file, region + slot * 512 + 8, 1);
+  {
+    NbdkitServer server(dir, {"file=" + file, "latency=none"});
+    NbdHandle h = server.connect();
+    EXPECT_EQ(first_difference(read_bytes(h.get(), 0, 64 * kBlock), pattern_bytes(0, 64 * kBlock, 5)),
+              "");
+    EXPECT_TRUE(server.stderr_shows("rebuilt from its records", std::chrono::seconds(5)))
+        << server.stderr_text();
+    nbd_shutdown(h.get(), 0);
+    EXPECT_EQ(server.stop(), 0);
+  }
+  zero_file_range(file, region, p.layout.nvram.sectors * kSectorBytes);  // headers and records
   const std::string before = file_fingerprint(file);
   RunResult r = run_nbdkit({"file=" + file, "latency=none"});
   EXPECT_NE(r.exit_code, 0);
-  EXPECT_NE(r.stderr_text.find("the NVRAM region has no authentic header"), std::string::npos)
+  EXPECT_NE(r.stderr_text.find("the NVRAM region has no authentic header and no record"),
+            std::string::npos)
       << r.stderr_text;
   EXPECT_EQ(file_fingerprint(file), before) << "a refused image was written";
 }

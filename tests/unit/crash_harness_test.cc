@@ -917,8 +917,10 @@ std::vector<Job> sampled_jobs(const Rig& rig, size_t from, size_t points, size_t
 // FUA may_trim zero, a trim and a partial write into the trimmed range.
 // With NVRAM the 18 records before the reopen overflow the 15-record
 // region once: a drain stalls a write.
-std::unique_ptr<Rig> lld_scripted_rig(bool nvram, LldTally* t) {
-  auto rig = std::make_unique<Rig>(lld_config(nvram), 2);
+std::unique_ptr<Rig> lld_scripted_rig(bool nvram, LldTally* t, uint32_t format_version = 0) {
+  RigConfig config = lld_config(nvram);
+  config.format_version = format_version;
+  auto rig = std::make_unique<Rig>(config, 2);
   tally_across_reopens(*rig, *t);
   const uint64_t B = kBlock;
   rig->write(0, B, false);                     // #1
@@ -943,10 +945,11 @@ std::unique_ptr<Rig> lld_scripted_rig(bool nvram, LldTally* t) {
   return rig;
 }
 
-void run_lld_exhaustive(bool nvram, G g, size_t cap, size_t samples, uint64_t min_states) {
+void run_lld_exhaustive(bool nvram, G g, size_t cap, size_t samples, uint64_t min_states,
+                        uint32_t format_version = 0) {
   auto t0 = std::chrono::steady_clock::now();
   LldTally t;
-  std::unique_ptr<Rig> rig = lld_scripted_rig(nvram, &t);
+  std::unique_ptr<Rig> rig = lld_scripted_rig(nvram, &t, format_version);
   ASSERT_EQ(rig->check_live(), "");
   const RecordingStore& rec = rig->rec();
   const EveryPoint e = every_point(*rig, g, cap, samples, 43);
@@ -961,9 +964,11 @@ void run_lld_exhaustive(bool nvram, G g, size_t cap, size_t samples, uint64_t mi
   }
   EXPECT_EQ(t.refused, 0u) << kRoomForEveryRequest;
   RunResult r = run_jobs(*rig, e.jobs, harness_threads(), /*nested_every=*/7, 2);
-  const std::string what = std::string("lld ") + nvram_name(rig->config()) + " exhaustive " +
-                           gran_name(g);
+  const std::string what = std::string("lld ") + nvram_name(rig->config()) +
+                           (format_version ? " format " + std::to_string(format_version) : "") +
+                           " exhaustive " + gran_name(g);
   report(what.c_str(), r, seconds_since(t0));
+  EXPECT_EQ(rig->sb().version(), format_version ? format_version : kLldFormatVersion);
   EXPECT_EQ(r.failures, 0u);
   EXPECT_GE(r.verified + r.failures, min_states);
 }
@@ -973,6 +978,11 @@ TEST(CrashHarness, LldExhaustiveTorn512) { run_lld_exhaustive(true, G::k512, 10,
 TEST(CrashHarness, LldNoNvramExhaustive4K) { run_lld_exhaustive(false, G::k4K, 12, 256, 1000); }
 TEST(CrashHarness, LldNoNvramExhaustiveTorn512) {
   run_lld_exhaustive(false, G::k512, 10, 64, 1000);
+}
+// Images of format_version 2 (packed NVRAM records, whole checkpoints) are
+// read and written in their own format all their lives.
+TEST(CrashHarness, LldPackedFormatExhaustiveTorn512) {
+  run_lld_exhaustive(true, G::k512, 10, 64, 1000, kLldPackedFormatVersion);
 }
 
 // Ages an lld disk: fills `fill_percent` of the export (writes of 1-4

@@ -181,6 +181,8 @@ struct RigConfig {
   // leave no trace in any crash state (docs/crash-contract.md, clause 7),
   // unless the disk stopped during it.
   bool failures = false;
+  // The image's format_version (0: the newest of its mode).
+  uint32_t format_version = 0;
 
   // Each block of an ordinary write or zero is its own unit of the oracle:
   // mode=inplace writes in place, so a crash can keep some of a request's
@@ -216,6 +218,7 @@ inline Superblock make_superblock(const RigConfig& c) {
   o.geometry = g;
   Superblock sb = plan_image_unchecked(o);  // tiny, tightly packed disks
   sb.platter_offset = c.platter_offset;
+  sb.format_version = c.format_version;
   return sb;
 }
 

@@ -183,12 +183,20 @@ TEST(Superblock, VersionOneDecodesAsBefore) {
   }
 }
 
-TEST(Superblock, LldRoundTripsAsVersionTwo) {
-  const Superblock sb = unusual_lld_superblock();
+// A new lld image is format_version 3; one decoded from version 2 bytes
+// stays version 2, byte for byte, when encoded again (its NVRAM records
+// and checkpoints keep their layout: lld_shape.h).
+TEST(Superblock, LldRoundTripsAsVersionThreeAndTwo) {
+  Superblock sb = unusual_lld_superblock();
+  auto b3 = encode_superblock(sb);
+  EXPECT_EQ(le32(b3.data() + 8), kLldFormatVersion);
+  EXPECT_EQ(le32(b3.data() + 8), 3u);
+  sb.format_version = kLldPackedFormatVersion;
   auto b = encode_superblock(sb);
   const unsigned char* p = b.data();
-  EXPECT_EQ(le32(p + 8), kLldFormatVersion);
   EXPECT_EQ(le32(p + 8), 2u);
+  for (int i = 0; i < 4088; ++i)
+    if (i < 8 || i >= 12) ASSERT_EQ(p[i], b3[i]) << "byte " << i;
   EXPECT_EQ(le32(p + 12), 3u);  // lld
   EXPECT_EQ(le64(p + 184), 0x0102030405060708ull);
   EXPECT_EQ(le64(p + 192), 6'100'001u);
@@ -201,6 +209,11 @@ TEST(Superblock, LldRoundTripsAsVersionTwo) {
   std::string why;
   ASSERT_EQ(decode_superblock(p, &back, &why), DecodeResult::kOk) << why;
   expect_same(back, sb);
+  EXPECT_EQ(back.version(), 2u);
+  EXPECT_EQ(encode_superblock(back), b);
+  ASSERT_EQ(decode_superblock(b3.data(), &back, &why), DecodeResult::kOk) << why;
+  EXPECT_EQ(back.version(), 3u);
+  EXPECT_EQ(encode_superblock(back), b3);
   // nvram=0 (no NVRAM) is a valid lld superblock.
   Superblock none = sb;
   none.nvram_bytes = 0;
@@ -296,7 +309,7 @@ TEST(Superblock, WrongMagicIsDamagedOnlyWhereTheRestIsAVldSuperblocks) {
 }
 
 TEST(Superblock, OtherVersionIsUnsupported) {
-  for (uint32_t version : {0u, 3u, 0x01000000u}) {
+  for (uint32_t version : {0u, 4u, 0x01000000u}) {
     for (const Superblock& sb : {unusual_superblock(), unusual_lld_superblock()}) {
       auto bytes = encode_superblock(sb);
       put32(bytes.data() + 8, version);

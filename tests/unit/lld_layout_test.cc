@@ -164,8 +164,9 @@ TEST(LldLayout, Refusals) {
                  "simulated_cylinders=0");
   expect_refused([&] { plan_lld_layout(g, g.cylinders + 1, kExport, kBlock, kSegment, kNvram); },
                  "simulated_cylinders=6963");
-  // A nonzero NVRAM too small for a record is refused, saying that 0 means none.
-  for (uint64_t nvram : {1ull, 5000ull, 1024ull + 64 + 4096 - 1}) {
+  // A nonzero NVRAM too small for a record is refused, saying that 0 means
+  // none: a record is a 512-byte header and a block (format_version 3).
+  for (uint64_t nvram : {1ull, 5000ull, 1024ull + 512 + 4096 - 1}) {
     expect_refused([&] { plan_lld_layout(g, c, kExport, kBlock, kSegment, nvram); },
                    fmt::format("nvram={} ", nvram));
     expect_refused([&] { plan_lld_layout(g, c, kExport, kBlock, kSegment, nvram); },
@@ -173,8 +174,13 @@ TEST(LldLayout, Refusals) {
   }
   // Smallest acceptable ones are accepted at once.
   EXPECT_NO_THROW(plan_lld_layout(g, c, kExport, kBlock, 4096 + 512, kNvram));
-  EXPECT_NO_THROW(plan_lld_layout(g, c, kExport, kBlock, kSegment, 1024 + 64 + 4096));
+  EXPECT_NO_THROW(plan_lld_layout(g, c, kExport, kBlock, kSegment, 1024 + 512 + 4096));
   EXPECT_NO_THROW(plan_lld_layout(g, c, kExport, kBlock, kSegment, 0));
+  // An image of format_version 2 packs records: a 64-byte header and a block.
+  EXPECT_NO_THROW(plan_lld_layout(g, c, kExport, kBlock, kSegment, 1024 + 64 + 4096,
+                                  kLldPackedFormatVersion));
+  expect_refused([&] { plan_lld_layout(g, c, kExport, kBlock, kSegment, 1024 + 64 + 4096 - 1,
+                                       kLldPackedFormatVersion); }, "nvram=5183 ");
 }
 
 TEST(LldLayout, NoNvram) {

@@ -1,8 +1,8 @@
 // mode=lld's NVRAM region (core/lld/nvram_log.h): round trips, trim records
 // mixed with data records, requests replayed whole or not at all, torn and
 // flipped records refused, stale records of an earlier epoch or seq not
-// replayed, header slot choice, and golden bytes so the format cannot change
-// by accident.
+// replayed, header slot choice, and golden bytes of both record layouts so
+// the format cannot change by accident.
 #include <gtest/gtest.h>
 #include <sodium.h>
 
@@ -59,7 +59,7 @@ class LldNvramTest : public ::testing::Test {
       in.push_back({blocks[i].logical, blocks[i].version, data[i], blocks[i].trim});
       out.push_back({seq + i, blocks[i].logical, blocks[i].version, data[i], blocks[i].trim});
     }
-    Bytes w = encode_nvram_request(h, seq, in, shape, key);
+    Bytes w = encode_nvram_request(h, seq, in, seq - 1, shape, key);
     std::copy(w.begin(), w.end(), r.begin() + nvram_record_offset(h, seq, shape));
     return out;
   }
@@ -70,13 +70,17 @@ class LldNvramTest : public ::testing::Test {
 };
 
 TEST_F(LldNvramTest, Sizes) {
-  EXPECT_EQ(nvram_record_bytes(shape), 4160u);
+  EXPECT_EQ(nvram_record_bytes(shape), 4608u);  // a header sector, then the block
   // The paper's 6.1 MB buffer (6.1 x 2^20, rounded down to a sector).
-  EXPECT_EQ(nvram_capacity_records(6396313 / 512 * 512, shape), 1537u);
+  EXPECT_EQ(nvram_capacity_records(6396313 / 512 * 512, shape), 1387u);
+  LldShape packed = shape;
+  packed.format_version = kLldPackedFormatVersion;
+  EXPECT_EQ(nvram_record_bytes(packed), 4160u);
+  EXPECT_EQ(nvram_capacity_records(6396313 / 512 * 512, packed), 1537u);
   EXPECT_EQ(nvram_capacity_records(1023, shape), 0u);
   EXPECT_EQ(nvram_header_offset({2, 1}), 0u);
   EXPECT_EQ(nvram_header_offset({3, 1}), 512u);
-  EXPECT_EQ(nvram_record_offset({3, 10}, 12, shape), 1024u + 2 * 4160u);
+  EXPECT_EQ(nvram_record_offset({3, 10}, 12, shape), 1024u + 2 * 4608u);
 }
 
 TEST_F(LldNvramTest, RoundTrip) {
@@ -116,7 +120,8 @@ TEST_F(LldNvramTest, TornRequestIsDroppedWhole) {
     auto got = replay_nvram(r, key, shape);
     ASSERT_TRUE(got.has_value());
     EXPECT_EQ(got->records, want) << torn;
-    EXPECT_EQ(got->next_seq, 3u);
+    EXPECT_EQ(got->dropped, 3u) << torn;
+    EXPECT_EQ(got->next_seq, 6u);  // past every record there: seqs are never reused
   }
 }
 
@@ -144,7 +149,7 @@ TEST_F(LldNvramTest, EverySingleBitFlipIsRecoveredOrNamed) {
     if (byte < first_at) {  // the only header slot: rebuilt from the records
       EXPECT_TRUE(got->header_rebuilt) << bit;
       EXPECT_EQ(got->records, both) << bit;
-    } else if (byte < first_at + kNvramRecordHeaderBytes) {
+    } else if (byte < first_at + nvram_record_header_bytes(shape)) {
       EXPECT_NE(got->damage.find("record seq 1 "), std::string::npos) << bit << got->damage;
     } else if (byte < second_at) {
       EXPECT_EQ(got->damage, "") << bit;
@@ -221,14 +226,15 @@ TEST_F(LldNvramTest, TrimRecordsMixWithDataRecords) {
   Bytes torn = r;
   auto newest = append(torn, h, 5, {{8, 5}, {20, 5, 3}, {21, 5}});
   const uint64_t third = nvram_record_offset(h, 7, shape);
-  std::fill(torn.begin() + third + 64, torn.begin() + third + 64 + 512, 0);
+  const uint64_t header = nvram_record_header_bytes(shape);
+  std::fill(torn.begin() + third + header, torn.begin() + third + header + 512, 0);
   got = replay_nvram(torn, key, shape);
   ASSERT_TRUE(got.has_value());
   EXPECT_EQ(got->records, want);
   EXPECT_EQ(got->dropped, 3u);
   // The same block damaged in a request a later one vouches for: kept aside.
   Bytes damaged = r;
-  const uint64_t first_block = nvram_record_offset(h, 3, shape) + 64;
+  const uint64_t first_block = nvram_record_offset(h, 3, shape) + header;
   std::fill(damaged.begin() + first_block, damaged.begin() + first_block + 512, 0);
   got = replay_nvram(damaged, key, shape);
   ASSERT_TRUE(got.has_value());
@@ -243,9 +249,10 @@ TEST_F(LldNvramTest, TrimRecordDataAreaIsZeroAndUnchecked) {
   auto want = append(r, h, 1, {{5, 1, 2}, {6, 1}});
   const uint64_t first = nvram_record_offset(h, 1, shape);
   const uint64_t stride = nvram_record_bytes(shape);
-  for (uint64_t i = 64; i < stride; ++i) ASSERT_EQ(r[first + i], 0) << i;
+  const uint64_t header = nvram_record_header_bytes(shape);
+  for (uint64_t i = header; i < stride; ++i) ASSERT_EQ(r[first + i], 0) << i;
   // Anything in a trim record's data area (stale bytes, a torn tail) is ignored.
-  std::fill(r.begin() + first + 64, r.begin() + first + stride, 0xa5);
+  std::fill(r.begin() + first + header, r.begin() + first + stride, 0xa5);
   auto got = replay_nvram(r, key, shape);
   ASSERT_TRUE(got.has_value());
   EXPECT_EQ(got->records, want);
@@ -274,14 +281,17 @@ TEST_F(LldNvramTest, TrimRecordLimitsRefused) {
       second[0].logical_block = 990;
       want.insert(want.end(), second.begin(), second.end());
     }
-    mac_seal(p, 48, key);
+    mac_seal(p, nvram_record_header_bytes(shape) - kMacBytes, key);
     auto got = replay_nvram(r, key, shape);
     ASSERT_TRUE(got.has_value());
     EXPECT_EQ(got->records, want) << "edit " << i;
   }
 }
 
-TEST_F(LldNvramTest, GoldenBytes) {
+// format_version 2: packed records, 64-byte headers (images made before
+// version 3 keep being written so).
+TEST_F(LldNvramTest, GoldenBytesPacked) {
+  shape.format_version = kLldPackedFormatVersion;
   const NvramHeader h{0x0102, 0x0304};
   Bytes slot = encode_nvram_header(h, key);
   EXPECT_EQ(hex(slot.data(), 24),
@@ -289,20 +299,43 @@ TEST_F(LldNvramTest, GoldenBytes) {
   EXPECT_EQ(hex(slot.data() + 496, 16), "d8f9cc2535fe7e8c28b01192f87b442a");
   Bytes data = block(1);
   const NvramBlock b{0x11, 0x22, data};
-  Bytes rec = encode_nvram_request(h, 0x0305, std::span(&b, 1), shape, key);
+  Bytes rec = encode_nvram_request(h, 0x0305, std::span(&b, 1), 0x0304, shape, key);
   ASSERT_EQ(rec.size(), 4160u);
   EXPECT_EQ(hex(rec.data(), 48),
             "4c444e56" "11000000" "0201000000000000" "0503000000000000" "2200000000000000"
             "0503000000000000" "01000000" "53450875");
   EXPECT_EQ(hex(rec.data() + 48, 16), "7df3e5d22c03573fa982e3c30979055d");
   const NvramBlock t{0x11, 0x23, {}, 0x40};
-  Bytes trim = encode_nvram_request(h, 0x0306, std::span(&t, 1), shape, key);
+  Bytes trim = encode_nvram_request(h, 0x0306, std::span(&t, 1), 0x0305, shape, key);
   ASSERT_EQ(trim.size(), 4160u);
   EXPECT_EQ(hex(trim.data(), 48),
             "4c444e54" "11000000" "0201000000000000" "0603000000000000" "2300000000000000"
             "0603000000000000" "01000000" "40000000");
   EXPECT_EQ(hex(trim.data() + 48, 16), "568c7c895b74379874b34c8285d0b3b7");
   for (size_t i = 64; i < trim.size(); ++i) ASSERT_EQ(trim[i], 0) << i;
+}
+
+// format_version 3: a header sector per record, with the durable seq.
+TEST_F(LldNvramTest, GoldenBytes) {
+  const NvramHeader h{0x0102, 0x0304};
+  Bytes data = block(1);
+  const NvramBlock b{0x11, 0x22, data};
+  Bytes rec = encode_nvram_request(h, 0x0305, std::span(&b, 1), 0x0303, shape, key);
+  ASSERT_EQ(rec.size(), 4608u);
+  EXPECT_EQ(hex(rec.data(), 56),
+            "4c444e56" "11000000" "0201000000000000" "0503000000000000" "2200000000000000"
+            "0503000000000000" "01000000" "53450875" "0303000000000000");
+  for (size_t i = 56; i < 496; ++i) ASSERT_EQ(rec[i], 0) << i;
+  EXPECT_EQ(hex(rec.data() + 496, 16), "54264e955c5966338d83e990412ecd8f");
+  EXPECT_TRUE(std::equal(data.begin(), data.end(), rec.begin() + 512));
+  const NvramBlock t{0x11, 0x23, {}, 0x40};
+  Bytes trim = encode_nvram_request(h, 0x0306, std::span(&t, 1), 0x0305, shape, key);
+  ASSERT_EQ(trim.size(), 4608u);
+  EXPECT_EQ(hex(trim.data(), 56),
+            "4c444e54" "11000000" "0201000000000000" "0603000000000000" "2300000000000000"
+            "0603000000000000" "01000000" "40000000" "0503000000000000");
+  EXPECT_EQ(hex(trim.data() + 496, 16), "945c386ccca0b55abb325cf5e779a0fe");
+  for (size_t i = 512; i < trim.size(); ++i) ASSERT_EQ(trim[i], 0) << i;
 }
 
 }  // namespace

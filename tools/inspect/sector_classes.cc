@@ -130,7 +130,7 @@ TrackClassifier lld_classifier(const Inspection& in) {
   }
   const LldDisk& disk = *in.lld.disk;
   const LldLayout& l = disk.layout();
-  const uint64_t record_bytes = kNvramRecordHeaderBytes + uint64_t{in.img->sb.block_bytes};
+  const uint64_t record_bytes = nvram_record_bytes(l.shape);
   const uint64_t used_bytes =
       l.nvram.sectors ? kNvramRecordsOffsetBytes + in.lld.report->nvram_used_records * record_bytes
                       : 0;
