@@ -713,9 +713,12 @@ inline void Rig::require_acknowledged(Verdicts& v, size_t p, size_t nreq) const 
     if (reqs_[i].barrier() && reqs_[i].ev_end <= p) barrier = i, have_barrier = true;
   for (size_t u = 0; u < v.issued(); ++u) {
     const Request& r = reqs_[units_[u].req];
-    // A failed request left nothing, unless the disk stopped during it (the
-    // last failed request before the first one the stop refused).
-    if (units_[u].must_be_absent && !(stopped() && units_[u].req + 1 == first_failed_before_stop()))
+    // A failed request left nothing once its error was returned, unless the
+    // disk stopped during it (the last failed request before the first one
+    // the stop refused). A crash during it is a crash during any request in
+    // flight: its client never heard back, so either outcome is allowed.
+    if (units_[u].must_be_absent && r.ev_end <= p &&
+        !(stopped() && units_[u].req + 1 == first_failed_before_stop()))
       force(v, u, Verdicts::kOut, "its request failed");
     if (!units_[u].may_be_required || r.ev_end > p) continue;
     // Units belong to writes, trims and zeros only: with durable
