@@ -155,33 +155,54 @@ std::vector<unsigned char> encode_checkpoint_record(const Checkpoint& c, const L
   return b;
 }
 
-std::optional<Checkpoint> decode_checkpoint(std::span<const unsigned char> slot,
-                                            const LldShape& shape, const MacKey& key,
-                                            std::vector<uint64_t>* sector_hashes) {
-  const size_t total = size_t{checkpoint_slot_sectors(shape)} * kLldSectorBytes;
-  if (slot.size() < total) return std::nullopt;
-  const unsigned char* p = slot.data();
+std::optional<CheckpointRecord> decode_checkpoint_record(std::span<const unsigned char> sector,
+                                                         const LldShape& shape, const MacKey& key) {
+  if (sector.size() < kLldSectorBytes) return std::nullopt;
+  const unsigned char* p = sector.data();
   if (decode_fixed32(p) != kCheckpointMagic || !mac_valid(p, kRecordMacAt, key)) return std::nullopt;
   const uint32_t clean = decode_fixed32(p + 4);
   if (clean > 1 || decode_fixed32(p + 40) != shape.logical_blocks ||
       decode_fixed32(p + 44) != shape.segment_count ||
       decode_fixed32(p + 48) != checkpoint_table_sectors(shape))
     return std::nullopt;
-  const unsigned char* tables = p + kLldSectorBytes;
-  std::vector<uint64_t> hashes;
-  const Mac m = tables_mac(tables, checkpoint_table_sectors(shape), shape, key, &hashes);
-  if (!std::equal(m.begin(), m.end(), p + kTablesMacAt)) return std::nullopt;
-  Checkpoint c;
+  CheckpointRecord r;
+  Checkpoint& c = r.checkpoint;
   c.clean = clean == 1;
   c.generation = decode_fixed64(p + 8);
   c.checkpoint_seq = decode_fixed64(p + 16);
   c.next_seq = decode_fixed64(p + 24);
   c.segment = decode_fixed32(p + 32);
   c.next_sector = decode_fixed32(p + 36);
-  decode_tables(tables, shape, &c.tables);
-  if (!position_ok(c, shape) || !tables_ok(c, shape)) return std::nullopt;
+  std::copy(p + kTablesMacAt, p + kTablesMacAt + kMacBytes, r.tables_mac.begin());
+  if (!position_ok(c, shape)) return std::nullopt;
+  return r;
+}
+
+std::optional<Checkpoint> decode_checkpoint_tables(const CheckpointRecord& record,
+                                                   std::span<const unsigned char> tables,
+                                                   const LldShape& shape, const MacKey& key,
+                                                   std::vector<uint64_t>* sector_hashes) {
+  const uint32_t sectors = checkpoint_table_sectors(shape);
+  if (tables.size() < size_t{sectors} * kLldSectorBytes) return std::nullopt;
+  std::vector<uint64_t> hashes;
+  if (tables_mac(tables.data(), sectors, shape, key, &hashes) != record.tables_mac)
+    return std::nullopt;
+  Checkpoint c = record.checkpoint;
+  decode_tables(tables.data(), shape, &c.tables);
+  if (!tables_ok(c, shape)) return std::nullopt;
   if (sector_hashes) *sector_hashes = std::move(hashes);
   return c;
+}
+
+std::optional<Checkpoint> decode_checkpoint(std::span<const unsigned char> slot,
+                                            const LldShape& shape, const MacKey& key,
+                                            std::vector<uint64_t>* sector_hashes) {
+  const size_t total = size_t{checkpoint_slot_sectors(shape)} * kLldSectorBytes;
+  if (slot.size() < total) return std::nullopt;
+  const std::optional<CheckpointRecord> r =
+      decode_checkpoint_record(slot.first(kLldSectorBytes), shape, key);
+  if (!r) return std::nullopt;
+  return decode_checkpoint_tables(*r, slot.subspan(kLldSectorBytes), shape, key, sector_hashes);
 }
 
 std::optional<PickedCheckpoint> pick_checkpoint(std::span<const unsigned char> slot0,

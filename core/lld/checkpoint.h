@@ -105,6 +105,20 @@ std::vector<unsigned char> encode_checkpoint_record(const Checkpoint& c, const L
 std::optional<Checkpoint> decode_checkpoint(std::span<const unsigned char> slot,
                                             const LldShape& shape, const MacKey& key,
                                             std::vector<uint64_t>* sector_hashes = nullptr);
+// The same in two steps, so that an open reads a slot's tables only once
+// its record has won: the record (a slot's first sector: its MAC right,
+// its fields sane), then the tables that follow it (their authenticator
+// the record's, and sane).
+struct CheckpointRecord {
+  Checkpoint checkpoint;  // without tables
+  Mac tables_mac;         // their MAC (version 2) or digest (version 3)
+};
+std::optional<CheckpointRecord> decode_checkpoint_record(std::span<const unsigned char> sector,
+                                                         const LldShape& shape, const MacKey& key);
+std::optional<Checkpoint> decode_checkpoint_tables(const CheckpointRecord& record,
+                                                   std::span<const unsigned char> tables,
+                                                   const LldShape& shape, const MacKey& key,
+                                                   std::vector<uint64_t>* sector_hashes = nullptr);
 
 struct PickedCheckpoint {
   int slot = 0;  // 0 or 1; the next checkpoint goes to the other one

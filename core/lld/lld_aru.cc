@@ -64,6 +64,7 @@ std::vector<LogEntry> LldDisk::Impl::group_entries(std::span<const GroupBlock> b
 Completion LldDisk::Impl::commit_group(std::span<const GroupBlock> blocks, SimTime start) {
   assert(!blocks.empty());
   store_->check();
+  changed_since_open_ = true;
   LldClock c{start};
   const uint64_t first_version = next_version_;
   std::vector<LogEntry> entries = group_entries(blocks);

@@ -242,7 +242,10 @@ bool ends_by(SimTime end, SimTime idle_ends) {
 }  // namespace
 
 std::optional<Completion> LldDisk::Impl::idle_step(SimTime start, SimTime idle_ends) {
-  return store_->run_own_work("idle-time cleaning", [&] { return idle_work(start, idle_ends); });
+  std::optional<Completion> step =
+      store_->run_own_work("idle-time cleaning", [&] { return idle_work(start, idle_ends); });
+  if (step) changed_since_open_ = true;
+  return step;
 }
 
 std::optional<Completion> LldDisk::Impl::idle_work(SimTime start, SimTime idle_ends) {

@@ -216,6 +216,7 @@ Completion LldDisk::Impl::write(uint64_t offset, std::span<const std::byte> data
                                 SimTime start) {
   assert(offset + data.size() <= sb_.export_bytes);  // the controller checked the range
   store_->check();
+  changed_since_open_ = true;
   LldClock c{start};
   if (data.empty()) return flush_if(fua, c);
   submit(entries_for_write(offset, data, c), fua, c);
@@ -243,6 +244,7 @@ Completion LldDisk::Impl::flush(SimTime start) {
 
 Completion LldDisk::Impl::trim(uint64_t offset, uint64_t len, bool fua, SimTime start) {
   store_->check();
+  changed_since_open_ = true;
   LldClock c{start};
   uint64_t first, end;
   whole_blocks(offset, len, block_bytes(), &first, &end);
@@ -256,6 +258,7 @@ Completion LldDisk::Impl::trim(uint64_t offset, uint64_t len, bool fua, SimTime 
 
 Completion LldDisk::Impl::zero(uint64_t offset, uint64_t len, ZeroFlags flags, SimTime start) {
   store_->check();
+  changed_since_open_ = true;
   const uint64_t bs = block_bytes();
   uint64_t first, end;
   whole_blocks(offset, len, block_bytes(), &first, &end);
@@ -297,9 +300,25 @@ void LldDisk::Impl::extents(uint64_t offset, uint64_t len, const ExtentFn& fn) {
 
 void LldDisk::Impl::close() {
   store_->check_not_stopped();  // a clean close loses nothing a deferred error was about
+  if (!changed_since_open_) return;  // the image is as the clean open found it
   LldClock c{SimTime{}};
-  if (!has_nvram()) write_pending(/*force=*/true, c);
+  // The buffer into segments and the region reset, so that the next open
+  // has nothing to replay (the drive's power-down sequence, as vld's).
+  if (has_nvram()) {
+    if (!pending_.empty() || nvram_next_seq_ != nvram_header_.first_seq) drain(c);
+  } else {
+    write_pending(/*force=*/true, c);
+  }
   write_checkpoint(/*clean=*/true, c);
+  // Until both slots hold the same tables (the second writes what the
+  // first changed, a third the usage rows of segments the second freed),
+  // so that the next open reads one slot's (load_checkpoint).
+  for (int more = 0; shape_.incremental_checkpoints() &&
+                     !cp_sectors_.stale(next_checkpoint_slot()).empty();
+       ++more) {
+    assert(more < 2);
+    write_checkpoint(/*clean=*/true, c);
+  }
 }
 
 // ---- the facade

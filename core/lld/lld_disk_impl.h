@@ -312,10 +312,18 @@ class LldDisk::Impl {
   // From the checkpoint's log head on, applying writes a request at a time
   // (a write with `continues` waits for the rest of its request).
   void roll_forward(LldClock& c);
+  // The newer checkpoint whose record and tables are whole (else the
+  // older's; nullopt if neither), and what the other slot holds stale:
+  // both records are read, the newer slot's tables, and the older's unless
+  // its record shows the same tables. Charges the reads to c.
+  std::optional<Checkpoint> load_checkpoint(LldClock& c);
+  // The slot the next checkpoint goes to (generations alternate).
+  int next_checkpoint_slot() const { return static_cast<int>((checkpoint_generation_ + 1) % 2); }
   // NVRAM records newer than the segments' versions into the buffer.
   // Throws EIO, naming the record, if damage there costs an acknowledged
-  // write (nvram_log.h, "Damage").
-  void replay_nvram_region(LldClock& c);
+  // write (nvram_log.h, "Damage"). True if the region holds no record of
+  // its epoch and its header is whole: nothing to drain or reset.
+  bool replay_nvram_region(LldClock& c);
   // Throws unless each damaged record's block has a newer version.
   void check_damaged_records(const NvramReplay& replay);
   void replay_record(NvramRecord& r);
@@ -346,6 +354,10 @@ class LldDisk::Impl {
   uint64_t next_version_ = 1;  // of the next block written or trimmed
   uint64_t checkpoint_generation_ = 0;
   bool in_group_ = false;  // the last write had `continues` set
+  // Anything changed since the open: a request or idle work wrote, or the
+  // open itself had to (a recovery). A close with nothing changed writes
+  // nothing.
+  bool changed_since_open_ = true;
 
   PendingLog pending_;     // NVRAM buffer, or the open segment's memory copy
   NvramHeader nvram_header_;

@@ -38,10 +38,15 @@ Checkpoint empty_checkpoint(const LldShape& shape) {
 
 void LldDisk::Impl::format(BackingStore& store, const Superblock& sb) {
   const LldLayout layout = layout_of(sb);
-  const std::vector<unsigned char> cp = encode_checkpoint(empty_checkpoint(layout.shape),
-                                                          layout.shape, sb.secret);
-  const LldExtent& slot = layout.checkpoint[1 % 2];  // generation 1's slot
-  store.write(sb.platter_offset + slot.first_psn * kSectorBytes, std::as_bytes(std::span(cp)));
+  // Both slots hold the empty disk (generations 1 and 2), so that the first
+  // checkpoint, to slot 1, writes only the sectors it changes.
+  Checkpoint cp = empty_checkpoint(layout.shape);
+  for (uint64_t generation : {1, 2}) {
+    cp.generation = generation;
+    const std::vector<unsigned char> bytes = encode_checkpoint(cp, layout.shape, sb.secret);
+    const LldExtent& slot = layout.checkpoint[generation % 2];
+    store.write(sb.platter_offset + slot.first_psn * kSectorBytes, std::as_bytes(std::span(bytes)));
+  }
   if (layout.nvram_records == 0) return;
   const NvramHeader h{1, 1};
   const std::vector<unsigned char> header = encode_nvram_header(h, sb.secret);
@@ -74,33 +79,60 @@ std::vector<unsigned char> LldDisk::Impl::read_sectors(uint64_t psn, uint64_t se
   return bytes;
 }
 
+std::optional<Checkpoint> LldDisk::Impl::load_checkpoint(LldClock& c) {
+  std::array<std::optional<CheckpointRecord>, 2> records;
+  std::array<SectorRun, 2> record_runs;
+  for (int i = 0; i < 2; ++i) {
+    record_runs[i] = SectorRun{layout_.checkpoint[i].first_psn, 1};
+    records[i] = decode_checkpoint_record(read_sectors(record_runs[i].first_psn, 1), shape_, key_);
+  }
+  c.add(drive_.read(record_runs, c.now));
+  recovery_.sectors_read += 2;
+  std::array<std::vector<unsigned char>, 2> tables;
+  const auto read_tables = [&](int i) -> std::span<const unsigned char> {
+    const SectorRun run{layout_.checkpoint[i].first_psn + 1, checkpoint_table_sectors(shape_)};
+    tables[i] = read_sectors(run.first_psn, run.count);
+    c.add(drive_.read(std::span(&run, 1), c.now));
+    recovery_.sectors_read += run.count;
+    return tables[i];
+  };
+  const int newer = records[1] && (!records[0] || records[1]->checkpoint.generation >
+                                                      records[0]->checkpoint.generation);
+  for (int i : {newer, 1 - newer}) {
+    if (!records[i]) continue;
+    std::vector<uint64_t> hashes;
+    std::optional<Checkpoint> cp =
+        decode_checkpoint_tables(*records[i], read_tables(i), shape_, key_, &hashes);
+    if (!cp) continue;
+    if (shape_.incremental_checkpoints()) {
+      // The next checkpoint goes to the other slot and writes only where
+      // it differs. An older record with the same digest was durable, its
+      // tables with it, before this one was written: the same bytes, not
+      // read again (close() leaves both slots so).
+      const std::optional<CheckpointRecord>& other = records[1 - i];
+      std::span<const unsigned char> other_tables;
+      if (other && other->checkpoint.generation < cp->generation &&
+          other->tables_mac == records[i]->tables_mac)
+        other_tables = tables[i];
+      else if (other && decode_checkpoint_tables(*other, read_tables(1 - i), shape_, key_))
+        other_tables = tables[1 - i];
+      cp_sectors_.loaded(i, std::move(hashes), tables[i], other_tables);
+    }
+    return cp;
+  }
+  return std::nullopt;
+}
+
 void LldDisk::Impl::recover() {
   const auto wall_start = std::chrono::steady_clock::now();
   LldClock c{SimTime{}};
   recovery_.method = has_nvram() ? "checkpoint+roll-forward+nvram" : "checkpoint+roll-forward";
-  const std::array<SectorRun, 2> slots{
-      SectorRun{layout_.checkpoint[0].first_psn, static_cast<uint32_t>(layout_.checkpoint[0].sectors)},
-      SectorRun{layout_.checkpoint[1].first_psn, static_cast<uint32_t>(layout_.checkpoint[1].sectors)}};
-  const auto slot0 = read_sectors(slots[0].first_psn, slots[0].count);
-  const auto slot1 = read_sectors(slots[1].first_psn, slots[1].count);
-  c.add(drive_.read(slots, c.now));
-  recovery_.sectors_read += slots[0].count + slots[1].count;
-  auto picked = pick_checkpoint(slot0, slot1, shape_, key_);
-  if (!picked)
+  const std::optional<Checkpoint> loaded = load_checkpoint(c);
+  if (!loaded)
     throw Error("mode=lld image: neither checkpoint slot is whole and authentic, so the image "
                 "cannot be recovered; restore it from a copy",
                 EIO);
-  const Checkpoint& cp = picked->checkpoint;
-  if (shape_.incremental_checkpoints()) {
-    const std::vector<unsigned char>& mine = picked->slot == 0 ? slot0 : slot1;
-    const std::vector<unsigned char>& other = picked->slot == 0 ? slot1 : slot0;
-    const bool other_valid = decode_checkpoint(other, shape_, key_).has_value();
-    cp_sectors_.loaded(picked->slot, std::move(picked->sector_hashes),
-                       std::span(mine).subspan(kSectorBytes),
-                       other_valid ? std::span(other).subspan(kSectorBytes)
-                                   : std::span<const unsigned char>());
-  }
-  recovery_.clean = cp.clean;
+  const Checkpoint& cp = *loaded;
   recovery_.checkpoint_generation = cp.generation;
   checkpoint_generation_ = cp.generation;
   map_ = cp.tables.map;
@@ -120,13 +152,20 @@ void LldDisk::Impl::recover() {
                     "); restore the image from a copy",
                 EIO);
   roll_forward(c);
-  replay_nvram_region(c);
-  // Writes (in memory on a read-only server's overlay): a checkpoint that
-  // bridges what roll-forward discarded, then the replayed buffer drained
-  // and the NVRAM given a new epoch, so no new record can line up behind a
-  // torn one (nvram_log.h).
-  write_checkpoint(/*clean=*/false, c);
-  if (has_nvram()) drain(c);
+  const bool nvram_empty = replay_nvram_region(c);
+  // After a clean close nothing is left to do: no write after the
+  // checkpoint, an NVRAM region without a record of its epoch. Otherwise
+  // (in memory on a read-only server's overlay): a checkpoint that bridges
+  // what roll-forward discarded, then the replayed buffer drained and the
+  // NVRAM given a new epoch, so no new record can line up behind a torn one
+  // (nvram_log.h).
+  recovery_.clean = cp.clean && recovery_.writes_rolled_forward == 0 &&
+                    recovery_.writes_discarded == 0 && nvram_empty;
+  changed_since_open_ = !recovery_.clean;
+  if (changed_since_open_) {
+    write_checkpoint(/*clean=*/false, c);
+    if (has_nvram()) drain(c);
+  }
   recovery_.simulated_ms = to_ms(c.now - SimTime{});
   recovery_.wall_ms = std::chrono::duration<double, std::milli>(
                           std::chrono::steady_clock::now() - wall_start)
@@ -232,8 +271,8 @@ void LldDisk::Impl::roll_forward(LldClock& c) {
   next_seq_ = seq;
 }
 
-void LldDisk::Impl::replay_nvram_region(LldClock& c) {
-  if (!has_nvram()) return;
+bool LldDisk::Impl::replay_nvram_region(LldClock& c) {
+  if (!has_nvram()) return true;
   const std::vector<unsigned char> region = read_sectors(layout_.nvram.first_psn, layout_.nvram.sectors);
   (void)c;  // the NVRAM is memory in the paper: reading it costs no drive time
   auto replay = replay_nvram(std::span(region).first(layout_.nvram_bytes), key_, shape_);
@@ -254,7 +293,10 @@ void LldDisk::Impl::replay_nvram_region(LldClock& c) {
     note_damage(fmt::format("the newest NVRAM header slot (epoch {}) fails its MAC check; "
                             "rebuilt from its records",
                             replay->header.epoch));
+  const bool empty = replay->records.empty() && replay->damaged.empty() &&
+                     replay->dropped == 0 && !replay->header_rebuilt;
   for (NvramRecord& r : replay->records) replay_record(r);
+  return empty;
 }
 
 void LldDisk::Impl::check_damaged_records(const NvramReplay& replay) {

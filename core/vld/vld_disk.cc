@@ -133,12 +133,21 @@ void VldDisk::install(RecoveredState& st) {
     if (st.nodes[p].seq > checkpointed) note_scattered_piece(p);
   checkpoint_seq_ = checkpointed;
   choose_reserve();
-  // Invalidate the clean record by a newer one before serving. After a
-  // crash it also takes in what recovery accepted from the window: nothing
-  // is written before it, so a crash until it is durable recovers the same.
+  if (record_.clean && st.report.groups_accepted == 0) {
+    window_ = window_at(drive_.head().cylinder);  // the "open" record waits (leave_clean)
+    window_free_at_open_ = window_free_sectors();
+    return;
+  }
+  // After a crash a record takes in what recovery accepted from the window
+  // before serving: nothing is written before it, so a crash until it is
+  // durable recovers the same.
   ServiceClock clock{kSimEpoch, {}, true, 0, 0};
   write_record(false, clock, window_at(drive_.head().cylinder), "open");
   st.report.simulated_ms += to_ms(clock.now - kSimEpoch);
+}
+
+void VldDisk::leave_clean(ServiceClock& clock) {
+  if (record_.clean) write_record(false, clock, std::nullopt, "open");
 }
 
 bool VldDisk::install_tree(RecoveredState& st) {
@@ -470,6 +479,7 @@ void VldDisk::release_data(const MapEntry& e) {
 bool VldDisk::apply(std::vector<Update>& updates, std::span<const uint32_t> rewrite_pieces,
                     bool fua, ServiceClock& clock, PlaceMode mode, bool checkpoint) {
   const bool move = mode != PlaceMode::kEager;  // a compaction move or a repack
+  leave_clean(clock);
   std::optional<Placement> placed = place_group(updates, rewrite_pieces, clock, mode);
   if (!placed) return false;  // only a move gives up
   const std::vector<PlannedNode>& group = placed->group;
@@ -982,6 +992,7 @@ void VldDisk::extents(uint64_t offset, uint64_t len, const ExtentFn& fn) {
 // down in one sweep (so the next open reads it at media speed instead of a
 // seek per map sector), then the tail in a clean record.
 void VldDisk::close() {
+  if (record_.clean) return;  // nothing written since the clean open
   ServiceClock clock{kSimEpoch, {}, true, 0, 0};
   checkpoint(clock, /*retire_old=*/true);
   write_record(true, clock, window_, "clean close");

@@ -395,6 +395,12 @@ class VldDisk final : public Disk {
   // why: what called for the record, for the log trace.
   void write_record(bool clean, ServiceClock& clock, std::optional<CylinderWindow> next_window,
                     const char* why);
+  // A clean record says the platters hold nothing since it, so recovery
+  // trusts it whole. After a clean open it stays the newest until the first
+  // group is written, which first writes an "open" record over it: a
+  // read-only session leaves the image as it found it.
+  // REQUIRES: called before a group's first store write.
+  void leave_clean(ServiceClock& clock);
   void sync(ServiceClock& clock);
   // Unmapped, and the map piece saying so is on stable storage (or the
   // piece was never written): no crash can bring a mapping back.

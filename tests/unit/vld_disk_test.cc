@@ -359,16 +359,20 @@ TEST(VldDisk, SingleBlockWriteWritesOneDataBlockAndOneMapSector) {
   r.store->tap = false;
   EXPECT_EQ(r.disk->vld_stats().data_blocks_written, 1u);
   EXPECT_EQ(r.disk->vld_stats().map_sectors_written, 1u);
-  EXPECT_EQ(r.disk->vld_stats().records_written, 1u);  // the one written at open
-  // The drive transferred 8 + 1 sectors.
+  // The first write since the clean open wrote the "open" record first.
+  EXPECT_EQ(r.disk->vld_stats().records_written, 1u);
+  // The drive transferred the record, then 8 + 1 sectors.
   const double sector_ns = r.sb.geometry.sector_time_ns();
-  EXPECT_NEAR(static_cast<double>(c.service.transfer.count()), 9 * sector_ns, 2.0);
-  uint64_t bytes = 0;
+  EXPECT_NEAR(static_cast<double>(c.service.transfer.count()), 10 * sector_ns, 3.0);
+  uint64_t bytes = 0, record_bytes = 0;
   for (const auto& op : r.store->ops) {
     if (op.kind != 'w') continue;
-    EXPECT_GE(op.offset, r.sb.platter_offset + VldLayout::kRecordSlots * kSectorBytes);
-    bytes += op.len;
+    if (op.offset < r.sb.platter_offset + VldLayout::kRecordSlots * kSectorBytes)
+      record_bytes += op.len;
+    else
+      bytes += op.len;
   }
+  EXPECT_EQ(record_bytes, kSectorBytes);
   EXPECT_EQ(bytes, kBlock + kSectorBytes);
   // The map entry points at the data, and the map sector is a valid one for
   // piece 0 with bit 7 in `changed`.
@@ -414,35 +418,42 @@ TEST(VldDisk, ReportCountsFreeSectorsNoBlockCanUse) {
 }
 
 // The simulated time of the first two writes on a fresh 2-cylinder st19101
-// disk, by hand. The head is on the system track (cylinder 0, head 0), which
-// holds only log records. Write 1 starts at 0: 100 us overhead, then a head
-// switch to the nearest empty track (head 1; the one-cylinder seek costs the
-// same 0.5 ms and is not preferred), landing at 600 us = slot 25.6, so the
-// data starts at slot 26 (609.375 us, 9.375 us of rotation), which is sector
-// 26 - 22 (track skew) = 4 of track 1; 8 + 1 sectors follow back to back.
-// Write 2 starts when write 1 ends: 100 us later the head is at slot 39.27
-// of the same track, and the free run starting at slot 40 (sector 18) is
-// 17.187 us away.
+// disk, by hand (a revolution is 6 ms: 256 slots of 23.4375 us). The head
+// is on the system track (cylinder 0, head 0), which holds only log
+// records. Write 1 starts at 0 with 100 us of overhead; as the first write
+// since a clean open it writes the "open" record first, in slot 0 of the
+// system track (generation 2): 5.9 ms of rotation to slot 256, one sector,
+// ending at 6,023.438 us. Then a head switch to the nearest empty track
+// (head 1; the one-cylinder seek costs the same 0.5 ms and is not
+// preferred), landing at slot 22.33 of the revolution, so the data starts
+// at slot 23 (15.625 us of rotation), which is sector 23 - 22 (track skew)
+// = 1 of track 1; 8 + 1 sectors follow back to back. Write 2 starts when
+// write 1 ends: 100 us later the head is at slot 36.27 of the same track,
+// and the free run starting at slot 37 (sector 15) is 17.19 us away.
 TEST(VldDisk, FirstWritesCostWhatTheGeometrySays) {
   Rig r(2 << 20);
   ASSERT_EQ(r.sb.simulated_cylinders, 2u);
   ASSERT_EQ(r.sb.geometry.track_skew_sectors, 22u);
-  const int64_t xfer = 187'500 + 23'438;  // ceil(8 x 23437.5) + ceil(23437.5)
+  const int64_t sector = 23'438;                  // ceil(23437.5)
+  const int64_t xfer = 187'500 + sector;          // ceil(8 x 23437.5) + ceil(23437.5)
+  const int64_t record_end = 6'000'000 + sector;  // the open record, from slot 256
   Completion c1 = r.write(7 * kBlock, pattern(kBlock, 1));
   EXPECT_EQ(c1.service.overhead.count(), 100'000);
   EXPECT_EQ(c1.service.head_switch.count(), 500'000);
   EXPECT_EQ(c1.service.seek.count(), 0);
-  EXPECT_EQ(c1.service.rotation.count(), 9'375);
-  EXPECT_EQ(c1.service.transfer.count(), xfer);
-  EXPECT_EQ((c1.end - kSimEpoch).count(), 100'000 + 500'000 + 9'375 + xfer);
-  EXPECT_EQ(r.disk->map()[7].psn(), 256u + 4);
+  EXPECT_EQ(c1.service.rotation.count(), 5'900'000 + 15'625);
+  EXPECT_EQ(c1.service.transfer.count(), sector + xfer);
+  EXPECT_EQ((c1.end - kSimEpoch).count(), record_end + 500'000 + 15'625 + xfer);
+  EXPECT_EQ(r.disk->vld_stats().records_written, 1u);
+  EXPECT_EQ(r.disk->map()[7].psn(), 256u + 1);
   Completion c2 = r.write(8 * kBlock, pattern(kBlock, 2));
   const int64_t start2 = (c1.end - kSimEpoch).count();
-  ASSERT_EQ(start2, 820'313);
+  ASSERT_EQ(start2, 6'750'001);
   EXPECT_EQ(c2.service.head_switch.count(), 0);
-  EXPECT_EQ(c2.service.rotation.count(), 937'500 - (start2 + 100'000));
+  EXPECT_EQ(c2.service.rotation.count(), 6'867'188 - (start2 + 100'000));
   EXPECT_EQ(c2.service.transfer.count(), xfer);
-  EXPECT_EQ(r.disk->map()[8].psn(), 256u + 18);
+  EXPECT_EQ(r.disk->map()[8].psn(), 256u + 15);
+  EXPECT_EQ(r.disk->vld_stats().records_written, 1u);
   EXPECT_EQ(r.disk->check_consistency(), "");
 }
 
