@@ -19,11 +19,9 @@ def row(run_dir, size, rounds):
     writes = sum(s["requests"]["write"] for s in sessions)
     lld = [s["lld"] for s in sessions]
     per_k = 1000 / writes
-    table_sectors = sessions[0]["lld"].get("checkpoint_table_sectors")
     return {"size": size, "writes": writes, "checkpoints": sum(x["checkpoints"] for x in lld),
             "checkpoint_sectors_per_1000_writes": per_k * sum(x["checkpoint_sectors_written"] for x in lld),
-            "checkpoint_ms_per_1000_writes": per_k * sum(x["checkpoint_ms"] for x in lld),
-            "table_sectors": table_sectors}
+            "checkpoint_ms_per_1000_writes": per_k * sum(x["checkpoint_ms"] for x in lld)}
 
 
 def main(argv=None):
