@@ -151,7 +151,9 @@ TEST(LldAtomicWrites, AWriteTheFreeSegmentsCannotTakeIsRefusedWhole) {
     const Shape tight{"64-sector 256K spare=0", DiskMode::kLld, 256 << 10, 0, 32 << 10, nvram,
                       16};
     AgedDisk d(tight, 3);
-    if (nvram == 0) EXPECT_EQ(d.disk().max_atomic_write_bytes(), kBlock);
+    if (nvram == 0) {
+      EXPECT_EQ(d.disk().max_atomic_write_bytes(), kBlock);
+    }
     ASSERT_EQ(d.refused(), 0u);
     try {
       d.write(512, tight.export_bytes / 2);

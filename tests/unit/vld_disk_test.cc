@@ -480,7 +480,9 @@ TEST(VldDisk, OneKiBWriteReadsTheRestOfA4KiBBlockAndNothingOnA1KiBDisk) {
     EXPECT_EQ(after.map_sectors_written - before.map_sectors_written, 1u);
     EXPECT_NEAR(static_cast<double>(c.service.transfer.count()),
                 static_cast<double>(read_sectors + written) * sector_ns, 3.0);
-    if (block == 4096) EXPECT_GT(c.service.rotation.count(), 0);  // waiting for the old copy
+    if (block == 4096) {
+      EXPECT_GT(c.service.rotation.count(), 0);  // waiting for the old copy
+    }
     r.expect_reads_shadow(0, 4 * kBlock);
     EXPECT_EQ(r.disk->check_consistency(), "");
   }
