@@ -196,7 +196,9 @@ TEST(Superblock, LldRoundTripsAsVersionThreeAndTwo) {
   const unsigned char* p = b.data();
   EXPECT_EQ(le32(p + 8), 2u);
   for (int i = 0; i < 4088; ++i) {
-    if (i < 8 || i >= 12) ASSERT_EQ(p[i], b3[i]) << "byte " << i;
+    if (i < 8 || i >= 12) {
+      ASSERT_EQ(p[i], b3[i]) << "byte " << i;
+    }
   }
   EXPECT_EQ(le32(p + 12), 3u);  // lld
   EXPECT_EQ(le64(p + 184), 0x0102030405060708ull);
