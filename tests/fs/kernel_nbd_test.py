@@ -20,13 +20,18 @@ and asserts, from each boot's statistics file:
             vld      backing_syncs == write_fua + flush + 2 * R
           where R is the log records written while serving requests (window
           moves; each syncs before and after itself), i.e.
-          vld.log_records_written minus the one written at open and the one
-          written at the clean close (neither is a request, so neither is in
-          backing_syncs; core/vld/vld_disk.cc write_record, disk_controller.cc).
+          vld.log_records_written minus the one written at the clean close
+          (not a request, so not in backing_syncs; core/vld/vld_disk.cc
+          write_record, disk_controller.cc); the "open" record is written
+          before the first write, so it is. mode=lld: a range, between one
+          sync per durable request and that plus 2 per NVRAM drain and
+          checkpoint (the stats do not say which of those the close made).
           (Trims and zeroes with FUA would also sync; the kernel sends none,
           and the relation would fail loudly if it did.)
   boot 2  verify ok; requests.errors == 0, requests.write == 0 (a read-only
-          mount and e2fsck -n write nothing), the same backing_syncs relation;
+          mount and e2fsck -n write nothing), the same backing_syncs relation,
+          and the session wrote no log record (vld), no checkpoint and no
+          drain (lld);
           vld and lld: recovery.clean is true (boot 1's power-down was
           clean), and vld's method is clean-walk; and the image kept its
           mode.
@@ -204,25 +209,42 @@ def stat_mode(mode):
 
 
 def syncs_relation(mode, st):
-    """(expected backing_syncs, how it is made up) for a boot's final stats."""
+    """(least, most expected backing_syncs, how they are made up) for a boot's
+    final stats. The clean close's own syncs are not a request's, so not in
+    backing_syncs; mode=lld's stats do not say which of its drains and
+    checkpoints the close made, so for it the relation is a range."""
     r = st["requests"]
     if mode == "inplace":
-        return r["write_fua"] + r["flush"], "write_fua %d + flush %d" % (r["write_fua"], r["flush"])
+        n = r["write_fua"] + r["flush"]
+        return n, n, "write_fua %d + flush %d" % (r["write_fua"], r["flush"])
     if mode.startswith("lld"):
         lld = st["lld"]
-        served = lld["checkpoints"] - 1  # minus the clean close's
+        own = 2 * lld["nvram_drains"] + 2 * lld["checkpoints"]
         if mode == "lld":
-            return (r["write"] + r["trim"] + r["zero"] + 2 * lld["nvram_drains"] + 2 * served,
-                    "write %d + trim %d + zero %d + 2 x %d NVRAM drains + 2 x %d checkpoints "
-                    "during requests" % (r["write"], r["trim"], r["zero"], lld["nvram_drains"],
-                                         served))
-        return (r["write_fua"] + r["flush"] + 2 * served,
-                "write_fua %d + flush %d + 2 x %d checkpoints during requests"
-                % (r["write_fua"], r["flush"], served))
-    records = st["vld"]["log_records_written"] - 2  # minus the open's and the close's
-    return (r["write_fua"] + r["flush"] + 2 * records,
-            "write_fua %d + flush %d + 2 x %d records during requests"
-            % (r["write_fua"], r["flush"], records))
+            n = r["write"] + r["trim"] + r["zero"]
+            return (n, n + own,
+                    "write %d + trim %d + zero %d (+ up to 2 x %d NVRAM drains + 2 x %d checkpoints)"
+                    % (r["write"], r["trim"], r["zero"], lld["nvram_drains"], lld["checkpoints"]))
+        n = r["write_fua"] + r["flush"]
+        return (n, n + own, "write_fua %d + flush %d (+ up to 2 x %d checkpoints)"
+                % (r["write_fua"], r["flush"], lld["checkpoints"]))
+    # The "open" record (written before the first write) and records during
+    # requests are in backing_syncs; the clean close's is not, and a session
+    # that wrote nothing writes neither.
+    records = max(st["vld"]["log_records_written"] - 1, 0)
+    n = r["write_fua"] + r["flush"] + 2 * records
+    return n, n, ("write_fua %d + flush %d + 2 x %d records during requests"
+                  % (r["write_fua"], r["flush"], records))
+
+
+def check_syncs(mode, boot, st, what):
+    least, most, parts = syncs_relation(mode, st)
+    if least == most:
+        check(st["backing_syncs"] == least, "%s boot %d: %sbacking_syncs %d == %s = %d"
+              % (mode, boot, what, st["backing_syncs"], parts, least))
+    else:
+        check(least <= st["backing_syncs"] <= most, "%s boot %d: %s%d <= backing_syncs %d <= %d: %s"
+              % (mode, boot, what, least, st["backing_syncs"], most, parts))
 
 
 def run_mode(tmp, mode):
@@ -260,12 +282,10 @@ def run_mode(tmp, mode):
     # The job writes 33 files, 5336 KiB, on top of mkfs.
     check(st["bytes_written"] >= 5336 * 1024, "%s boot 1: bytes_written %d >= the files' 5336 KiB"
           % (mode, st["bytes_written"]))
-    want, parts = syncs_relation(mode, st)
     if mode == "vld":
         check(st["vld"]["log_records_written"] >= 2,
               "vld boot 1: log_records_written %d >= 2 (open and close)" % st["vld"]["log_records_written"])
-    check(st["backing_syncs"] == want, "%s boot 1: FUA honoured: backing_syncs %d == %s = %d"
-          % (mode, st["backing_syncs"], parts, want))
+    check_syncs(mode, 1, st, "FUA honoured: ")
 
     # Boot 2: verify on the same image, served afresh.
     stats2 = os.path.join(tmp, mode + ".boot2.json")
@@ -282,9 +302,15 @@ def run_mode(tmp, mode):
     check(r2["errors"] == 0, "%s boot 2: requests.errors == 0 (got %d)" % (mode, r2["errors"]))
     check(r2["read"] > 0, "%s boot 2: the guest read the disk (read %d > 0)" % (mode, r2["read"]))
     check(r2["write"] == 0, "%s boot 2: a read-only verify writes nothing (write %d == 0)" % (mode, r2["write"]))
-    want2, parts2 = syncs_relation(mode, st2)
-    check(st2["backing_syncs"] == want2, "%s boot 2: backing_syncs %d == %s = %d"
-          % (mode, st2["backing_syncs"], parts2, want2))
+    check_syncs(mode, 2, st2, "")
+    # A session that only reads leaves the image as the clean stop left it.
+    if mode == "vld":
+        check(st2["vld"]["log_records_written"] == 0, "vld boot 2: a read-only session writes no "
+              "log record (got %d)" % st2["vld"]["log_records_written"])
+    elif mode.startswith("lld"):
+        check(st2["lld"]["checkpoints"] == 0 and st2["lld"]["nvram_drains"] == 0,
+              "%s boot 2: a read-only session writes no checkpoint and drains nothing (got %d, %d)"
+              % (mode, st2["lld"]["checkpoints"], st2["lld"]["nvram_drains"]))
     rec = st2["recovery"]
     if mode != "inplace":  # inplace cannot tell a clean power-down: clean is null
         check(rec["clean"] is True, "%s boot 2: recovery.clean is true (got %r)"
