@@ -141,6 +141,41 @@ TEST(LldAtomicWrites, WritesOfTheBoundOnAFullAgedDiskAreNeverRefused) {
   }
 }
 
+// A drain writes the NVRAM's blocks into segments on a disk whose every
+// block is live: the blocks it writes replace older copies, so what it
+// needs is what the cleaner can always free (the spare and lld_min_segments'
+// reserve), and an acknowledged write never meets ENOSPC later. Disks with
+// no spare and with little, an NVRAM of two segments to a few hundred
+// records, and writes of one to eight blocks until the NVRAM has drained
+// many times: no request is refused or fails, and every block reads back.
+TEST(LldAtomicWrites, DrainsOnAFullDiskNeverFail) {
+  const std::vector<Shape> shapes = {
+      {"64-sector 256K spare=0 nvram=16K", DiskMode::kLld, 256 << 10, 0, 32 << 10, 16 << 10, 16},
+      {"64-sector 256K spare=0 nvram=64K", DiskMode::kLld, 256 << 10, 0, 32 << 10, 64 << 10, 16},
+      {"64-sector 1M spare=3 nvram=64K", DiskMode::kLld, 1 << 20, 3, 32 << 10, 64 << 10, 24},
+      {"st19101 64M spare=1 nvram=1M", DiskMode::kLld, 64 << 20, 1, 512 << 10, 1 << 20},
+  };
+  for (const Shape& s : shapes) {
+    for (uint64_t seed : {1, 2, 3}) {
+      AgedDisk d(s, seed);
+      const uint64_t drains_before = d.lld().nvram_drains;
+      const uint64_t blocks = s.export_bytes / kBlock;
+      std::mt19937_64 rng(seed);
+      for (uint64_t i = 0; i < std::min<uint64_t>(3 * blocks, 3000); ++i) {
+        const uint64_t n = 1 + rng() % 8;
+        ASSERT_NO_THROW(d.write(rng() % (blocks - n + 1) * kBlock, n * kBlock))
+            << s.name << " seed " << seed << " write " << i;
+      }
+      d.flush();
+      EXPECT_GT(d.lld().nvram_drains - drains_before, 5u) << s.name << ": precondition: drains";
+      EXPECT_EQ(d.refused(), 0u) << s.name;
+      EXPECT_EQ(d.check_model(), "") << s.name;
+      EXPECT_EQ(d.check_reopened(), "") << s.name;
+      EXPECT_EQ(d.disk().check_consistency(), "") << s.name;
+    }
+  }
+}
+
 // The crash harness's tightest lld disks (a 64-block export on 14
 // segments of 7 blocks, without NVRAM and with 15 records): the bound is one
 // block without NVRAM, and a write of half the export, which cannot fit
