@@ -10,8 +10,8 @@
 // Disk is clause 2: when write() with fua, or flush(), returns, that write
 // (for flush: every write that returned before it) is on stable storage.
 //
-// Thread-safety: not thread-safe. DiskController serialises requests, as the
-// one actuator of a real drive does.
+// Thread-safety: not thread-safe, but for sync_through(). DiskController
+// serialises requests, as the one actuator of a real drive does.
 #ifndef VLD_CORE_DISK_H_
 #define VLD_CORE_DISK_H_
 
@@ -39,6 +39,10 @@ struct Completion {
   uint64_t physical_blocks_written = 0;
   uint64_t physical_blocks_read = 0;
   uint32_t syncs = 0;  // backing-store syncs (fdatasync) this request made
+  // Group commit (set_group_commit): nonzero if the request's data is
+  // written but not yet durable; it is acknowledged only once
+  // sync_through(sync_ticket) has returned.
+  uint64_t sync_ticket = 0;
 };
 
 struct ZeroFlags {
@@ -202,7 +206,23 @@ class Disk {
   uint64_t physical_blocks() const { return superblock().physical_blocks(); }
 
   // Clean shutdown (the drive's power-down sequence): everything durable.
+  // REQUIRES: no sync_through() running.
   virtual void close() = 0;
+
+  // Group commit (core/store/group_commit.h): with it on, a request whose
+  // last step is the backing store's sync may leave that step to its
+  // caller, returning a Completion with a sync_ticket, so that requests in
+  // flight share one sync. Only mode=lld's NVRAM appends do; a Disk that
+  // never defers ignores it. Clause 2 holds for the caller: a request is
+  // acknowledged after sync_through(its ticket) returns.
+  virtual void set_group_commit(bool /*on*/) {}
+  // Returns once the ticket's writes are durable; the syncs it made. May
+  // be called without the lock that serialises requests, concurrently with
+  // them (only this; thread-safe). Throws the failed sync's Error.
+  virtual uint32_t sync_through(uint64_t /*ticket*/) { return 0; }
+  // Under the requests' lock, after sync_through threw: the disk stops
+  // (FailStopStore::note_failed_sync), once for the failed sync.
+  virtual void group_sync_failed() {}
 
   // Mode-specific statistics for the stats file (no sections by default).
   virtual ModeReport mode_report() const { return {}; }

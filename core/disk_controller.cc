@@ -135,6 +135,7 @@ void DiskController::make_writable(const DiskFactory& open_writable,
     throw;  // the writable open's error, which is what the client asked for
   }
   read_only_ = false;
+  disk_->set_group_commit(group_commit_);
 }
 
 void DiskController::check_after_request() const {
@@ -206,7 +207,40 @@ RequestTiming DiskController::serve(Kind kind, bool fua, uint64_t bytes,
     s.aru.commit_latency.add((c.end - start).count());
   }
   if (kind == Kind::kPlace) s.aru.blocks_placed += bytes / sb_.block_bytes;
+  if (c.sync_ticket) finish_group_commit(lock, c.sync_ticket);
   return t;
+}
+
+void DiskController::finish_group_commit(std::unique_lock<std::mutex>& lock, uint64_t ticket) {
+  // The drive has moved on (busy_until_ is this request's end); only the
+  // backing file's sync is left, and requests served meanwhile share it.
+  Disk* disk = disk_.get();
+  ++syncing_requests_;
+  turn_cv_.notify_all();  // queued commands: the drive is free
+  lock.unlock();
+  uint32_t syncs = 0;
+  std::optional<Error> failed;
+  try {
+    syncs = disk->sync_through(ticket);
+  } catch (const Error& e) {
+    failed = e;
+  }
+  lock.lock();
+  if (--syncing_requests_ == 0) turn_cv_.notify_all();
+  stats_.backing_syncs += syncs;
+  if (interval_) interval_->backing_syncs += syncs;
+  if (!failed) return;
+  // The request was counted as served; it failed after all.
+  ++stats_.requests.errors;
+  if (interval_) ++interval_->requests.errors;
+  disk->group_sync_failed();  // the disk stops (clause 7)
+  throw *failed;
+}
+
+void DiskController::set_group_commit(bool on) {
+  std::lock_guard lock(mu_);
+  group_commit_ = on;
+  if (disk_) disk_->set_group_commit(on);
 }
 
 void DiskController::account(Activity& a, std::optional<Kind> kind, uint64_t bytes, bool fua,
@@ -479,10 +513,11 @@ double DiskController::utilization_locked() const {
 }
 
 void DiskController::close() {
-  std::lock_guard lock(mu_);
+  std::unique_lock lock(mu_);
   if (closed_) return;
   closed_ = true;
   turn_cv_.notify_all();  // queued requests fail now
+  turn_cv_.wait(lock, [&] { return syncing_requests_ == 0; });
   if (!read_only_) disk_->close();  // a read-only disk writes nothing, not even at close
 }
 

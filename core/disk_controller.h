@@ -111,6 +111,13 @@ class DiskController {
   // The policy in force: kFifo unless set_scheduler gave another and a clock.
   SchedPolicy sched_policy() const;
 
+  // Group commit (Disk::set_group_commit): a request whose last step is a
+  // sync of the backing file waits for it after releasing the lock, so the
+  // drive serves the next request meanwhile and requests in flight share
+  // one sync; it is acknowledged (returns) only once its data is durable.
+  // Told to every disk installed from now on. The plugin turns it on.
+  void set_group_commit(bool on);
+
   bool read_only() const;
   // The first writable connection: the read-only disk is closed (dropping
   // its shared lock) and open_writable() opens the image for writing, with
@@ -234,6 +241,10 @@ class DiskController {
   // With VLD_CHECK_EACH_REQUEST: aborts, naming it, if the disk's state
   // disagrees with itself (Disk::check_consistency). REQUIRES: mu_ held.
   void check_after_request() const;
+  // After a request's service (its accounting done): waits, without mu_,
+  // for the sync its ticket needs (Disk::sync_through); throws its error.
+  // REQUIRES: lock holds mu_ (and holds it again on return or throw).
+  void finish_group_commit(std::unique_lock<std::mutex>& lock, uint64_t ticket);
   // Counts a served request (or, kind nullopt, an idle step) in `a`.
   void account(Activity& a, std::optional<Kind> kind, uint64_t bytes, bool fua,
                const Completion& c, SimTime start) const;
@@ -277,6 +288,10 @@ class DiskController {
   bool went_idle_ = false;
   bool busy_with_idle_step_ = false;  // busy_until_ is the end of an idle step
   bool closed_ = false;
+  bool group_commit_ = false;
+  // Requests in finish_group_commit, outside mu_ but using disk_: close()
+  // waits for none (turn_cv_ is notified when it drops to 0).
+  uint32_t syncing_requests_ = 0;
 
   // Command queueing; set once before requests, then read under mu_.
   SchedPolicy policy_ = SchedPolicy::kFifo;
@@ -285,7 +300,7 @@ class DiskController {
   std::vector<Queued> queue_;       // in arrival at the lock order
   std::optional<uint64_t> chosen_;  // the queued command the drive serves next
   uint64_t next_id_ = 1;
-  std::condition_variable turn_cv_;  // with mu_: the drive freed, a choice, close
+  std::condition_variable turn_cv_;  // with mu_: the drive freed, a choice, close, a sync
 };
 
 }  // namespace vld

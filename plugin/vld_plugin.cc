@@ -366,6 +366,8 @@ int vld_get_ready() {
       g_controller =
           std::make_unique<DiskController>(make_disk(std::move(store), sb, g_options.disk));
     }
+    // NVRAM appends of requests in flight share a sync (mode=lld).
+    g_controller->set_group_commit(true);
     report_recovered_damage();
   });
 }

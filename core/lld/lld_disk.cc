@@ -358,6 +358,9 @@ std::optional<Completion> LldDisk::idle_step(SimTime start, SimTime idle_ends) {
 uint64_t LldDisk::live_blocks() const { return impl_->live_blocks(); }
 uint64_t LldDisk::max_atomic_write_bytes() const { return impl_->atomic_write_bytes(); }
 void LldDisk::close() { impl_->close(); }
+void LldDisk::set_group_commit(bool on) { impl_->set_group_commit(on); }
+uint32_t LldDisk::sync_through(uint64_t ticket) { return impl_->sync_through(ticket); }
+void LldDisk::group_sync_failed() { impl_->group_sync_failed(); }
 LldReport LldDisk::report() const { return impl_->report(); }
 ModeReport LldDisk::mode_report() const {
   ModeReport r;

@@ -93,6 +93,9 @@ class LldDisk final : public Disk {
   std::optional<Completion> idle_step(SimTime start, SimTime idle_ends) override;
   uint64_t live_blocks() const override;
   void close() override;
+  void set_group_commit(bool on) override;
+  uint32_t sync_through(uint64_t ticket) override;
+  void group_sync_failed() override;
   ModeReport mode_report() const override;
   std::string check_consistency() const override;
 

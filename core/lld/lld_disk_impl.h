@@ -8,6 +8,8 @@
 //   lld_aru.cc         atomic recovery units: commit_group
 //
 // Thread-safety: not thread-safe (see Disk); DiskController serialises.
+// sync_through() alone runs beside requests: it touches only
+// nvram_commit_ (thread-safe) and store_->sync_file().
 #ifndef VLD_CORE_LLD_LLD_DISK_IMPL_H_
 #define VLD_CORE_LLD_LLD_DISK_IMPL_H_
 
@@ -28,6 +30,7 @@
 #include "core/lld/segment_summary.h"
 #include "core/lld/segment_usage.h"
 #include "core/store/backing_store.h"
+#include "core/store/group_commit.h"
 
 namespace vld {
 
@@ -48,6 +51,7 @@ struct LldClock {
   uint64_t blocks_written = 0;  // physical data blocks
   uint64_t blocks_read = 0;
   uint32_t syncs = 0;
+  uint64_t sync_ticket = 0;  // group commit: the NVRAM seq to make durable (Completion)
 
   void add(const Access& a) {
     breakdown += a.breakdown;
@@ -58,7 +62,9 @@ struct LldClock {
     breakdown.transfer += d;
     now += d;
   }
-  Completion done() const { return {now, breakdown, blocks_written, blocks_read, syncs}; }
+  Completion done() const {
+    return {now, breakdown, blocks_written, blocks_read, syncs, sync_ticket};
+  }
 };
 
 class LldDisk::Impl {
@@ -88,6 +94,11 @@ class LldDisk::Impl {
   uint64_t atomic_write_blocks() const;
   uint64_t atomic_write_bytes() const;
   void close();
+  // Group commit of NVRAM appends (Disk::set_group_commit); format_version
+  // 3 only: a version 2 record cannot say how far the region was synced.
+  void set_group_commit(bool on) { group_commit_ = on && shape_.nvram_header_sector(); }
+  uint32_t sync_through(uint64_t ticket);  // thread-safe (group_commit.h)
+  void group_sync_failed();
   LldReport report() const;
   std::string check_consistency() const;
   const LldLayout& layout() const { return layout_; }
@@ -364,6 +375,10 @@ class LldDisk::Impl {
   uint64_t nvram_next_seq_ = 1;
   // An append or a reset failed: drain and reset before the next append.
   bool nvram_reset_due_ = false;
+  // Appends leave their sync to the request's caller (sync_through).
+  bool group_commit_ = false;
+  // Which NVRAM seqs are written and which durable; thread-safe itself.
+  GroupCommit nvram_commit_;
 
   // Idle-time cleaning spread over idle steps (lld_cleaner.cc): the
   // victim's live blocks read a run at a time and written at the log head,

@@ -242,6 +242,7 @@ void LldDisk::Impl::apply_write(const PlannedWrite& w, LldClock& c) {
 void LldDisk::Impl::sync(LldClock& c) {
   store_->sync();
   ++c.syncs;
+  nvram_commit_.synced_all();  // whatever appends group commit left are durable too
 }
 
 void LldDisk::Impl::write_checkpoint(bool clean, LldClock& c) {

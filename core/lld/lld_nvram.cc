@@ -29,9 +29,11 @@ void LldDisk::Impl::nvram_append(const std::vector<LogEntry>& entries, LldClock&
   blocks.reserve(entries.size());
   for (const LogEntry& e : entries)
     blocks.push_back(NvramBlock{e.logical_block, e.version, e.data, e.trim_blocks});
-  // Every earlier append was synced before this one (sync below).
+  // How far the region is durable: every earlier append, unless group
+  // commit leaves some of them to a sync still to come.
+  const uint64_t durable_seq = group_commit_ ? nvram_commit_.synced() : nvram_next_seq_ - 1;
   const std::vector<unsigned char> bytes = encode_nvram_request(
-      nvram_header_, nvram_next_seq_, blocks, nvram_next_seq_ - 1, shape_, key_);
+      nvram_header_, nvram_next_seq_, blocks, durable_seq, shape_, key_);
   const uint64_t at = nvram_record_offset(nvram_header_, nvram_next_seq_, shape_);
   try {
     store_->write(nvram_region_offset() + at, std::as_bytes(std::span(bytes)));
@@ -39,12 +41,26 @@ void LldDisk::Impl::nvram_append(const std::vector<LogEntry>& entries, LldClock&
     void_nvram_request(at, c);
     throw;
   }
-  sync(c);  // acknowledged only once it is on stable storage
   nvram_next_seq_ += entries.size();
+  nvram_commit_.wrote(nvram_next_seq_ - 1);
+  // Acknowledged only once it is on stable storage: synced now, or by the
+  // caller's sync_through, shared with the appends made meanwhile.
+  if (group_commit_)
+    c.sync_ticket = nvram_next_seq_ - 1;
+  else
+    sync(c);
   stats_.nvram_records_written += entries.size();
   const SimDuration cost = nvram_cost(entries.size());
   c.spend(cost);
   stats_.nvram_time += cost;
+}
+
+uint32_t LldDisk::Impl::sync_through(uint64_t ticket) {
+  return nvram_commit_.sync_through(ticket, [this] { store_->sync_file(); });
+}
+
+void LldDisk::Impl::group_sync_failed() {
+  if (std::optional<Error> e = nvram_commit_.take_failure()) (void)store_->note_failed_sync(*e);
 }
 
 void LldDisk::Impl::void_nvram_request(uint64_t at, LldClock& c) {

@@ -71,6 +71,8 @@ LldDisk::Impl::Impl(std::unique_ptr<BackingStore> store, const Superblock& sb, L
   assert(options_.partial_percent >= 1 && options_.partial_percent <= 100);
   drive_.set_track_buffer(track_buffer);
   recover();
+  nvram_commit_.wrote(nvram_next_seq_ - 1);  // recovered, or synced by recovery's drain
+  nvram_commit_.synced_all();
 }
 
 std::vector<unsigned char> LldDisk::Impl::read_sectors(uint64_t psn, uint64_t sectors) {

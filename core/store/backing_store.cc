@@ -205,11 +205,15 @@ void FailStopStore::sync() {
   try {
     s_->sync();
   } catch (const Error& e) {
-    ++file_failures_;
-    stop(std::string("a sync of the image failed (") + e.what() +
-         "), and writes it covered may have been dropped");
-    throw Error(stopped_message(), e.err());  // EIO or ENOSPC, as the file system said
+    throw note_failed_sync(e);
   }
+}
+
+Error FailStopStore::note_failed_sync(const Error& e) {
+  ++file_failures_;
+  stop(std::string("a sync of the image failed (") + e.what() +
+       "), and writes it covered may have been dropped");
+  return Error(stopped_message(), e.err());  // EIO or ENOSPC, as the file system said
 }
 
 std::unique_ptr<FailStopStore> FailStopStore::wrap(std::unique_ptr<BackingStore> s) {

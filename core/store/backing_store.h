@@ -12,6 +12,7 @@
 #ifndef VLD_CORE_STORE_BACKING_STORE_H_
 #define VLD_CORE_STORE_BACKING_STORE_H_
 
+#include <atomic>
 #include <cassert>
 #include <cstddef>
 #include <cstdint>
@@ -83,7 +84,7 @@ class FileBackingStore final : public BackingStore {
   int fd_;
   uint64_t size_;
   bool can_punch_ = true;
-  uint64_t syncs_ = 0;
+  std::atomic<uint64_t> syncs_ = 0;  // group commit syncs without the requests' lock
 };
 
 // In memory, for unit tests and tools. sync() only counts.
@@ -182,6 +183,14 @@ class FailStopStore final : public BackingStore {
                            const std::function<void(uint64_t, uint64_t)>& fn) override {
     s_->for_each_data_range(offset, len, fn);
   }
+  // Group commit's sync (group_commit.h): the file's alone, changing
+  // nothing here, so that it may run without the requests' lock (s_ must
+  // allow a sync concurrent with writes: FileBackingStore does). Its
+  // failure is reported with note_failed_sync, under that lock.
+  void sync_file() { s_->sync(); }
+  // A sync of the file failed with e: counted, and the disk stops. Returns
+  // the Error for the request it failed.
+  Error note_failed_sync(const Error& e);
   // REQUIRES: why says what failed. Later writes, discards and syncs fail.
   void stop(const std::string& why);
   // Work the disk did on its own (`what`: vld's log record after a request

@@ -23,9 +23,10 @@ and asserts, from each boot's statistics file:
           vld.log_records_written minus the one written at the clean close
           (not a request, so not in backing_syncs; core/vld/vld_disk.cc
           write_record, disk_controller.cc); the "open" record is written
-          before the first write, so it is. mode=lld: a range, between one
-          sync per durable request and that plus 2 per NVRAM drain and
-          checkpoint (the stats do not say which of those the close made).
+          before the first write, so it is. mode=lld: a range, up to one
+          sync per request (with NVRAM, requests in flight share one: group
+          commit) plus 2 per NVRAM drain and checkpoint (the stats do not
+          say which of those the close made).
           (Trims and zeroes with FUA would also sync; the kernel sends none,
           and the relation would fail loudly if it did.)
   boot 2  verify ok; requests.errors == 0, requests.write == 0 (a read-only
@@ -221,9 +222,12 @@ def syncs_relation(mode, st):
         lld = st["lld"]
         own = 2 * lld["nvram_drains"] + 2 * lld["checkpoints"]
         if mode == "lld":
+            # Group commit: requests in flight share a sync, so at most one
+            # each (and at least one if any was served).
             n = r["write"] + r["trim"] + r["zero"]
-            return (n, n + own,
-                    "write %d + trim %d + zero %d (+ up to 2 x %d NVRAM drains + 2 x %d checkpoints)"
+            return (min(n, 1), n + own,
+                    "at most one per write %d + trim %d + zero %d (group commit), "
+                    "+ up to 2 x %d NVRAM drains + 2 x %d checkpoints"
                     % (r["write"], r["trim"], r["zero"], lld["nvram_drains"], lld["checkpoints"]))
         n = r["write_fua"] + r["flush"]
         return (n, n + own, "write_fua %d + flush %d (+ up to 2 x %d checkpoints)"

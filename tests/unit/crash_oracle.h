@@ -183,6 +183,10 @@ struct RigConfig {
   bool failures = false;
   // The image's format_version (0: the newest of its mode).
   uint32_t format_version = 0;
+  // Group commit (Disk::set_group_commit): a request that leaves its sync
+  // to the caller is acknowledged only at the next Rig::sync_group, which
+  // syncs once for all of them.
+  bool group_commit = false;
 
   // Each block of an ordinary write or zero is its own unit of the oracle:
   // mode=inplace writes in place, so a crash can keep some of a request's
@@ -473,8 +477,22 @@ class Rig {
   // that the next open starts again.
   void before_close(std::function<void(Disk&)> fn) { before_close_ = std::move(fn); }
 
+  // Group commit: the sync that acknowledges the requests served since the
+  // last one (Disk::sync_through), their end moved to after it (requests in
+  // flight together): a crash before it may keep any of them, each whole.
+  // Returns the syncs it made (0 if one the disk made meanwhile covered
+  // them: a drain's).
+  uint32_t sync_group() {
+    if (awaiting_sync_.empty()) return 0;
+    const uint32_t n = disk_->sync_through(sync_ticket_);
+    for (size_t id : awaiting_sync_) reqs_[id].ev_end = rec_->events();
+    awaiting_sync_.clear();
+    return n;
+  }
+
   // A clean close (a barrier like a flush) and a reopen on the same store.
   void close_and_reopen() {
+    sync_group();  // the controller's close waits for the syncs in flight
     if (before_close_) before_close_(*disk_);
     Request r = Request::make(Request::Op::kClose);
     r.ev_begin = rec_->events();
@@ -597,6 +615,7 @@ class Rig {
       BackingStore& store = faulty_ ? static_cast<BackingStore&>(*faulty_) : *rec_;
       try {
         disk_ = open_disk(std::make_unique<ProxyStore>(store), sb_, cfg_);
+        disk_->set_group_commit(cfg_.group_commit);
       } catch (const Error&) {
         if (!cfg_.failures) throw;
         r.failed = true;
@@ -613,7 +632,12 @@ class Rig {
   void run(Request& r, Fn&& fn) {
     r.ev_begin = rec_->events();
     try {
-      now_ = fn().end;
+      const Completion c = fn();
+      now_ = c.end;
+      if (c.sync_ticket) {  // the caller pushes r next: its index is reqs_.size()
+        awaiting_sync_.push_back(reqs_.size());
+        sync_ticket_ = std::max(sync_ticket_, c.sync_ticket);
+      }
     } catch (const Error& e) {
       if (!cfg_.failures) throw;
       r.failed = true;
@@ -657,6 +681,8 @@ class Rig {
   std::unique_ptr<FaultyStore> faulty_;  // RigConfig::failures: over rec_
   size_t first_stopped_req_ = SIZE_MAX;   // stopped()
   std::unique_ptr<Disk> disk_;
+  std::vector<size_t> awaiting_sync_;  // requests served, not yet acknowledged (group commit)
+  uint64_t sync_ticket_ = 0;           // the highest ticket among them
   std::function<void(Disk&)> before_close_;
   size_t format_end_ = 0;
   SimTime now_ = kSimEpoch;
