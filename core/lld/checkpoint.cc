@@ -205,15 +205,28 @@ std::optional<Checkpoint> decode_checkpoint(std::span<const unsigned char> slot,
   return decode_checkpoint_tables(*r, slot.subspan(kLldSectorBytes), shape, key, sector_hashes);
 }
 
+std::array<int, 2> checkpoint_slot_order(const std::optional<CheckpointRecord>& slot0,
+                                         const std::optional<CheckpointRecord>& slot1) {
+  const bool one_first =
+      slot1 && (!slot0 || slot1->checkpoint.generation > slot0->checkpoint.generation);
+  return one_first ? std::array{1, 0} : std::array{0, 1};
+}
+
 std::optional<PickedCheckpoint> pick_checkpoint(std::span<const unsigned char> slot0,
                                                 std::span<const unsigned char> slot1,
                                                 const LldShape& shape, const MacKey& key) {
-  std::vector<uint64_t> ha, hb;
-  std::optional<Checkpoint> a = decode_checkpoint(slot0, shape, key, &ha);
-  std::optional<Checkpoint> b = decode_checkpoint(slot1, shape, key, &hb);
-  if (b && (!a || b->generation > a->generation))
-    return PickedCheckpoint{1, std::move(*b), std::move(hb)};
-  if (a) return PickedCheckpoint{0, std::move(*a), std::move(ha)};
+  const std::array<std::span<const unsigned char>, 2> slots{slot0, slot1};
+  std::array<std::optional<CheckpointRecord>, 2> records;
+  for (int i = 0; i < 2; ++i)
+    if (slots[i].size() >= size_t{checkpoint_slot_sectors(shape)} * kLldSectorBytes)
+      records[i] = decode_checkpoint_record(slots[i].first(kLldSectorBytes), shape, key);
+  for (int i : checkpoint_slot_order(records[0], records[1])) {
+    if (!records[i]) continue;
+    std::vector<uint64_t> hashes;
+    std::optional<Checkpoint> c = decode_checkpoint_tables(
+        *records[i], slots[i].subspan(kLldSectorBytes), shape, key, &hashes);
+    if (c) return PickedCheckpoint{i, std::move(*c), std::move(hashes)};
+  }
   return std::nullopt;
 }
 

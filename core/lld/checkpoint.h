@@ -37,6 +37,7 @@
 #ifndef VLD_CORE_LLD_CHECKPOINT_H_
 #define VLD_CORE_LLD_CHECKPOINT_H_
 
+#include <array>
 #include <cstdint>
 #include <optional>
 #include <span>
@@ -120,13 +121,20 @@ std::optional<Checkpoint> decode_checkpoint_tables(const CheckpointRecord& recor
                                                    const LldShape& shape, const MacKey& key,
                                                    std::vector<uint64_t>* sector_hashes = nullptr);
 
+// The order in which an open tries the two slots by their records: the
+// valid one with the higher generation first (a tie, which writes alone
+// never make, goes to slot 0); a slot whose tables then fail yields to the
+// other.
+std::array<int, 2> checkpoint_slot_order(const std::optional<CheckpointRecord>& slot0,
+                                         const std::optional<CheckpointRecord>& slot1);
+
 struct PickedCheckpoint {
   int slot = 0;  // 0 or 1; the next checkpoint goes to the other one
   Checkpoint checkpoint;
   std::vector<uint64_t> sector_hashes;  // version 3: the picked slot's table sectors'
 };
-// The valid slot with the higher generation (a tie, which writes alone
-// never make, goes to slot 0); nullopt if neither is valid.
+// The first slot of checkpoint_slot_order whose record and tables are
+// whole; nullopt if neither is.
 std::optional<PickedCheckpoint> pick_checkpoint(std::span<const unsigned char> slot0,
                                                 std::span<const unsigned char> slot1,
                                                 const LldShape& shape, const MacKey& key);

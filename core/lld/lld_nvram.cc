@@ -31,7 +31,8 @@ void LldDisk::Impl::nvram_append(const std::vector<LogEntry>& entries, LldClock&
     blocks.push_back(NvramBlock{e.logical_block, e.version, e.data, e.trim_blocks});
   // How far the region is durable: every earlier append, unless group
   // commit leaves some of them to a sync still to come.
-  const uint64_t durable_seq = group_commit_ ? nvram_commit_.synced() : nvram_next_seq_ - 1;
+  const uint64_t durable_seq = nvram_commit_.synced();
+  assert(group_commit_ || durable_seq + 1 == nvram_next_seq_);
   const std::vector<unsigned char> bytes = encode_nvram_request(
       nvram_header_, nvram_next_seq_, blocks, durable_seq, shape_, key_);
   const uint64_t at = nvram_record_offset(nvram_header_, nvram_next_seq_, shape_);

@@ -90,17 +90,16 @@ std::optional<Checkpoint> LldDisk::Impl::load_checkpoint(LldClock& c) {
   }
   c.add(drive_.read(record_runs, c.now));
   recovery_.sectors_read += 2;
-  std::array<std::vector<unsigned char>, 2> tables;
+  std::array<std::vector<unsigned char>, 2> tables;  // each slot's, read once
   const auto read_tables = [&](int i) -> std::span<const unsigned char> {
+    if (!tables[i].empty()) return tables[i];
     const SectorRun run{layout_.checkpoint[i].first_psn + 1, checkpoint_table_sectors(shape_)};
     tables[i] = read_sectors(run.first_psn, run.count);
     c.add(drive_.read(std::span(&run, 1), c.now));
     recovery_.sectors_read += run.count;
     return tables[i];
   };
-  const int newer = records[1] && (!records[0] || records[1]->checkpoint.generation >
-                                                      records[0]->checkpoint.generation);
-  for (int i : {newer, 1 - newer}) {
+  for (int i : checkpoint_slot_order(records[0], records[1])) {
     if (!records[i]) continue;
     std::vector<uint64_t> hashes;
     std::optional<Checkpoint> cp =
