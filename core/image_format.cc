@@ -12,9 +12,9 @@ namespace vld {
 namespace {
 constexpr char kMagic[8] = {'V', 'L', 'D', 'I', 'M', 'A', 'G', 'E'};
 constexpr size_t kChecksumAt = kSuperblockBytes - 8;
-constexpr size_t kSegmentBytesAt = 184;  // format_versions 2 and 3
-constexpr size_t kNvramBytesAt = 192;    // format_versions 2 and 3
-// Zero from here to the checksum: 184 in version 1, 200 in versions 2 and 3. The
+constexpr size_t kSegmentBytesAt = 184;  // format_versions 2 to 4
+constexpr size_t kNvramBytesAt = 192;    // format_versions 2 to 4
+// Zero from here to the checksum: 184 in version 1, 200 in versions 2 to 4. The
 // damaged-start test, which cannot trust the version field, uses the later.
 constexpr size_t kFieldsEndV1 = 184;
 constexpr size_t kFieldsEndV2 = 200;
@@ -43,8 +43,7 @@ std::array<unsigned char, kSuperblockBytes> encode_superblock(const Superblock& 
   unsigned char* p = b.data();
   const DriveGeometry& g = sb.geometry;
   std::memcpy(p, kMagic, 8);
-  assert(sb.mode == DiskMode::kLld ? sb.version() == kLldFormatVersion ||
-                                         sb.version() == kLldPackedFormatVersion
+  assert(sb.mode == DiskMode::kLld ? is_lld_format_version(sb.version())
                                    : sb.version() == kFormatVersion);
   encode_fixed32(p + 8, sb.version());
   encode_fixed32(p + 12, static_cast<uint32_t>(sb.mode));
@@ -90,7 +89,7 @@ DecodeResult decode_header(const unsigned char* p, Superblock* sb, std::string* 
   if (decode_fixed64(p + kChecksumAt) != checksum64(p, kChecksumAt))
     return DecodeResult::kBadChecksum;
   const uint32_t version = decode_fixed32(p + 8);
-  const bool lld_version = version == kLldFormatVersion || version == kLldPackedFormatVersion;
+  const bool lld_version = is_lld_format_version(version);
   if (version != kFormatVersion && !lld_version) return DecodeResult::kUnsupportedVersion;
   const uint32_t mode = decode_fixed32(p + 12);
   const bool known = mode == 1 || mode == 2 || mode == 3;

@@ -13,8 +13,8 @@
 //
 //   0   char[8]  magic "VLDIMAGE"
 //   8   u32      format_version: 1 (kFormatVersion) for modes 1 and 2,
-//                3 (kLldFormatVersion) or 2 (kLldPackedFormatVersion)
-//                for mode 3, and only for it
+//                4 (kLldFormatVersion), 3 (kLldDigestFormatVersion) or
+//                2 (kLldPackedFormatVersion) for mode 3, and only for it
 //   12  u32      mode: 1 inplace, 2 vld, 3 lld
 //   16  u64      export_bytes: the size clients see
 //   24  u32      block_bytes: physical block (allocation unit), 512..64 KiB
@@ -80,8 +80,13 @@ inline constexpr uint64_t kMaxPlatterSectors = UINT32_MAX;
 inline bool has_32bit_psns(DiskMode m) { return m != DiskMode::kInplace; }
 
 inline constexpr uint32_t kFormatVersion = 1;            // mode=inplace and mode=vld
-inline constexpr uint32_t kLldFormatVersion = 3;         // mode=lld, new images
-inline constexpr uint32_t kLldPackedFormatVersion = 2;   // mode=lld, older images
+inline constexpr uint32_t kLldFormatVersion = 4;         // mode=lld, new images
+inline constexpr uint32_t kLldDigestFormatVersion = 3;   // mode=lld, older images ..
+inline constexpr uint32_t kLldPackedFormatVersion = 2;   // .. and the oldest
+// Whether v is a format_version of mode=lld.
+inline bool is_lld_format_version(uint32_t v) {
+  return v == kLldFormatVersion || v == kLldDigestFormatVersion || v == kLldPackedFormatVersion;
+}
 // The format_version a new image of this mode is created with.
 uint32_t format_version_of(DiskMode m);
 

@@ -133,6 +133,7 @@ nlohmann::json lld_stats_json(const LldStats& s) {
       {"idle_cleans", s.idle_cleans},
       {"checkpoints", s.checkpoints},
       {"checkpoint_sectors_written", s.checkpoint_sectors_written},
+      {"checkpoint_folds", s.checkpoint_folds},
       {"nvram_records_written", s.nvram_records_written},
       {"nvram_drains", s.nvram_drains},
       {"nvram_bypasses", s.nvram_bypasses},

@@ -1,9 +1,13 @@
 """What mode=lld's checkpoints cost as the disk grows (scripts/bench-checkpoints):
 per disk size, sessions of random 4 KiB FUA writes each ended by a clean
 stop, whose checkpoints write the map and usage table sectors the session
-changed (format_version 3) or the whole tables (format_version 2, 16 bytes
-a block). Per 1000 writes: checkpoint sectors written and their simulated
-time (the stats file's lld.checkpoint_sectors_written, lld.checkpoint_ms).
+changed (appended to the slot's journal, or in place when it is full: a
+fold, format_version 4; always in place, version 3) or the whole tables
+(version 2, 16 bytes a block). Per 1000 writes: checkpoint sectors written
+and their simulated time (the stats file's lld.checkpoint_sectors_written,
+lld.checkpoint_ms); the folds (lld.checkpoint_folds; "-" from a plugin
+that does not count them); and the mean simulated time of the sessions'
+opens (recovery.simulated_ms), which read the journals.
 
 usage: python3 -m vldbench.checkpoints RUN_DIR --run-id ID --command CMD --sizes "1G 4G" --rounds N
   reads raw/SIZE-ROUND.stats.json -> results.json, results.csv, table.md
@@ -19,9 +23,12 @@ def row(run_dir, size, rounds):
     writes = sum(s["requests"]["write"] for s in sessions)
     lld = [s["lld"] for s in sessions]
     per_k = 1000 / writes
+    folds = sum(x["checkpoint_folds"] for x in lld) if all("checkpoint_folds" in x for x in lld) else None
     return {"size": size, "writes": writes, "checkpoints": sum(x["checkpoints"] for x in lld),
+            "checkpoint_folds": folds,
             "checkpoint_sectors_per_1000_writes": per_k * sum(x["checkpoint_sectors_written"] for x in lld),
-            "checkpoint_ms_per_1000_writes": per_k * sum(x["checkpoint_ms"] for x in lld)}
+            "checkpoint_ms_per_1000_writes": per_k * sum(x["checkpoint_ms"] for x in lld),
+            "open_ms_mean": sum(s["recovery"]["simulated_ms"] for s in sessions) / len(sessions)}
 
 
 def main(argv=None):
@@ -36,11 +43,14 @@ def main(argv=None):
     md = [results_header(meta), "",
           "mode=lld, sessions of random 4 KiB FUA writes each ended by a clean stop: the "
           "checkpoints' sectors and simulated time per 1000 writes.", "",
-          "| size | writes | checkpoints | checkpoint sectors / 1000 writes | checkpoint ms / 1000 writes |",
-          "|---|---:|---:|---:|---:|"]
+          "| size | writes | checkpoints | folds | checkpoint sectors / 1000 writes | "
+          "checkpoint ms / 1000 writes | open ms (mean) |",
+          "|---|---:|---:|---:|---:|---:|---:|"]
     for r in rows:
-        md.append(f"| {r['size']} | {r['writes']} | {r['checkpoints']} | "
-                  f"{r['checkpoint_sectors_per_1000_writes']:,.0f} | {r['checkpoint_ms_per_1000_writes']:,.1f} |")
+        folds = "-" if r["checkpoint_folds"] is None else r["checkpoint_folds"]
+        md.append(f"| {r['size']} | {r['writes']} | {r['checkpoints']} | {folds} | "
+                  f"{r['checkpoint_sectors_per_1000_writes']:,.0f} | {r['checkpoint_ms_per_1000_writes']:,.1f} | "
+                  f"{r['open_ms_mean']:,.1f} |")
     write_table(f"{args.run_dir}/table.md", md)
     return 0
 

@@ -12,12 +12,15 @@ namespace vld {
 namespace {
 
 constexpr uint32_t kCheckpointMagic = 0x5043444c;  // "LDCP"
+constexpr uint32_t kJournalIndexMagic = 0x4a43444c;  // "LDCJ"
+constexpr size_t kJournalSectorsAt = 52;
 constexpr size_t kRecordMacAt = kLldSectorBytes - kMacBytes;
 constexpr size_t kTablesMacAt = 56;
 
 bool position_ok(const Checkpoint& c, const LldShape& shape) {
   return c.generation != 0 && c.next_seq > c.checkpoint_seq && c.segment < shape.segment_count &&
-         c.next_sector < shape.segment_sectors;
+         c.next_sector < shape.segment_sectors &&
+         c.journal_sectors <= checkpoint_journal_sectors(shape);
 }
 
 bool tables_ok(const Checkpoint& c, const LldShape& shape) {
@@ -86,8 +89,87 @@ uint32_t checkpoint_table_sectors(const LldShape& shape) {
   return static_cast<uint32_t>((bytes + kLldSectorBytes - 1) / kLldSectorBytes);
 }
 
+// A quarter of the tables, so that a fold (a pass over the tables at
+// most) comes once per a quarter of the tables appended: its cost per
+// appended sector is the same at any size. At least 16 sectors, so that
+// a small disk's checkpoint appends a few changes before it folds.
+uint32_t checkpoint_journal_sectors(const LldShape& shape) {
+  if (!shape.checkpoint_journal()) return 0;
+  return std::max<uint32_t>(16, (checkpoint_table_sectors(shape) + 3) / 4);
+}
+
 uint32_t checkpoint_slot_sectors(const LldShape& shape) {
-  return 1 + checkpoint_table_sectors(shape);
+  return 1 + checkpoint_table_sectors(shape) + checkpoint_journal_sectors(shape);
+}
+
+uint32_t journal_append_sectors(size_t changed) {
+  const size_t chunks = (changed + kJournalChunkSectors - 1) / kJournalChunkSectors;
+  return static_cast<uint32_t>(chunks + changed);
+}
+
+std::vector<unsigned char> encode_journal(std::span<const uint32_t> which,
+                                          std::span<const unsigned char> sectors) {
+  assert(!which.empty() && sectors.size() == which.size() * kLldSectorBytes);
+  assert(std::is_sorted(which.begin(), which.end()));
+  std::vector<unsigned char> out(size_t{journal_append_sectors(which.size())} * kLldSectorBytes, 0);
+  unsigned char* p = out.data();
+  for (size_t first = 0; first < which.size(); first += kJournalChunkSectors) {
+    const size_t n = std::min<size_t>(kJournalChunkSectors, which.size() - first);
+    encode_fixed32(p, kJournalIndexMagic);
+    encode_fixed32(p + 4, static_cast<uint32_t>(n));
+    for (size_t k = 0; k < n; ++k) encode_fixed32(p + 8 + 4 * k, which[first + k]);
+    p += kLldSectorBytes;
+    std::copy_n(sectors.begin() + static_cast<ptrdiff_t>(first * kLldSectorBytes),
+                n * kLldSectorBytes, p);
+    p += n * kLldSectorBytes;
+  }
+  assert(p == out.data() + out.size());
+  return out;
+}
+
+namespace {
+
+// Walks the first journal_sectors sectors of `journal` chunk by chunk,
+// calling put(table sector, its bytes) in order; false unless they are
+// whole chunks naming sectors below table_sectors, each index sector zero
+// past its list (so that no bit of it goes unchecked).
+template <typename Put>
+bool walk_journal(std::span<const unsigned char> journal, uint32_t journal_sectors,
+                  uint32_t table_sectors, Put put) {
+  if (journal.size() < size_t{journal_sectors} * kLldSectorBytes) return false;
+  for (uint32_t at = 0; at < journal_sectors;) {
+    const unsigned char* index = journal.data() + size_t{at} * kLldSectorBytes;
+    const uint32_t n = decode_fixed32(index + 4);
+    if (decode_fixed32(index) != kJournalIndexMagic || n == 0 || n > kJournalChunkSectors ||
+        n > journal_sectors - at - 1 ||
+        !std::all_of(index + 8 + 4 * n, index + kLldSectorBytes, [](unsigned char b) { return b == 0; }))
+      return false;
+    for (uint32_t k = 0; k < n; ++k) {
+      const uint32_t sector = decode_fixed32(index + 8 + 4 * k);
+      if (sector >= table_sectors) return false;
+      put(sector, index + size_t{k + 1} * kLldSectorBytes);
+    }
+    at += 1 + n;
+  }
+  return true;
+}
+
+void sort_unique(std::vector<uint32_t>& v) {
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+}
+
+}  // namespace
+
+std::optional<std::vector<uint32_t>> journal_listing(std::span<const unsigned char> journal,
+                                                     uint32_t journal_sectors,
+                                                     uint32_t table_sectors) {
+  std::vector<uint32_t> listed;
+  if (!walk_journal(journal, journal_sectors, table_sectors,
+                    [&](uint32_t sector, const unsigned char*) { listed.push_back(sector); }))
+    return std::nullopt;
+  sort_unique(listed);
+  return listed;
 }
 
 void encode_table_sector(std::span<const BlockMapEntry> map, std::span<const SegmentUsage> usage,
@@ -125,8 +207,8 @@ Mac table_digest(std::span<const uint64_t> sector_hashes, const MacKey& key) {
 
 std::vector<unsigned char> encode_checkpoint(const Checkpoint& c, const LldShape& shape,
                                              const MacKey& key) {
-  assert(position_ok(c, shape) && tables_ok(c, shape));
-  std::vector<unsigned char> b(size_t{checkpoint_slot_sectors(shape)} * kLldSectorBytes);
+  assert(position_ok(c, shape) && tables_ok(c, shape) && c.journal_sectors == 0);
+  std::vector<unsigned char> b(size_t{1 + checkpoint_table_sectors(shape)} * kLldSectorBytes);
   unsigned char* tables = b.data() + kLldSectorBytes;
   encode_tables(c.tables, tables);
   const Mac m = tables_mac(tables, checkpoint_table_sectors(shape), shape, key, nullptr);
@@ -150,6 +232,7 @@ std::vector<unsigned char> encode_checkpoint_record(const Checkpoint& c, const L
   encode_fixed32(p + 40, shape.logical_blocks);
   encode_fixed32(p + 44, shape.segment_count);
   encode_fixed32(p + 48, checkpoint_table_sectors(shape));
+  encode_fixed32(p + kJournalSectorsAt, c.journal_sectors);
   std::copy(tables_mac.begin(), tables_mac.end(), p + kTablesMacAt);
   mac_seal(p, kRecordMacAt, key);
   return b;
@@ -173,32 +256,59 @@ std::optional<CheckpointRecord> decode_checkpoint_record(std::span<const unsigne
   c.next_seq = decode_fixed64(p + 24);
   c.segment = decode_fixed32(p + 32);
   c.next_sector = decode_fixed32(p + 36);
+  c.journal_sectors = decode_fixed32(p + kJournalSectorsAt);
   std::copy(p + kTablesMacAt, p + kTablesMacAt + kMacBytes, r.tables_mac.begin());
   if (!position_ok(c, shape)) return std::nullopt;
   return r;
 }
 
-std::optional<Checkpoint> decode_checkpoint_tables(const CheckpointRecord& record,
-                                                   std::span<const unsigned char> tables,
-                                                   const LldShape& shape, const MacKey& key,
-                                                   std::vector<uint64_t>* sector_hashes) {
+uint32_t checkpoint_sectors_after_record(const CheckpointRecord& record, const LldShape& shape) {
+  return checkpoint_table_sectors(shape) + record.checkpoint.journal_sectors;
+}
+
+std::optional<SlotTables> assemble_slot_tables(const CheckpointRecord& record,
+                                               std::span<const unsigned char> after_record,
+                                               const LldShape& shape) {
   const uint32_t sectors = checkpoint_table_sectors(shape);
-  if (tables.size() < size_t{sectors} * kLldSectorBytes) return std::nullopt;
+  const size_t table_bytes = size_t{sectors} * kLldSectorBytes;
+  if (after_record.size() < size_t{checkpoint_sectors_after_record(record, shape)} * kLldSectorBytes)
+    return std::nullopt;
+  SlotTables t;
+  t.bytes.assign(after_record.begin(), after_record.begin() + static_cast<ptrdiff_t>(table_bytes));
+  const bool whole = walk_journal(
+      after_record.subspan(table_bytes), record.checkpoint.journal_sectors, sectors,
+      [&](uint32_t sector, const unsigned char* bytes) {
+        std::copy_n(bytes, kLldSectorBytes, t.bytes.data() + size_t{sector} * kLldSectorBytes);
+        t.journaled.push_back(sector);
+      });
+  if (!whole) return std::nullopt;
+  sort_unique(t.journaled);
+  return t;
+}
+
+std::optional<Checkpoint> decode_checkpoint_tables(const CheckpointRecord& record,
+                                                   std::span<const unsigned char> after_record,
+                                                   const LldShape& shape, const MacKey& key,
+                                                   std::vector<uint64_t>* sector_hashes,
+                                                   SlotTables* tables) {
+  std::optional<SlotTables> t = assemble_slot_tables(record, after_record, shape);
+  if (!t) return std::nullopt;
   std::vector<uint64_t> hashes;
-  if (tables_mac(tables.data(), sectors, shape, key, &hashes) != record.tables_mac)
+  if (tables_mac(t->bytes.data(), checkpoint_table_sectors(shape), shape, key, &hashes) !=
+      record.tables_mac)
     return std::nullopt;
   Checkpoint c = record.checkpoint;
-  decode_tables(tables.data(), shape, &c.tables);
+  decode_tables(t->bytes.data(), shape, &c.tables);
   if (!tables_ok(c, shape)) return std::nullopt;
   if (sector_hashes) *sector_hashes = std::move(hashes);
+  if (tables) *tables = std::move(*t);
   return c;
 }
 
 std::optional<Checkpoint> decode_checkpoint(std::span<const unsigned char> slot,
                                             const LldShape& shape, const MacKey& key,
                                             std::vector<uint64_t>* sector_hashes) {
-  const size_t total = size_t{checkpoint_slot_sectors(shape)} * kLldSectorBytes;
-  if (slot.size() < total) return std::nullopt;
+  if (slot.size() < kLldSectorBytes) return std::nullopt;
   const std::optional<CheckpointRecord> r =
       decode_checkpoint_record(slot.first(kLldSectorBytes), shape, key);
   if (!r) return std::nullopt;
@@ -218,8 +328,7 @@ std::optional<PickedCheckpoint> pick_checkpoint(std::span<const unsigned char> s
   const std::array<std::span<const unsigned char>, 2> slots{slot0, slot1};
   std::array<std::optional<CheckpointRecord>, 2> records;
   for (int i = 0; i < 2; ++i)
-    if (slots[i].size() >= size_t{checkpoint_slot_sectors(shape)} * kLldSectorBytes)
-      records[i] = decode_checkpoint_record(slots[i].first(kLldSectorBytes), shape, key);
+    records[i] = decode_checkpoint_record(slots[i], shape, key);
   for (int i : checkpoint_slot_order(records[0], records[1])) {
     if (!records[i]) continue;
     std::vector<uint64_t> hashes;

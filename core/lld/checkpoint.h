@@ -9,9 +9,7 @@
 // write). The tables live in the slot itself, not in the log as Sprite
 // LFS's inode map and usage blocks do: recovery then reads two fixed
 // regions and needs no pointers into the log, and the cleaner never moves
-// metadata. The cost, written down honestly: each checkpoint writes the
-// whole tables, 16 bytes per logical block (0.4% of the export at 4 KiB
-// blocks) plus 12 per segment, where Sprite LFS writes only dirty blocks.
+// metadata.
 //
 // The record authenticates the table sectors, and carries its own MAC: a
 // slot is valid only whole, so a checkpoint torn by a crash leaves the other
@@ -20,18 +18,32 @@
 // generation (pick_checkpoint), then rolls forward through the segment
 // summaries from seq next_seq on, starting at (segment, next_sector).
 //
-// How the record authenticates the tables depends on the format version.
-// Version 2: a keyed MAC of every table sector, so every checkpoint writes
-// the whole tables. Version 3: a keyed MAC of the XXH3-64 hash of each
-// table sector in turn (table_digest). A checkpoint then writes only the
-// sectors that changed since that slot was last written, and the record
-// (CheckpointSectors); its cost follows what changed, not the disk's size.
-// A slot torn between the sectors and the record fails the digest either
-// way, and the other slot is used.
+// How a checkpoint's cost follows what changed depends on the format
+// version. Version 2: the record MACs every table sector, so every
+// checkpoint writes the whole tables (16 bytes per logical block). Version
+// 3: the record MACs the XXH3-64 hash of each table sector in turn
+// (table_digest), so a checkpoint writes only the sectors that changed
+// since that slot was last written, and the record (CheckpointSectors);
+// but in place, where one changed sector on a track costs about a
+// revolution, and random writes change a sector on most tracks. Version 4:
+// the slot ends in a journal (checkpoint_journal_sectors), and a checkpoint
+// appends the changed sectors there in one run, as chunks of an index
+// sector and the sectors it names; the record says how many journal
+// sectors the tables need, and the tables are the base sectors with the
+// journal's laid over them in order (assemble_slot_tables). Only when the
+// journal is full does a checkpoint write in place, every sector the
+// journal or the changes hold (a fold), and empty the journal: the journal
+// holds a quarter of the tables, so a fold's cost, at most a pass over the
+// tables, comes once per that many appended sectors, whatever the disk's
+// size. Version 3 is version 4 with a journal of no sectors. An append
+// leaves the journal sectors the record names untouched, so a torn append
+// leaves that slot's previous checkpoint whole; a slot torn in place fails
+// the digest, and the other slot is used.
 //
 // Invariants of a decoded slot: generation > 0; next_seq > checkpoint_seq;
-// every summary with seq <= checkpoint_seq is reflected in the tables and
-// none after it is; the position and the table sizes fit the shape.
+// journal_sectors <= checkpoint_journal_sectors; every summary with seq <=
+// checkpoint_seq is reflected in the tables and none after it is; the
+// position and the table sizes fit the shape.
 //
 // Thread-safety: plain values and pure functions.
 #ifndef VLD_CORE_LLD_CHECKPOINT_H_
@@ -77,13 +89,32 @@ struct Checkpoint {
   uint64_t next_seq = 1;        // seq of the next segment write
   uint32_t segment = 0;         // where the next segment write goes ..
   uint32_t next_sector = 0;     // .. and at which sector of it
+  uint32_t journal_sectors = 0;  // version 4: of the slot's journal, the sectors the tables need
   CheckpointTables tables;
   bool operator==(const Checkpoint&) const = default;
 };
 
-// Sectors of the tables, and of one slot (record + tables).
+// Sectors of the tables, of a slot's journal (0 before version 4), and of
+// one slot (record + tables + journal).
 uint32_t checkpoint_table_sectors(const LldShape& shape);
+uint32_t checkpoint_journal_sectors(const LldShape& shape);
 uint32_t checkpoint_slot_sectors(const LldShape& shape);
+
+// Version 4's journal: chunks of one index sector naming up to
+// kJournalChunkSectors table sectors, then those sectors.
+inline constexpr uint32_t kJournalChunkSectors = 126;
+// Journal sectors that hold `changed` table sectors.
+uint32_t journal_append_sectors(size_t changed);
+// The chunks holding table sectors `which` (ascending), whose bytes are
+// `sectors` (512 each, in the same order). REQUIRES: which is not empty.
+std::vector<unsigned char> encode_journal(std::span<const uint32_t> which,
+                                          std::span<const unsigned char> sectors);
+// The table sectors the first journal_sectors sectors of `journal` hold,
+// ascending and each once; nullopt unless those sectors are whole chunks
+// naming sectors below table_sectors.
+std::optional<std::vector<uint32_t>> journal_listing(std::span<const unsigned char> journal,
+                                                     uint32_t journal_sectors,
+                                                     uint32_t table_sectors);
 
 // Table sector i (512 bytes into out) of the tables map and usage: the
 // entries that fall in it, zero past the tables' end. REQUIRES: i <
@@ -94,15 +125,16 @@ void encode_table_sector(std::span<const BlockMapEntry> map, std::span<const Seg
 uint64_t table_sector_hash(const unsigned char* sector);
 Mac table_digest(std::span<const uint64_t> sector_hashes, const MacKey& key);
 
-// REQUIRES: c is valid for shape (asserted). Returns checkpoint_slot_sectors * 512 bytes.
+// A slot's record and tables, its journal empty: 1 + checkpoint_table_sectors
+// sectors. REQUIRES: c is valid for shape and c.journal_sectors == 0 (asserted).
 std::vector<unsigned char> encode_checkpoint(const Checkpoint& c, const LldShape& shape,
                                              const MacKey& key);
 // The record sector alone (c.tables not used), for tables authenticated
-// by tables_mac (version 2: their MAC; version 3: their digest).
+// by tables_mac (version 2: their MAC; versions 3 and 4: their digest).
 std::vector<unsigned char> encode_checkpoint_record(const Checkpoint& c, const LldShape& shape,
                                                     const Mac& tables_mac, const MacKey& key);
 // nullopt unless both MACs are right and every field makes sense for shape.
-// sector_hashes (version 3, if given): each table sector's hash.
+// sector_hashes (versions 3 and 4, if given): each table sector's hash.
 std::optional<Checkpoint> decode_checkpoint(std::span<const unsigned char> slot,
                                             const LldShape& shape, const MacKey& key,
                                             std::vector<uint64_t>* sector_hashes = nullptr);
@@ -112,14 +144,32 @@ std::optional<Checkpoint> decode_checkpoint(std::span<const unsigned char> slot,
 // the record's, and sane).
 struct CheckpointRecord {
   Checkpoint checkpoint;  // without tables
-  Mac tables_mac;         // their MAC (version 2) or digest (version 3)
+  Mac tables_mac;         // their MAC (version 2) or digest (versions 3 and 4)
 };
 std::optional<CheckpointRecord> decode_checkpoint_record(std::span<const unsigned char> sector,
                                                          const LldShape& shape, const MacKey& key);
+// The sectors after a record that its tables need: the tables, then
+// record.checkpoint.journal_sectors of the journal.
+uint32_t checkpoint_sectors_after_record(const CheckpointRecord& record, const LldShape& shape);
+// A slot's tables as its record says they stand: the base sectors with
+// the journal's laid over them.
+struct SlotTables {
+  std::vector<unsigned char> bytes;  // checkpoint_table_sectors x 512
+  std::vector<uint32_t> journaled;   // the table sectors the journal holds, ascending
+};
+// nullopt if after_record is short of checkpoint_sectors_after_record or
+// the journal is not whole chunks (journal_listing). Not authenticated.
+std::optional<SlotTables> assemble_slot_tables(const CheckpointRecord& record,
+                                               std::span<const unsigned char> after_record,
+                                               const LldShape& shape);
+// after_record: the slot's sectors after its record (at least
+// checkpoint_sectors_after_record of them). tables, if given: what
+// assemble_slot_tables made of them.
 std::optional<Checkpoint> decode_checkpoint_tables(const CheckpointRecord& record,
-                                                   std::span<const unsigned char> tables,
+                                                   std::span<const unsigned char> after_record,
                                                    const LldShape& shape, const MacKey& key,
-                                                   std::vector<uint64_t>* sector_hashes = nullptr);
+                                                   std::vector<uint64_t>* sector_hashes = nullptr,
+                                                   SlotTables* tables = nullptr);
 
 // The order in which an open tries the two slots by their records: the
 // valid one with the higher generation first (a tie, which writes alone
@@ -131,7 +181,7 @@ std::array<int, 2> checkpoint_slot_order(const std::optional<CheckpointRecord>& 
 struct PickedCheckpoint {
   int slot = 0;  // 0 or 1; the next checkpoint goes to the other one
   Checkpoint checkpoint;
-  std::vector<uint64_t> sector_hashes;  // version 3: the picked slot's table sectors'
+  std::vector<uint64_t> sector_hashes;  // versions 3, 4: the picked slot's table sectors'
 };
 // The first slot of checkpoint_slot_order whose record and tables are
 // whole; nullopt if neither is.

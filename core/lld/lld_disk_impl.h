@@ -202,11 +202,23 @@ class LldDisk::Impl {
   // Writes a checkpoint of the map and the usage table (sync, write, sync)
   // and frees the segments it shows empty.
   void write_checkpoint(bool clean, LldClock& c);
+  // What the next checkpoint writes into its slot, with its incremental
+  // checkpoints (versions 3, 4; checkpoint.h): the slot's stale table
+  // sectors appended to its journal if they fit, else, with those the
+  // journal holds, in place (a fold).
+  struct CheckpointPlan {
+    int slot = 0;                   // (checkpoint_generation_ + 1) % 2
+    std::vector<uint32_t> sectors;  // the table sectors it writes, ascending
+    bool append = false;            // into the journal, not in place
+    uint32_t journal_used = 0;      // the journal sectors its record names
+    std::vector<SectorRun> runs;    // the record's sector, then the rest ascending
+  };
+  CheckpointPlan plan_checkpoint() const;
   // cp (its position fields set) into slot cp.generation % 2 of the image,
   // with the tables as they stand; returns the sectors written. Version 2:
-  // the whole slot; version 3: the slot's stale sectors and the record.
+  // the whole slot; versions 3, 4: as `plan` says, and the record.
   std::vector<SectorRun> write_whole_checkpoint(Checkpoint& cp);
-  std::vector<SectorRun> write_checkpoint_sectors(const Checkpoint& cp);
+  void write_checkpoint_sectors(Checkpoint& cp, const CheckpointPlan& plan);
   // The sectors the next checkpoint writes, ascending (what it costs).
   std::vector<SectorRun> checkpoint_runs() const;
   void sync(LldClock& c);
@@ -354,8 +366,8 @@ class LldDisk::Impl {
 
   std::vector<BlockMapEntry> map_;  // per logical block: its newest copy in a segment
   SegmentUsageTable usage_;
-  // Which table sectors each checkpoint slot holds stale (format_version 3):
-  // every change to map_ and usage_ is touched here.
+  // Which table sectors each checkpoint slot holds stale, and its journal
+  // (format_versions 3, 4): every change to map_ and usage_ is touched here.
   CheckpointSectors cp_sectors_;
   // Per segment: logical blocks written into it since it was opened (a
   // block may be listed twice, or be dead now); the cleaner checks the map.

@@ -121,7 +121,7 @@ uint32_t lld_cylinders_needed(const DriveGeometry& g, uint64_t export_bytes, uin
 // cylinders; for fewer it is an upper bound: each checkpoint slot is sized
 // for the segments the platters could hold (12 bytes a segment), so fewer
 // cylinders can mean shorter slots (st19101, 64 MiB export: 3 tracks a
-// slot on the 37 cylinders it needs, 5 on all 6962). The NVRAM's tracks do
+// slot on the 37 cylinders it needs, 6 on all 6962). The NVRAM's tracks do
 // not depend on the cylinders. Throws as plan_lld_layout does for the
 // parameters other than simulated_cylinders.
 uint64_t lld_system_area_tracks(const DriveGeometry& g, uint64_t export_bytes,

@@ -259,13 +259,27 @@ void LldDisk::Impl::write_checkpoint(bool clean, LldClock& c) {
   cp.segment = *usage_.open_segment();
   cp.next_sector = head_sector_;
   const SimTime before = c.now;
-  const std::vector<SectorRun> runs = shape_.incremental_checkpoints()
-                                          ? write_checkpoint_sectors(cp)
-                                          : write_whole_checkpoint(cp);
+  std::vector<SectorRun> runs;
+  CheckpointPlan plan;
+  if (shape_.incremental_checkpoints()) {
+    plan = plan_checkpoint();
+    write_checkpoint_sectors(cp, plan);
+    runs = plan.runs;
+  } else {
+    runs = write_whole_checkpoint(cp);
+  }
   checkpoint_generation_ = cp.generation;
   c.add(drive_.access(runs, c.now));
   sync(c);
-  if (shape_.incremental_checkpoints()) cp_sectors_.written(cp.generation % 2);
+  if (shape_.incremental_checkpoints()) {
+    if (plan.append) {
+      cp_sectors_.appended(plan.slot, plan.sectors, plan.journal_used);
+    } else {
+      cp_sectors_.folded(plan.slot);
+      ++stats_.checkpoint_folds;
+    }
+    cp_sectors_.written(plan.slot);
+  }
   ++stats_.checkpoints;
   for (const SectorRun& r : runs) stats_.checkpoint_sectors_written += r.count;
   stats_.checkpoint_time += c.now - before;
@@ -285,48 +299,71 @@ std::vector<SectorRun> LldDisk::Impl::write_whole_checkpoint(Checkpoint& cp) {
   cp.tables.usage = usage_.usage_table();
   const std::vector<unsigned char> bytes = encode_checkpoint(cp, shape_, key_);
   const LldExtent& slot = layout_.checkpoint[cp.generation % 2];
-  assert(bytes.size() == slot.sectors * kSectorBytes);
+  assert(bytes.size() == slot.sectors * kSectorBytes);  // no journal before version 4
   store_->write(sb_.platter_offset + slot.first_psn * kSectorBytes, std::as_bytes(std::span(bytes)));
   return {SectorRun{slot.first_psn, static_cast<uint32_t>(slot.sectors)}};
 }
 
-std::vector<SectorRun> LldDisk::Impl::checkpoint_runs() const {
-  const uint64_t generation = checkpoint_generation_ + 1;
-  const LldExtent& slot = layout_.checkpoint[generation % 2];
-  if (!shape_.incremental_checkpoints())
-    return {SectorRun{slot.first_psn, static_cast<uint32_t>(slot.sectors)}};
-  std::vector<SectorRun> runs{SectorRun{slot.first_psn, 1}};  // the record
-  for (uint32_t sector : cp_sectors_.stale(static_cast<int>(generation % 2))) {
-    const uint64_t psn = slot.first_psn + 1 + sector;
-    if (runs.size() > 1 && runs.back().first_psn + runs.back().count == psn)
-      ++runs.back().count;
-    else
-      runs.push_back(SectorRun{psn, 1});
+LldDisk::Impl::CheckpointPlan LldDisk::Impl::plan_checkpoint() const {
+  assert(shape_.incremental_checkpoints());
+  CheckpointPlan plan;
+  plan.slot = static_cast<int>((checkpoint_generation_ + 1) % 2);
+  const LldExtent& slot = layout_.checkpoint[plan.slot];
+  const uint64_t tables_psn = slot.first_psn + 1;
+  const uint64_t journal_psn = tables_psn + checkpoint_table_sectors(shape_);
+  plan.sectors = cp_sectors_.stale(plan.slot);
+  const uint32_t used = cp_sectors_.journal_used(plan.slot);
+  const uint32_t append = plan.sectors.empty() ? 0 : journal_append_sectors(plan.sectors.size());
+  plan.runs.push_back(SectorRun{slot.first_psn, 1});  // the record
+  plan.append = used + uint64_t{append} <= checkpoint_journal_sectors(shape_);
+  if (plan.append) {
+    // One run where the journal ends: the changed sectors and their
+    // index sectors (checkpoint.h).
+    plan.journal_used = used + append;
+    if (append > 0) plan.runs.push_back(SectorRun{journal_psn + used, append});
+    return plan;
   }
-  return runs;
+  plan.sectors = cp_sectors_.fold_sectors(plan.slot);  // the fold: in place
+  for (uint32_t sector : plan.sectors) {
+    const uint64_t psn = tables_psn + sector;
+    if (plan.runs.size() > 1 && plan.runs.back().first_psn + plan.runs.back().count == psn)
+      ++plan.runs.back().count;
+    else
+      plan.runs.push_back(SectorRun{psn, 1});
+  }
+  return plan;
 }
 
-std::vector<SectorRun> LldDisk::Impl::write_checkpoint_sectors(const Checkpoint& cp) {
-  assert(cp.generation == checkpoint_generation_ + 1);
-  const std::vector<SectorRun> runs = checkpoint_runs();
-  const uint64_t tables_psn = runs.front().first_psn + 1;
-  std::vector<unsigned char> bytes;
-  // Each run of stale table sectors, encoded anew and written at once.
-  for (auto run = runs.begin() + 1; run != runs.end(); ++run) {
-    bytes.assign(size_t{run->count} * kSectorBytes, 0);
-    for (uint32_t k = 0; k < run->count; ++k) {
-      const auto sector = static_cast<uint32_t>(run->first_psn - tables_psn + k);
-      unsigned char* p = bytes.data() + size_t{k} * kSectorBytes;
-      encode_table_sector(map_, usage_.rows(), sector, p);
-      cp_sectors_.set_hash(sector, table_sector_hash(p));
-    }
-    store_->write(sb_.platter_offset + run->first_psn * kSectorBytes, std::as_bytes(std::span(bytes)));
+std::vector<SectorRun> LldDisk::Impl::checkpoint_runs() const {
+  if (shape_.incremental_checkpoints()) return plan_checkpoint().runs;
+  const LldExtent& slot = layout_.checkpoint[(checkpoint_generation_ + 1) % 2];
+  return {SectorRun{slot.first_psn, 1 + checkpoint_table_sectors(shape_)}};
+}
+
+void LldDisk::Impl::write_checkpoint_sectors(Checkpoint& cp, const CheckpointPlan& plan) {
+  assert(cp.generation == checkpoint_generation_ + 1 && cp.generation % 2 == uint64_t(plan.slot));
+  cp.journal_sectors = plan.journal_used;
+  // The sectors, encoded anew.
+  std::vector<unsigned char> bytes(plan.sectors.size() * kSectorBytes);
+  for (size_t k = 0; k < plan.sectors.size(); ++k) {
+    unsigned char* p = bytes.data() + k * kSectorBytes;
+    encode_table_sector(map_, usage_.rows(), plan.sectors[k], p);
+    cp_sectors_.set_hash(plan.sectors[k], table_sector_hash(p));
   }
-  const std::vector<unsigned char> record =
-      encode_checkpoint_record(cp, shape_, table_digest(cp_sectors_.hashes(), key_), key_);
-  store_->write(sb_.platter_offset + runs.front().first_psn * kSectorBytes,
-                std::as_bytes(std::span(record)));
-  return runs;
+  const auto write_at = [&](uint64_t psn, std::span<const unsigned char> b) {
+    store_->write(sb_.platter_offset + psn * kSectorBytes, std::as_bytes(b));
+  };
+  if (plan.append && !plan.sectors.empty()) {
+    write_at(plan.runs[1].first_psn, encode_journal(plan.sectors, bytes));
+  } else if (!plan.append) {
+    size_t k = 0;  // each run of sectors in place, at once
+    for (auto run = plan.runs.begin() + 1; run != plan.runs.end(); ++run) {
+      write_at(run->first_psn, std::span(bytes).subspan(k * kSectorBytes, size_t{run->count} * kSectorBytes));
+      k += run->count;
+    }
+  }
+  write_at(plan.runs.front().first_psn,
+           encode_checkpoint_record(cp, shape_, table_digest(cp_sectors_.hashes(), key_), key_));
 }
 
 }  // namespace vld

@@ -90,34 +90,60 @@ std::optional<Checkpoint> LldDisk::Impl::load_checkpoint(LldClock& c) {
   }
   c.add(drive_.read(record_runs, c.now));
   recovery_.sectors_read += 2;
-  std::array<std::vector<unsigned char>, 2> tables;  // each slot's, read once
-  const auto read_tables = [&](int i) -> std::span<const unsigned char> {
-    if (!tables[i].empty()) return tables[i];
-    const SectorRun run{layout_.checkpoint[i].first_psn + 1, checkpoint_table_sectors(shape_)};
-    tables[i] = read_sectors(run.first_psn, run.count);
+  // What follows each record that its tables need (checkpoint.h), read once.
+  std::array<std::vector<unsigned char>, 2> after;
+  const auto read_run = [&](uint64_t first_psn, uint32_t count) {
+    const SectorRun run{first_psn, count};
     c.add(drive_.read(std::span(&run, 1), c.now));
-    recovery_.sectors_read += run.count;
-    return tables[i];
+    recovery_.sectors_read += count;
+    return read_sectors(first_psn, count);
+  };
+  const auto read_after = [&](int i) -> std::span<const unsigned char> {
+    if (after[i].empty())
+      after[i] = read_run(layout_.checkpoint[i].first_psn + 1,
+                          checkpoint_sectors_after_record(*records[i], shape_));
+    return after[i];
   };
   for (int i : checkpoint_slot_order(records[0], records[1])) {
     if (!records[i]) continue;
     std::vector<uint64_t> hashes;
+    SlotTables tables;
     std::optional<Checkpoint> cp =
-        decode_checkpoint_tables(*records[i], read_tables(i), shape_, key_, &hashes);
+        decode_checkpoint_tables(*records[i], read_after(i), shape_, key_, &hashes, &tables);
     if (!cp) continue;
     if (shape_.incremental_checkpoints()) {
       // The next checkpoint goes to the other slot and writes only where
-      // it differs. An older record with the same digest was durable, its
-      // tables with it, before this one was written: the same bytes, not
-      // read again (close() leaves both slots so).
+      // it differs, into its journal if there is room, so each slot's
+      // journal is listed too.
       const std::optional<CheckpointRecord>& other = records[1 - i];
-      std::span<const unsigned char> other_tables;
+      SlotTables other_tables;
+      bool other_whole = false, same = false;
       if (other && other->checkpoint.generation < cp->generation &&
-          other->tables_mac == records[i]->tables_mac)
-        other_tables = tables[i];
-      else if (other && decode_checkpoint_tables(*other, read_tables(1 - i), shape_, key_))
-        other_tables = tables[1 - i];
-      cp_sectors_.loaded(i, std::move(hashes), tables[i], other_tables);
+          other->tables_mac == records[i]->tables_mac) {
+        // An older record with the same digest was durable, its tables
+        // with it, before this one was written: the same bytes, not read
+        // again (close() leaves both slots so); only its journal's list.
+        same = true;
+        const uint32_t n = other->checkpoint.journal_sectors;
+        const uint32_t table_sectors = checkpoint_table_sectors(shape_);
+        const std::optional<std::vector<uint32_t>> listed =
+            n == 0 ? std::vector<uint32_t>{}
+                   : journal_listing(
+                         read_run(layout_.checkpoint[1 - i].first_psn + 1 + table_sectors, n), n,
+                         table_sectors);
+        other_whole = listed.has_value();
+        if (listed) other_tables.journaled = *listed;
+      } else if (other) {
+        other_whole = decode_checkpoint_tables(*other, read_after(1 - i), shape_, key_, nullptr,
+                                               &other_tables)
+                          .has_value();
+      }
+      std::span<const unsigned char> other_bytes;
+      if (other_whole) other_bytes = same ? tables.bytes : other_tables.bytes;
+      cp_sectors_.loaded(i, std::move(hashes), tables.bytes, other_bytes);
+      cp_sectors_.set_journal(i, cp->journal_sectors, tables.journaled);
+      if (other_whole)
+        cp_sectors_.set_journal(1 - i, other->checkpoint.journal_sectors, other_tables.journaled);
     }
     return cp;
   }

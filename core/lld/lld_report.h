@@ -28,6 +28,7 @@ struct LldStats {
   uint64_t idle_cleans = 0;             // victims cleaned in idle time
   uint64_t checkpoints = 0;
   uint64_t checkpoint_sectors_written = 0;
+  uint64_t checkpoint_folds = 0;        // checkpoints that wrote table sectors in place
   uint64_t nvram_records_written = 0;
   uint64_t nvram_drains = 0;            // the buffer written wholly into segments
   uint64_t nvram_bypasses = 0;          // requests larger than the NVRAM, written to segments

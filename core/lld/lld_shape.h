@@ -26,19 +26,24 @@ struct LldShape {
   uint64_t platter_sectors = 0;
   uint32_t format_version = kLldFormatVersion;
 
-  // Version 3: an NVRAM record's header has a sector of its own, so that no
-  // sector holds parts of two records, and says how far the region had been
-  // synced (nvram_log.h); version 2 packs records and says nothing of it.
-  bool nvram_header_sector() const { return format_version >= kLldFormatVersion; }
-  // Version 3: a checkpoint slot's tables are authenticated by a digest of
-  // per-sector hashes, so a checkpoint rewrites only the sectors that
-  // changed (checkpoint.h); version 2 MACs them whole.
-  bool incremental_checkpoints() const { return format_version >= kLldFormatVersion; }
+  // Versions 3 and 4: an NVRAM record's header has a sector of its own, so
+  // that no sector holds parts of two records, and says how far the region
+  // had been synced (nvram_log.h); version 2 packs records and says nothing
+  // of it.
+  bool nvram_header_sector() const { return format_version >= kLldDigestFormatVersion; }
+  // Versions 3 and 4: a checkpoint slot's tables are authenticated by a
+  // digest of per-sector hashes, so a checkpoint rewrites only the sectors
+  // that changed (checkpoint.h); version 2 MACs them whole.
+  bool incremental_checkpoints() const { return format_version >= kLldDigestFormatVersion; }
+  // Version 4: each slot ends in a journal, where a checkpoint appends the
+  // changed sectors in one run instead of writing them in place
+  // (checkpoint.h); version 3 writes them in place.
+  bool checkpoint_journal() const { return format_version >= kLldFormatVersion; }
 
   bool valid() const {
     return segment_sectors >= 1 + block_sectors && block_sectors > 0 && segment_count > 0 &&
            logical_blocks > 0 && platter_sectors > 0 &&
-           (format_version == kLldFormatVersion || format_version == kLldPackedFormatVersion);
+           is_lld_format_version(format_version);
   }
 };
 

@@ -6,6 +6,7 @@
 
 #include <gtest/gtest.h>
 
+#include <map>
 #include <memory>
 #include <random>
 #include <vector>
@@ -73,53 +74,79 @@ TEST(CheckpointSectors, ATableSectorEncodesAsTheWholeTablesDo) {
 // tables, with every block as written. An image of format_version 2 writes
 // the whole slot, once.
 TEST(CheckpointSectors, ACheckpointWritesWhatChanged) {
-  for (uint32_t version : {kLldFormatVersion, kLldPackedFormatVersion}) {
+  std::map<uint32_t, SimDuration> checkpoint_time;
+  for (uint32_t version : {kLldFormatVersion, kLldDigestFormatVersion, kLldPackedFormatVersion}) {
     Superblock sb = plan_image(test::lld_format_options(64 << 20, 25, 512 * 1024, 0));
     sb.format_version = version;
     MemoryBackingStore mem(sb.image_bytes());
     format_store(mem, sb);
-    const uint32_t slot_sectors = checkpoint_slot_sectors(
-        plan_lld_layout(sb.geometry, sb.simulated_cylinders, sb.export_bytes, sb.block_bytes,
-                        sb.segment_bytes, sb.nvram_bytes, version).shape);
+    const LldLayout layout = plan_lld_layout(sb.geometry, sb.simulated_cylinders, sb.export_bytes,
+                                             sb.block_bytes, sb.segment_bytes, sb.nvram_bytes,
+                                             version);
+    const uint32_t table_sectors = checkpoint_table_sectors(layout.shape);
     std::vector<std::byte> data(4096, std::byte{5});
     std::mt19937_64 rng(1);
     std::vector<uint64_t> written;
     {
       LldDisk disk(std::make_unique<ProxyStore>(mem), sb);
-      for (int i = 0; i < 200; ++i) {
+      for (int i = 0; i < 100; ++i) {
         written.push_back(rng() % 16384);
         disk.write(written.back() * 4096, data, false, SimTime{});
       }
       disk.close();
       const LldStats s = disk.report().stats;
+      checkpoint_time[version] = s.checkpoint_time;
       if (version == kLldPackedFormatVersion) {
         EXPECT_EQ(s.checkpoints, 1u);
-        EXPECT_EQ(s.checkpoint_sectors_written, slot_sectors);
+        EXPECT_EQ(s.checkpoint_sectors_written, 1 + table_sectors);
       } else {
-        // Twice: 200 map entries in at most 200 sectors, a few usage rows,
-        // the record; a third checkpoint only if the second freed a segment.
+        // Twice: 100 map entries in at most 100 sectors, a few usage rows,
+        // the record (version 4: and an index sector), which fit the
+        // journal (130 sectors); a third checkpoint only if the second
+        // freed a segment.
         EXPECT_GE(s.checkpoints, 2u);
         EXPECT_LE(s.checkpoints, 3u);
-        EXPECT_LE(s.checkpoint_sectors_written, 2 * (1u + 200 + 2) + 1 + 2);
-        EXPECT_GE(s.checkpoint_sectors_written, 2 * (1u + 150));
+        EXPECT_LE(s.checkpoint_sectors_written, 2 * (1u + 100 + 2 + 1) + 1 + 2 + 1);
+        EXPECT_GE(s.checkpoint_sectors_written, 2 * (1u + 75));
+        EXPECT_EQ(s.checkpoint_folds, version == kLldFormatVersion ? 0 : s.checkpoints);
       }
+    }
+    // The open reads both records, then one slot's tables and its journal,
+    // and the other's journal, whose index it must know.
+    uint32_t journals = 0;
+    for (const LldExtent& slot : layout.checkpoint) {
+      std::vector<unsigned char> record(512);
+      mem.read(sb.platter_offset + slot.first_psn * 512, std::as_writable_bytes(std::span(record)));
+      auto r = decode_checkpoint_record(record, layout.shape, sb.secret);
+      ASSERT_TRUE(r.has_value());
+      journals += r->checkpoint.journal_sectors;
+      if (version != kLldFormatVersion) {
+        EXPECT_EQ(r->checkpoint.journal_sectors, 0u);
+      }
+    }
+    if (version == kLldFormatVersion) {
+      EXPECT_GE(journals, 2 * 75u);
     }
     LldDisk again(std::make_unique<ProxyStore>(mem), sb);
     EXPECT_TRUE(again.report().recovery.clean);
-    EXPECT_EQ(again.report().recovery.sectors_read, 1 + slot_sectors) << "version " << version;
+    EXPECT_EQ(again.report().recovery.sectors_read, 2 + table_sectors + journals)
+        << "version " << version;
     std::vector<std::byte> got(4096);
     for (uint64_t b : written) {
       again.read(b * 4096, got, SimTime{});
       ASSERT_EQ(got, data) << "block " << b;
     }
   }
+  // Appended in one run, the changed sectors cost far less than written in
+  // place, where they lie on most of the tables' tracks.
+  EXPECT_LT(checkpoint_time[kLldFormatVersion] * 3, checkpoint_time[kLldDigestFormatVersion]);
 }
 
 // A small disk the cleaner works on (overwrites, trims; many checkpoints,
-// each written incrementally), and the same requests on an image of
-// format_version 2, which writes whole tables: after each clean close the
-// newer slots' tables are the same bytes, the older slot still decodes,
-// and every block reads as written.
+// each written incrementally, in version 4 into journals that fill and
+// fold), and the same requests on images of format_version 3 and 2, which
+// writes whole tables: after each clean close both slots decode, versions
+// 3 and 2 hold the same tables, and every block reads as written.
 TEST(CheckpointSectors, IncrementalSlotsHoldTheWholeTables) {
   // The crash harness's tight disk: 64-sector tracks, 24 cylinders.
   FormatOptions o = test::lld_format_options(1 << 20, 0, 32 * 1024, 0);
@@ -127,8 +154,11 @@ TEST(CheckpointSectors, IncrementalSlotsHoldTheWholeTables) {
   o.geometry.tracks_per_cylinder = 4;
   o.geometry.cylinders = 24;
   o.geometry.derive_skews();
-  Superblock sb[2] = {plan_image_unchecked(o), plan_image_unchecked(o)};
-  sb[1].format_version = kLldPackedFormatVersion;
+  constexpr int kVersions = 3;
+  Superblock sb[kVersions] = {plan_image_unchecked(o), plan_image_unchecked(o),
+                              plan_image_unchecked(o)};
+  sb[1].format_version = kLldDigestFormatVersion;
+  sb[2].format_version = kLldPackedFormatVersion;
   std::vector<MemoryBackingStore> mem;
   for (const Superblock& s : sb) {
     mem.emplace_back(s.image_bytes());
@@ -136,10 +166,10 @@ TEST(CheckpointSectors, IncrementalSlotsHoldTheWholeTables) {
   }
   std::vector<std::vector<std::byte>> model(256, std::vector<std::byte>(4096));
   std::mt19937_64 rng(9);
-  uint64_t checkpoints = 0;
+  uint64_t checkpoints = 0, folds = 0;
   for (int round = 0; round < 4; ++round) {
     std::vector<std::unique_ptr<LldDisk>> disk;
-    for (int v = 0; v < 2; ++v)
+    for (int v = 0; v < kVersions; ++v)
       disk.push_back(std::make_unique<LldDisk>(std::make_unique<ProxyStore>(mem[v]), sb[v]));
     for (int i = 0; i < 3000; ++i) {
       const uint64_t b = rng() % 256;
@@ -153,8 +183,8 @@ TEST(CheckpointSectors, IncrementalSlotsHoldTheWholeTables) {
       }
     }
     std::vector<std::unique_ptr<unsigned char[]>> keep;
-    std::vector<std::vector<unsigned char>> newest;
-    for (int v = 0; v < 2; ++v) {
+    std::vector<CheckpointTables> newest;
+    for (int v = 0; v < kVersions; ++v) {
       disk[v]->close();
       const LldLayout& l = disk[v]->layout();
       auto slot = [&](int i) {
@@ -166,18 +196,24 @@ TEST(CheckpointSectors, IncrementalSlotsHoldTheWholeTables) {
       auto picked = pick_checkpoint(slot(0), slot(1), l.shape, sb[v].secret);
       ASSERT_TRUE(picked.has_value());
       ASSERT_TRUE(decode_checkpoint(slot(1 - picked->slot), l.shape, sb[v].secret).has_value());
-      const std::vector<unsigned char> bytes = slot(picked->slot);
-      newest.emplace_back(bytes.begin() + 512, bytes.end());
+      newest.push_back(picked->checkpoint.tables);
     }
     checkpoints += disk[0]->report().stats.checkpoints;
-    ASSERT_EQ(newest[0], newest[1]) << "round " << round << ": the tables differ";
+    folds += disk[0]->report().stats.checkpoint_folds;
+    // Versions 3 and 2 share a layout; version 4's journals make the slots
+    // longer and leave fewer segments, so its tables are checked by what
+    // the disk reads after each reopen.
+    ASSERT_EQ(newest[1], newest[2]) << "round " << round << ": the tables differ";
   }
   EXPECT_GT(checkpoints, 20u) << "precondition: the cleaner checkpoints often";
-  LldDisk disk(std::make_unique<ProxyStore>(mem[0]), sb[0]);
-  std::vector<std::byte> got(4096);
-  for (uint64_t b = 0; b < 256; ++b) {
-    disk.read(b * 4096, got, SimTime{});
-    ASSERT_EQ(got, model[b]) << "block " << b;
+  EXPECT_GT(folds, 2u) << "precondition: version 4's journals fill and fold";
+  for (int v = 0; v < kVersions; ++v) {
+    LldDisk disk(std::make_unique<ProxyStore>(mem[v]), sb[v]);
+    std::vector<std::byte> got(4096);
+    for (uint64_t b = 0; b < 256; ++b) {
+      disk.read(b * 4096, got, SimTime{});
+      ASSERT_EQ(got, model[b]) << "version " << sb[v].format_version << ", block " << b;
+    }
   }
 }
 

@@ -844,12 +844,13 @@ constexpr const char* kRoomForEveryRequest =
 // LldDisk's counters start again at each open: a rig's totals over its
 // reopens (tally_across_reopens, then final_tally at the end).
 struct LldTally {
-  uint64_t cleaned = 0, idle_cleans = 0, checkpoints = 0, drains = 0, bypasses = 0, stalls = 0,
-           refused = 0, segment_writes = 0;
+  uint64_t cleaned = 0, idle_cleans = 0, checkpoints = 0, folds = 0, drains = 0, bypasses = 0,
+           stalls = 0, refused = 0, segment_writes = 0;
   void add(const LldStats& s) {
     cleaned += s.segments_cleaned;
     idle_cleans += s.idle_cleans;
     checkpoints += s.checkpoints;
+    folds += s.checkpoint_folds;
     drains += s.nvram_drains;
     bypasses += s.nvram_bypasses;
     stalls += s.nvram_stalls;
@@ -859,7 +860,8 @@ struct LldTally {
   std::string describe() const {
     std::ostringstream o;
     o << segment_writes << " segment writes, " << cleaned << " segments cleaned (" << idle_cleans
-      << " in idle time), " << checkpoints << " checkpoints, " << drains << " NVRAM drains ("
+      << " in idle time), " << checkpoints << " checkpoints (" << folds << " folds), " << drains
+      << " NVRAM drains ("
       << stalls << " stalling a write), " << bypasses << " requests past the NVRAM, " << refused
       << " refused";
     return o.str();
@@ -984,6 +986,10 @@ TEST(CrashHarness, LldNoNvramExhaustiveTorn512) {
 TEST(CrashHarness, LldPackedFormatExhaustiveTorn512) {
   run_lld_exhaustive(true, G::k512, 10, 64, 1000, kLldPackedFormatVersion);
 }
+// And of format_version 3 (checkpoints in place, no journal).
+TEST(CrashHarness, LldDigestFormatExhaustiveTorn512) {
+  run_lld_exhaustive(true, G::k512, 10, 64, 1000, kLldDigestFormatVersion);
+}
 
 // Ages an lld disk: fills `fill_percent` of the export (writes of 1-4
 // blocks, a flush every few), then `requests` random requests mostly over
@@ -1056,6 +1062,10 @@ void run_lld_cleaner(bool nvram, uint64_t seed, size_t points, uint64_t min_stat
   ASSERT_EQ(t.refused, 0u) << kRoomForEveryRequest;
   ASSERT_GT(t.checkpoints, 0u) << "precondition: checkpoints must free cleaned segments";
   ASSERT_GT(t.idle_cleans, 0u) << "precondition: idle time must clean too";
+  // Crashes during both kinds of checkpoint (checkpoint.h): appended to a
+  // slot's journal, and folded in place when the journal is full.
+  ASSERT_GT(t.folds, 0u) << "precondition: journals must fill and fold";
+  ASSERT_GT(t.checkpoints, 2 * t.folds) << "precondition: checkpoints appended to journals";
   std::vector<Job> jobs = sampled_jobs(rig, rig.format_end(), points, 4, 2, 4, seed);
   RunResult r = run_jobs(rig, jobs, harness_threads(), /*nested_every=*/9, seed);
   const std::string what = std::string("lld ") + nvram_name(c) + " cleaner";

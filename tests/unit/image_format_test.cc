@@ -183,13 +183,16 @@ TEST(Superblock, VersionOneDecodesAsBefore) {
   }
 }
 
-// A new lld image is format_version 3; one decoded from version 2 bytes
-// stays version 2, byte for byte, when encoded again (its NVRAM records
-// and checkpoints keep their layout: lld_shape.h).
-TEST(Superblock, LldRoundTripsAsVersionThreeAndTwo) {
+// A new lld image is format_version 4; one decoded from version 3 or 2
+// bytes stays that version, byte for byte, when encoded again (its NVRAM
+// records and checkpoints keep their layout: lld_shape.h).
+TEST(Superblock, LldRoundTripsAsVersionsFourThreeAndTwo) {
   Superblock sb = unusual_lld_superblock();
+  auto b4 = encode_superblock(sb);
+  EXPECT_EQ(le32(b4.data() + 8), kLldFormatVersion);
+  EXPECT_EQ(le32(b4.data() + 8), 4u);
+  sb.format_version = kLldDigestFormatVersion;
   auto b3 = encode_superblock(sb);
-  EXPECT_EQ(le32(b3.data() + 8), kLldFormatVersion);
   EXPECT_EQ(le32(b3.data() + 8), 3u);
   sb.format_version = kLldPackedFormatVersion;
   auto b = encode_superblock(sb);
@@ -217,6 +220,14 @@ TEST(Superblock, LldRoundTripsAsVersionThreeAndTwo) {
   ASSERT_EQ(decode_superblock(b3.data(), &back, &why), DecodeResult::kOk) << why;
   EXPECT_EQ(back.version(), 3u);
   EXPECT_EQ(encode_superblock(back), b3);
+  ASSERT_EQ(decode_superblock(b4.data(), &back, &why), DecodeResult::kOk) << why;
+  EXPECT_EQ(back.version(), 4u);
+  EXPECT_EQ(encode_superblock(back), b4);
+  for (int i = 0; i < 4088; ++i) {
+    if (i < 8 || i >= 12) {
+      ASSERT_EQ(b4[i], b3[i]) << "byte " << i;
+    }
+  }
   // nvram=0 (no NVRAM) is a valid lld superblock.
   Superblock none = sb;
   none.nvram_bytes = 0;
@@ -242,7 +253,7 @@ TEST(Superblock, ModeMustBeItsVersions) {
     uint32_t version;
     uint32_t mode;
   };
-  for (const Case& k : {Case{1, 3}, Case{2, 1}, Case{2, 2}, Case{2, 0}, Case{2, 4}}) {
+  for (const Case& k : {Case{1, 3}, Case{2, 1}, Case{2, 2}, Case{2, 0}, Case{2, 4}, Case{4, 2}}) {
     auto bytes = encode_superblock(unusual_lld_superblock());
     put32(bytes.data() + 8, k.version);
     put32(bytes.data() + 12, k.mode);
@@ -312,7 +323,7 @@ TEST(Superblock, WrongMagicIsDamagedOnlyWhereTheRestIsAVldSuperblocks) {
 }
 
 TEST(Superblock, OtherVersionIsUnsupported) {
-  for (uint32_t version : {0u, 4u, 0x01000000u}) {
+  for (uint32_t version : {0u, 5u, 0x01000000u}) {
     for (const Superblock& sb : {unusual_superblock(), unusual_lld_superblock()}) {
       auto bytes = encode_superblock(sb);
       put32(bytes.data() + 8, version);
@@ -595,10 +606,10 @@ TEST(PlanImage, LldIsVldsCylindersPlusTheSystemArea) {
   EXPECT_EQ(sb.spare_percent, 25u);
   const DriveGeometry& g = o.geometry;
   EXPECT_EQ(lld_system_area_tracks(g, sb.export_bytes, 4096, sb.segment_bytes, sb.nvram_bytes),
-            57u);
+            59u);
   EXPECT_EQ(plan_lld_layout(g, g.cylinders, sb.export_bytes, 4096, sb.segment_bytes,
                             sb.nvram_bytes).system_tracks,
-            57u);
+            59u);
   EXPECT_EQ(sb.simulated_cylinders, 41u + 4);
   EXPECT_GE(sb.simulated_cylinders,
             lld_cylinders_needed(g, sb.export_bytes, 4096, sb.segment_bytes, sb.nvram_bytes));

@@ -287,8 +287,18 @@ Checkpoint checkpoint_of(const LldShape& shape, uint64_t generation) {
 
 TEST_F(LldFormatTest, CheckpointSizes) {
   EXPECT_EQ(checkpoint_table_sectors(small), 2u);  // 40 x 16 + 4 x 12 = 688
-  EXPECT_EQ(checkpoint_slot_sectors(small), 3u);
+  EXPECT_EQ(checkpoint_journal_sectors(small), 16u);  // at least 16
+  EXPECT_EQ(checkpoint_slot_sectors(small), 19u);
   EXPECT_EQ(checkpoint_table_sectors(shape), 189u);  // 6000 x 16 + 64 x 12 = 96768
+  LldShape big = shape;
+  big.logical_blocks = 1 << 20;
+  EXPECT_EQ(checkpoint_table_sectors(big), 32770u);
+  EXPECT_EQ(checkpoint_journal_sectors(big), 8193u);  // a quarter of the tables
+  // Version 3 has no journal.
+  LldShape v3 = small;
+  v3.format_version = kLldDigestFormatVersion;
+  EXPECT_EQ(checkpoint_journal_sectors(v3), 0u);
+  EXPECT_EQ(checkpoint_slot_sectors(v3), 3u);
 }
 
 TEST_F(LldFormatTest, CheckpointRoundTrip) {
@@ -296,7 +306,7 @@ TEST_F(LldFormatTest, CheckpointRoundTrip) {
     Checkpoint c = checkpoint_of(sh, 7);
     c.clean = true;
     const Bytes b = encode_checkpoint(c, sh, key);
-    ASSERT_EQ(b.size(), checkpoint_slot_sectors(sh) * 512u);
+    ASSERT_EQ(b.size(), (1 + checkpoint_table_sectors(sh)) * 512u);  // the journal empty
     auto d = decode_checkpoint(b, sh, key);
     ASSERT_TRUE(d.has_value());
     EXPECT_EQ(*d, c);
@@ -392,6 +402,95 @@ TEST_F(LldFormatTest, PickCheckpointDamagedNewerFallsBack) {
   p = pick_checkpoint(zeros, g4, small, key);
   ASSERT_TRUE(p.has_value());
   EXPECT_EQ(p->slot, 1);
+}
+
+// --- version 4's journal ------------------------------------------------
+
+// A slot whose base holds `base`'s tables and whose journal holds the
+// sectors where `now`'s differ, in chunks; its record is `now`'s.
+Bytes journaled_slot(const Checkpoint& base, Checkpoint now, const LldShape& shape,
+                     const MacKey& key, std::vector<uint32_t>* changed) {
+  const Bytes old_slot = encode_checkpoint(base, shape, key);
+  const Bytes new_slot = encode_checkpoint(now, shape, key);
+  Bytes sectors;
+  for (uint32_t i = 0; i < checkpoint_table_sectors(shape); ++i) {
+    const auto at = static_cast<ptrdiff_t>((1 + i) * 512);
+    if (std::equal(old_slot.begin() + at, old_slot.begin() + at + 512, new_slot.begin() + at))
+      continue;
+    changed->push_back(i);
+    sectors.insert(sectors.end(), new_slot.begin() + at, new_slot.begin() + at + 512);
+  }
+  const Bytes journal = encode_journal(*changed, sectors);
+  now.journal_sectors = static_cast<uint32_t>(journal.size() / 512);
+  std::vector<uint64_t> hashes;
+  EXPECT_TRUE(decode_checkpoint(new_slot, shape, key, &hashes).has_value());
+  Bytes slot = encode_checkpoint_record(now, shape, table_digest(hashes, key), key);
+  slot.insert(slot.end(), old_slot.begin() + 512, old_slot.end());
+  slot.insert(slot.end(), journal.begin(), journal.end());
+  return slot;
+}
+
+// The base with the journal's sectors laid over it is the newer tables;
+// 130 changed sectors take two chunks, so two index sectors.
+TEST_F(LldFormatTest, JournalLaysItsSectorsOverTheBase) {
+  LldShape shape = this->shape;
+  shape.logical_blocks = 60000;  // a journal of 470 sectors
+  ASSERT_EQ(checkpoint_journal_sectors(shape), 470u);
+  const Checkpoint base = checkpoint_of(shape, 7);
+  Checkpoint now = checkpoint_of(shape, 8);
+  for (uint32_t b = 0; b < 130 * 32; b += 32) now.tables.map[b] = {9, 0x77, 900 + b};
+  std::vector<uint32_t> changed;
+  const Bytes slot = journaled_slot(base, now, shape, key, &changed);
+  ASSERT_EQ(changed.size(), 130u);
+  EXPECT_EQ(journal_append_sectors(130), 132u);
+  auto d = decode_checkpoint(slot, shape, key);
+  ASSERT_TRUE(d.has_value());
+  now.journal_sectors = 132;
+  EXPECT_EQ(*d, now);
+  auto r = decode_checkpoint_record(slot, shape, key);
+  ASSERT_TRUE(r.has_value());
+  EXPECT_EQ(checkpoint_sectors_after_record(*r, shape), checkpoint_table_sectors(shape) + 132);
+  auto t = assemble_slot_tables(*r, std::span(slot).subspan(512), shape);
+  ASSERT_TRUE(t.has_value());
+  EXPECT_EQ(t->journaled, changed);
+  auto listed = journal_listing(std::span(slot).subspan((1 + checkpoint_table_sectors(shape)) * 512),
+                                132, checkpoint_table_sectors(shape));
+  ASSERT_TRUE(listed.has_value());
+  EXPECT_EQ(*listed, changed);
+  // Short of the journal the record names: refused.
+  EXPECT_FALSE(decode_checkpoint(std::span(slot).first(slot.size() - 512), shape, key));
+}
+
+// Every bit of the journal is checked: an index sector by its form or the
+// tables' digest, a journaled sector by the digest.
+TEST_F(LldFormatTest, JournalEveryBitFlipRefused) {
+  Checkpoint now = checkpoint_of(small, 8);
+  now.tables.map[0] = {9, 0x77, 900};
+  std::vector<uint32_t> changed;
+  const Bytes good = journaled_slot(checkpoint_of(small, 7), now, small, key, &changed);
+  ASSERT_EQ(changed.size(), 1u);
+  ASSERT_TRUE(decode_checkpoint(good, small, key).has_value());
+  const size_t journal_at = (1 + checkpoint_table_sectors(small)) * 512;
+  ASSERT_EQ(good.size(), journal_at + 2 * 512);
+  for (size_t bit = journal_at * 8; bit < good.size() * 8; ++bit) {
+    Bytes b = good;
+    b[bit / 8] ^= static_cast<unsigned char>(1u << (bit % 8));
+    EXPECT_FALSE(decode_checkpoint(b, small, key).has_value()) << "bit " << bit;
+  }
+}
+
+// A record may name no more journal than the slot has; version 3 none.
+TEST_F(LldFormatTest, JournalLongerThanTheSlotsRefused) {
+  for (uint32_t version : {kLldFormatVersion, kLldDigestFormatVersion}) {
+    LldShape sh = small;
+    sh.format_version = version;
+    Checkpoint c = checkpoint_of(sh, 3);
+    Bytes b = encode_checkpoint(c, sh, key);
+    b.resize((1 + checkpoint_table_sectors(sh) + 17) * 512);
+    encode_fixed32(b.data() + 52, checkpoint_journal_sectors(sh) + 1);
+    reseal_checkpoint(b, sh, key);
+    EXPECT_FALSE(decode_checkpoint_record(b, sh, key).has_value()) << "version " << version;
+  }
 }
 
 }  // namespace

@@ -211,10 +211,10 @@ TEST(LldLayout, NoNvram) {
 TEST(LldLayout, SystemAreaTracksBeforeChoosingCylinders) {
   DriveGeometry g = preset("st19101");
   // All 6962 cylinders: 27848 segments bound each slot, 1 + ceil((16 x 16384 +
-  // 12 x 27848) / 512) = 1166 sectors: 5 tracks a slot. 6.1 MB of NVRAM is
-  // ceil(11915 / 256) = 47 tracks.
-  EXPECT_EQ(lld_system_area_tracks(g, kExport, kBlock, kSegment, 0), 10u);
-  EXPECT_EQ(lld_system_area_tracks(g, kExport, kBlock, kSegment, kNvram), 57u);
+  // 12 x 27848) / 512) = 1166 sectors and a journal of ceil(1165 / 4) = 292:
+  // 6 tracks a slot. 6.1 MB of NVRAM is ceil(11915 / 256) = 47 tracks.
+  EXPECT_EQ(lld_system_area_tracks(g, kExport, kBlock, kSegment, 0), 12u);
+  EXPECT_EQ(lld_system_area_tracks(g, kExport, kBlock, kSegment, kNvram), 59u);
   for (uint64_t nvram : {uint64_t{0}, kNvram}) {
     const uint64_t tracks = lld_system_area_tracks(g, kExport, kBlock, kSegment, nvram);
     EXPECT_EQ(plan_lld_layout(g, g.cylinders, kExport, kBlock, kSegment, nvram).system_tracks,

@@ -29,6 +29,7 @@ LldReport unusual_lld_report() {
   s.idle_cleans = 10;
   s.checkpoints = 11;
   s.checkpoint_sectors_written = 12;
+  s.checkpoint_folds = 19;
   s.nvram_records_written = 13;
   s.nvram_drains = 14;
   s.nvram_bypasses = 15;
@@ -81,6 +82,7 @@ TEST(LldReportJson, EveryFieldUnderItsKey) {
   EXPECT_EQ(j.at("idle_cleans"), 10);
   EXPECT_EQ(j.at("checkpoints"), 11);
   EXPECT_EQ(j.at("checkpoint_sectors_written"), 12);
+  EXPECT_EQ(j.at("checkpoint_folds"), 19);
   EXPECT_EQ(j.at("nvram_records_written"), 13);
   EXPECT_EQ(j.at("nvram_drains"), 14);
   EXPECT_EQ(j.at("nvram_bypasses"), 15);
@@ -119,8 +121,8 @@ TEST(LldReportJson, EveryFieldUnderItsKey) {
   EXPECT_EQ(j.at("cleaner_policy"), "cost-benefit");
   EXPECT_DOUBLE_EQ(j.at("nvram_us").get<double>(), 20.5);
   EXPECT_DOUBLE_EQ(j.at("write_amplification").get<double>(), 1.25);  // (400 + 100) / 400
-  // 17 counters, 5 times, recovery, 11 state fields, write amplification.
-  EXPECT_EQ(j.size(), 17u + 5 + 1 + 11 + 1);
+  // 18 counters, 5 times, recovery, 11 state fields, write amplification.
+  EXPECT_EQ(j.size(), 18u + 5 + 1 + 11 + 1);
 }
 
 TEST(LldReportJson, IsTheLldSectionOfAModeReport) {
