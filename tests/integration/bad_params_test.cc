@@ -399,9 +399,9 @@ TEST(LldParameters, RunTimeOnesAreIgnoredByOtherModes) {
   EXPECT_EQ(r.exit_code, 0) << r.stderr_text;
 }
 
-// `nbdkit vld ... mode=lld` creates an lld image: format_version 3 with
+// `nbdkit vld ... mode=lld` creates an lld image: format_version 4 with
 // segment= and nvram= recorded.
-TEST(LldParameters, ModeLldCreatesAVersionThreeImage) {
+TEST(LldParameters, ModeLldCreatesAVersionFourImage) {
   TempDir dir;
   const std::string file = dir.file("x.img");
   run_nbdkit({"file=" + file, "size=64M", "mode=lld", "segment=512K", "nvram=6100000",
@@ -416,7 +416,7 @@ TEST(LldParameters, ModeLldCreatesAVersionThreeImage) {
   unsigned char version[4] = {};
   in.seekg(8);
   in.read(reinterpret_cast<char*>(version), 4);
-  EXPECT_EQ(version[0], 3);
+  EXPECT_EQ(version[0], 4);
 }
 
 TEST(BadParameters, UnknownParameter) {
