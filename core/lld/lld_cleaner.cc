@@ -231,6 +231,17 @@ bool LldDisk::Impl::clean_until(uint32_t target_free, LldClock& c, uint32_t must
 // idle_ends (IdleGapPredictor). Writes at the log head take only as many
 // blocks as end in time; cleaning a victim is a read, then writes of its
 // live blocks, then, for a batch of victims, the checkpoint that frees them.
+//
+// Nor may it make later bursts slower by what it leaves behind: a few
+// blocks moved in each short pause change which victims the request
+// path's greedy cleaner meets and add partial writes, and gain little
+// (the cleaner "moves segment-sized data", section 5.5). So without NVRAM
+// a victim's moves begin only in a pause that holds a whole segment's
+// write at the log head; a read moves nothing and is kept for whichever
+// cleaner takes the victim. With NVRAM they begin in any pause, since a
+// victim begun is finished before the drain goes on, and a victim read
+// but not moved would stop the drain (docs/benchmarks.md, section 6a, has
+// both measured).
 
 namespace {
 
@@ -310,7 +321,14 @@ bool LldDisk::Impl::idle_clean_step(uint32_t reserve, SimTime idle_ends, LldCloc
     if (v.next == v.blocks.size()) {
       finish_idle_victim();
     } else if (moves_fit(v.segment, reserve)) {
-      return v.next < v.read ? idle_move_write(reserve, idle_ends, c) : idle_read(idle_ends, c);
+      if (v.next == v.read) return idle_read(idle_ends, c);
+      // Without NVRAM a victim's moves begin only in a pause that holds a
+      // segment's worth of writing; once begun they go on a write at a
+      // time. With NVRAM they go on in any pause: a victim only read
+      // would hold up the drain, idle time's first work (point D).
+      if (v.next > 0 || has_nvram() || pause_holds_a_segment_write(c.now, idle_ends))
+        return idle_move_write(reserve, idle_ends, c);
+      return false;
     }
   }
   // A checkpoint frees a batch of emptied victims; and room for the rest of
@@ -451,6 +469,13 @@ bool LldDisk::Impl::idle_checkpoint(SimTime idle_ends, LldClock& c) {
   return_to_log_head(c);
   stats_.cleaning_time += c.now - before;
   return true;
+}
+
+bool LldDisk::Impl::pause_holds_a_segment_write(SimTime now, SimTime idle_ends) const {
+  if (idle_ends == kUnknownIdleEnd) return true;
+  const std::optional<uint32_t> segment = usage_.open_segment();
+  const SectorRun run{layout_.segment_first_psn(*segment), shape_.segment_sectors};
+  return drive_.estimate(std::span(&run, 1), now).end <= idle_ends;
 }
 
 bool LldDisk::Impl::idle_victim_current() const {
