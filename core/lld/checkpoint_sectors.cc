@@ -35,12 +35,8 @@ void CheckpointSectors::loaded(int picked, std::vector<uint64_t> hashes,
 
 void CheckpointSectors::set_journal(int slot, uint32_t used, std::span<const uint32_t> journaled) {
   assert(slot == 0 || slot == 1);
-  journal_used_[slot] = used;
-  std::fill(journaled_[slot].begin(), journaled_[slot].end(), 0);
-  for (uint32_t i : journaled) {
-    assert(i < hashes_.size());
-    journaled_[slot][i / 64] |= uint64_t{1} << (i % 64);
-  }
+  folded(slot);
+  appended(slot, journaled, used);
 }
 
 void CheckpointSectors::touch(uint64_t sector) {

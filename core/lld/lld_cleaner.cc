@@ -237,7 +237,7 @@ bool LldDisk::Impl::clean_until(uint32_t target_free, LldClock& c, uint32_t must
 // path's greedy cleaner meets and add partial writes, and gain little
 // (the cleaner "moves segment-sized data", section 5.5). So without NVRAM
 // a victim's moves begin only in a pause that holds a whole segment's
-// write at the log head; a read moves nothing and is kept for whichever
+// write where the open segment lies; a read moves nothing and is kept for whichever
 // cleaner takes the victim. With NVRAM they begin in any pause, since a
 // victim begun is finished before the drain goes on, and a victim read
 // but not moved would stop the drain (docs/benchmarks.md, section 6a, has

@@ -274,8 +274,9 @@ class LldDisk::Impl {
   // REQUIRES: idle_victim_current().
   void forget_moved_away();
   bool idle_checkpoint(SimTime idle_ends, LldClock& c);
-  // Whether a whole segment written at the log head from `now` ends by
-  // idle_ends: the pause a victim's first move needs (lld_cleaner.cc).
+  // Whether a whole segment written over the open segment's sectors from
+  // `now` (the log head's cylinders) ends by idle_ends: the pause a
+  // victim's first move needs without NVRAM (lld_cleaner.cc).
   bool pause_holds_a_segment_write(SimTime now, SimTime idle_ends) const;
   // Whether the idle victim's segment is the one chosen (not freed, and
   // maybe reused, since). REQUIRES: idle_victim_.
