@@ -235,13 +235,15 @@ bool LldDisk::Impl::clean_until(uint32_t target_free, LldClock& c, uint32_t must
 // Nor may it make later bursts slower by what it leaves behind: a few
 // blocks moved in each short pause change which victims the request
 // path's greedy cleaner meets and add partial writes, and gain little
-// (the cleaner "moves segment-sized data", section 5.5). So without NVRAM
-// a victim's moves begin only in a pause that holds a whole segment's
-// write where the open segment lies; a read moves nothing and is kept for whichever
-// cleaner takes the victim. With NVRAM they begin in any pause, since a
-// victim begun is finished before the drain goes on, and a victim read
-// but not moved would stop the drain (docs/benchmarks.md, section 6a, has
-// both measured).
+// (the cleaner "moves segment-sized data", section 5.5). So a victim's
+// moves begin only in a pause that holds a whole segment's write where the
+// open segment lies, and with NVRAM the buffer drains only in such a
+// pause: a few blocks drained early move where the region resets and
+// every later drain falls. A shorter pause only reads victims; a read
+// moves nothing and is kept for whichever cleaner takes the victim, and a
+// victim read but not moved does not hold up the drain
+// (docs/benchmarks.md, section 6a, has the rule measured against pauses
+// with no idle work).
 
 namespace {
 
@@ -264,13 +266,17 @@ std::optional<Completion> LldDisk::Impl::idle_work(SimTime start, SimTime idle_e
   LldClock c{start};
   // Point D of paper 001's Figure 10: idle time long enough writes the
   // buffered burst out, a write at a time, before it cleans; but a victim
-  // begun is finished first, and with too few free segments to write
-  // into, cleaning comes first.
+  // whose moves began is finished first, and with too few free segments
+  // to write into, cleaning comes first. A pause too short for a
+  // segment's write only reads victims.
   const bool drain = has_nvram() && !pending_.empty();
   const bool room = usage_.free_count() >= kCleanerLowSegments;
-  if (drain && room && !idle_victim_) {
-    if (!idle_drain_write(idle_ends, c)) return std::nullopt;
-    return c.done();
+  const bool moving = idle_victim_ && idle_victim_->next > 0;
+  bool reads_only = false;
+  if (drain && room && !moving) {
+    if (pause_holds_a_segment_write(c.now, idle_ends))
+      return idle_drain_write(idle_ends, c) ? std::optional(c.done()) : std::nullopt;
+    reads_only = true;
   }
   // Idle cleaning checkpoints only now and then, so it must leave free what
   // the memory copy's writes (nvram=0) need when a flush or FUA forces them
@@ -281,8 +287,11 @@ std::optional<Completion> LldDisk::Impl::idle_work(SimTime start, SimTime idle_e
   // fit the free segments (idle_move_write), so the drain's cleaner can
   // finish it.
   const uint32_t reserve = drain ? 0 : segments_for_entries(pending_.live_entries());
-  if (idle_clean_step(reserve, idle_ends, c)) return c.done();
-  if (drain && room && !idle_victim_ && idle_drain_write(idle_ends, c)) return c.done();  // let go
+  if (idle_clean_step(reserve, reads_only, idle_ends, c)) return c.done();
+  const bool let_go = moving && !idle_victim_;  // its moves no longer fit: the drain goes on
+  if (drain && room && let_go && pause_holds_a_segment_write(c.now, idle_ends) &&
+      idle_drain_write(idle_ends, c))
+    return c.done();
   return std::nullopt;
 }
 
@@ -313,7 +322,8 @@ bool LldDisk::Impl::idle_drain_write(SimTime idle_ends, LldClock& c) {
   return true;
 }
 
-bool LldDisk::Impl::idle_clean_step(uint32_t reserve, SimTime idle_ends, LldClock& c) {
+bool LldDisk::Impl::idle_clean_step(uint32_t reserve, bool reads_only, SimTime idle_ends,
+                                    LldClock& c) {
   if (idle_victim_ && !idle_victim_current()) idle_victim_.reset();
   if (idle_victim_) {
     forget_moved_away();
@@ -322,11 +332,10 @@ bool LldDisk::Impl::idle_clean_step(uint32_t reserve, SimTime idle_ends, LldCloc
       finish_idle_victim();
     } else if (moves_fit(v.segment, reserve)) {
       if (v.next == v.read) return idle_read(idle_ends, c);
-      // Without NVRAM a victim's moves begin only in a pause that holds a
-      // segment's worth of writing; once begun they go on a write at a
-      // time. With NVRAM they go on in any pause: a victim only read
-      // would hold up the drain, idle time's first work (point D).
-      if (v.next > 0 || has_nvram() || pause_holds_a_segment_write(c.now, idle_ends))
+      // A victim's moves begin only in a pause that holds a segment's
+      // worth of writing; once begun they go on a write at a time, and
+      // the drain waits for them.
+      if (v.next > 0 || (!reads_only && pause_holds_a_segment_write(c.now, idle_ends)))
         return idle_move_write(reserve, idle_ends, c);
       return false;
     }
@@ -335,7 +344,7 @@ bool LldDisk::Impl::idle_clean_step(uint32_t reserve, SimTime idle_ends, LldCloc
   // a victim whose moves the free segments no longer take (writes took them).
   if (usage_.empty_full_count() >= kCleanerBatchSegments ||
       (idle_victim_ && usage_.empty_full_count() > 0))
-    return idle_checkpoint(idle_ends, c);
+    return !reads_only && idle_checkpoint(idle_ends, c);
   idle_victim_.reset();  // its moves do not fit: the request path's cleaner finishes it
   auto victim = pick_victim(usage_, options_.cleaner_policy, next_seq_, /*skip_empty=*/true);
   if (victim && usage_.usage(*victim).live_blocks * 100 <=
@@ -352,7 +361,7 @@ bool LldDisk::Impl::idle_clean_step(uint32_t reserve, SimTime idle_ends, LldCloc
     idle_victim_.reset();  // not even one block's read fits: choose again next time
     return false;
   }
-  if (usage_.empty_full_count() > 0) return idle_checkpoint(idle_ends, c);
+  if (usage_.empty_full_count() > 0 && !reads_only) return idle_checkpoint(idle_ends, c);
   return false;
 }
 

@@ -263,7 +263,7 @@ class LldDisk::Impl {
   // The next step of idle cleaning: a victim's next moves, a new victim
   // read, or a checkpoint that frees the victims emptied; `reserve` free
   // segments are left to the memory copy's writes.
-  bool idle_clean_step(uint32_t reserve, SimTime idle_ends, LldClock& c);
+  bool idle_clean_step(uint32_t reserve, bool reads_only, SimTime idle_ends, LldClock& c);
   // Reads the idle victim's next live blocks (one run); writes the read
   // ones at the log head, as many as end in time and leave the rest room.
   // REQUIRES: idle_victim_, with blocks not read (idle_read), or read and

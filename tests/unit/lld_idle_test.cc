@@ -175,6 +175,35 @@ TEST(LldIdle, ShortPeriodsDrainTheNvramInPieces) {
   d.expect_model();
 }
 
+// With NVRAM, a pause that cannot hold a segment's write neither drains
+// the buffer nor begins a victim's moves: either would change where the
+// region resets and which victims the bursts' cleaner meets, for less than
+// it gains. It may still read a victim, which moves nothing. A long pause
+// then drains the buffer.
+TEST(LldIdle, WithNvramShortPeriodsOnlyReadVictims) {
+  AgedDisk d(256 * 1024);
+  while (d.disk().report().nvram_buffered_blocks > 0) ASSERT_TRUE(d.step(kUnknownIdleEnd));
+  for (uint64_t b = 0; b < 40; ++b) d.write(b * 5);
+  const LldStats before = d.stats();
+  for (int i = 0; i < 400; ++i) {
+    if (!d.step(d.now() + sim_us(3000))) d.wait(sim_us(1000));
+  }
+  const LldStats short_pauses = d.stats();
+  EXPECT_EQ(d.disk().report().nvram_buffered_blocks, 40u) << "3 ms holds no segment's write";
+  EXPECT_EQ(short_pauses.client_blocks_written, before.client_blocks_written);
+  EXPECT_EQ(short_pauses.cleaner_blocks_moved, before.cleaner_blocks_moved);
+  EXPECT_EQ(short_pauses.checkpoints, before.checkpoints);
+  EXPECT_GT(short_pauses.cleaner_sectors_read, before.cleaner_sectors_read) << "reads fit";
+  for (int i = 0; i < 40 && d.disk().report().nvram_buffered_blocks > 0; ++i) {
+    if (!d.step(d.now() + sim_us(100'000))) d.wait(sim_us(1000));
+  }
+  EXPECT_EQ(d.disk().report().nvram_buffered_blocks, 0u) << "long pauses drain";
+  EXPECT_EQ(d.stats().client_blocks_written, before.client_blocks_written + 40);
+  d.expect_model();
+  d.reopen();
+  d.expect_model();
+}
+
 // Figure 10 in small: bursts of 16 synchronous updates (write, flush) with
 // a pause after each, on an aged disk, through a DiskController that
 // predicts each pause from the ones before (IdleGapPredictor). No write
