@@ -452,11 +452,13 @@ int vld_list_exports(int readonly, int, struct nbdkit_exports* exports) {
 
 const char* vld_default_export(int, int) { return ""; }
 
-// One client connection: on an aru export, its open ARU (null otherwise)
-// and the export name it was opened with (for -D vld.aru=1).
+// One client connection: on an aru export, its open ARU (null otherwise),
+// the export name it was opened with (for -D vld.aru=1), and whether it
+// may write.
 struct Connection {
   std::unique_ptr<AruSession> aru;
   std::string export_name;
+  bool writable = false;  // what can_write answers: false on -r, or when served read-only instead
   ~Connection() {
     if (aru && vld_debug_aru && aru->shadow_bytes() > 0)
       nbdkit_debug("aru: export %s: closed without a flush: %llu bytes of shadow blocks dropped",
@@ -466,9 +468,20 @@ struct Connection {
 
 AruSession* aru_of(void* handle) { return static_cast<Connection*>(handle)->aru.get(); }
 
-// Makes the first writable connection's disk writable (see vld_open).
+// Whether an image that cannot be opened for writing is served read-only
+// instead, as nbdkit's file plugin does with a file it cannot open
+// read-write: another process holds it (EBUSY), or the file or its file
+// system is not writable. Any other failure refuses the connection.
+bool serve_read_only_instead(int err) {
+  return err == EBUSY || err == EACCES || err == EPERM || err == EROFS;
+}
+
+// Makes the first writable connection's disk writable (see vld_open): 0
+// if it is, 1 if it stays read-only (serve_read_only_instead, logged),
+// -1 on error.
 int make_disk_writable() {
-  return guarded([] {
+  int stays_read_only = 0;
+  const int made = guarded([&] {
     Superblock sb;
     const Superblock served = g_controller->superblock();
     auto open_writable = [&] {
@@ -496,10 +509,17 @@ int make_disk_writable() {
       g_controller->make_writable(open_writable,
                                   [&] { return open_disk(/*readonly=*/true, &sb); });
     } catch (const Error& e) {
-      throw Error("cannot open file=" + g_options.file + " for writing: " + e.what(), e.err());
+      const std::string why = "cannot open file=" + g_options.file + " for writing: " + e.what();
+      if (g_stopped_why->empty() && serve_read_only_instead(e.err())) {
+        nbdkit_error("vld: %s; this connection is served read-only", why.c_str());
+        stays_read_only = 1;
+        return;
+      }
+      throw Error(why, e.err());
     }
     report_recovered_damage();
   });
+  return made == -1 ? -1 : stays_read_only;
 }
 
 // The first writable connection reopens a read-only image for writing:
@@ -516,21 +536,29 @@ void* vld_open(int readonly) {
     errno = ENOENT;
     return nullptr;
   }
-  if (aru && readonly) {
-    nbdkit_error("vld: export %s needs a writable connection (an atomic recovery unit commits "
-                 "writes); connect without -r / read-only, or use the default export \"\"",
-                 std::string(name).c_str());
-    return nullptr;
-  }
-  if (!readonly && g_controller->read_only()) {
+  bool writable = !readonly;
+  if (writable && g_controller->read_only()) {
     // The idle time the read-only disk could not use is caught up on
     // before this connection's first request (IdleWorker::make_writable).
     const int made = g_idle_worker ? g_idle_worker->make_writable(make_disk_writable)
                                    : make_disk_writable();
     if (made == -1) return nullptr;
+    writable = made == 0;
+  }
+  if (aru && !writable) {
+    // NBD carries no text with a refused export: the client reads "no
+    // export named", and the reason is in the server's log.
+    nbdkit_error("vld: export %s is not served: an atomic recovery unit commits writes and this "
+                 "server serves the disk read-only (%s); the plain disk is export \"\"",
+                 std::string(name).c_str(),
+                 readonly ? "nbdkit -r, or a filter that makes connections read-only"
+                          : "see the line above");
+    errno = EROFS;
+    return nullptr;
   }
   auto* c = new (std::nothrow) Connection;
   if (!c) return nullptr;
+  c->writable = writable;
   if (aru && guarded([&] { c->aru = std::make_unique<AruSession>(*g_controller,
                                                                  g_options.aru_max_bytes); }) == -1) {
     delete c;
@@ -556,7 +584,7 @@ int vld_block_size(void*, uint32_t* minimum, uint32_t* preferred, uint32_t* maxi
 }
 
 int vld_is_rotational(void*) { return 1; }
-int vld_can_write(void*) { return 1; }
+int vld_can_write(void* handle) { return static_cast<Connection*>(handle)->writable ? 1 : 0; }
 int vld_can_flush(void*) { return 1; }
 int vld_can_fua(void*) { return NBDKIT_FUA_NATIVE; }  // one fdatasync, no extra flush
 int vld_can_trim(void*) { return 1; }

@@ -122,10 +122,17 @@ ImageLock::~ImageLock() {
 void ImageLock::make_exclusive() {
   if (exclusive_) return;
   if (::flock(fd_, LOCK_EX | LOCK_NB) == -1) {
+    // flock(2): a conversion first drops the lock held, so a refused one
+    // leaves none. Take the shared lock back: no writer can hold the image
+    // now, as the other lock that refused us is still there.
+    const int e = errno;
+    if (::flock(fd_, LOCK_SH | LOCK_NB) == -1)
+      throw_errno("file=" + path_ + ": cannot take its shared lock back");
+    errno = e;
     if (errno == EWOULDBLOCK)
-      throw Error("file=" + path_ + " is open read-only elsewhere (vld-inspect, or another server "
-                  "with -r), so it cannot be written; stop that reader, or serve this one with -r "
-                  "too",
+      throw Error("file=" + path_ + " is open elsewhere (vld-inspect, or another vld server that "
+                  "no client writes through yet), so it cannot be written; stop that process, or "
+                  "serve this image with -r",
                   EBUSY);
     throw_errno("file=" + path_ + ": cannot lock");
   }

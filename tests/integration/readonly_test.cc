@@ -22,18 +22,28 @@ void ServeReadOnlyAndCheck(const std::string& file, const std::vector<uint8_t>& 
     NbdHandle h = ro.connect();
     EXPECT_EQ(nbd_is_read_only(h.get()), 1);
     EXPECT_EQ(read_bytes(h.get(), 0, want.size()), want);
-    // A writer is refused while the image is served read-only: a second
-    // server starts (read-only until a writable connection) but its
-    // writable connection fails, naming the reader.
+    // A writer cannot take the image while it is served read-only: a
+    // second server starts (read-only until a writable connection), and
+    // serves its writable connection read-only, as nbdkit's file plugin
+    // does with a file it cannot open for writing, with the reason in its
+    // log; its aru export, which must write, is refused.
     {
       TempDir dir2;
       NbdkitServer w(dir2, {"file=" + file, "latency=none"});
-      nbd_handle* h2 = nbd_create();
-      EXPECT_EQ(nbd_connect_unix(h2, w.socket().c_str()), -1) << "a writer was let in";
-      nbd_close(h2);
+      NbdHandle h2 = w.connect();
+      EXPECT_EQ(nbd_is_read_only(h2.get()), 1) << "a writer was let in";
+      const std::vector<uint8_t> block(4096, 0x5a);
+      EXPECT_EQ(nbd_pwrite(h2.get(), block.data(), block.size(), 0, 0), -1);
+      EXPECT_EQ(read_bytes(h2.get(), 0, want.size()), want);
+      nbd_handle* aru = nbd_create();
+      nbd_set_export_name(aru, "aru");
+      EXPECT_EQ(nbd_connect_unix(aru, w.socket().c_str()), -1) << "an ARU on a read-only disk";
+      nbd_close(aru);
+      nbd_shutdown(h2.get(), 0);
       w.stop();
-      EXPECT_NE(w.stderr_text().find("open read-only elsewhere"), std::string::npos)
-          << w.stderr_text();
+      for (const char* says : {"is open elsewhere", "this connection is served read-only",
+                               "export aru is not served"})
+        EXPECT_NE(w.stderr_text().find(says), std::string::npos) << says << w.stderr_text();
       // A lock is not a damaged backing file: no advice to fix one.
       EXPECT_EQ(w.stderr_text().find("fix the backing file"), std::string::npos)
           << w.stderr_text();

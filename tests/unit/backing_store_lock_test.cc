@@ -56,6 +56,29 @@ TEST_F(BackingStoreLock, ReadersShareAndKeepOutAServer) {
   EXPECT_EQ(open_errno(false), 0);
 }
 
+// flock drops the old lock before it tries the new one, so a conversion
+// refused with LOCK_NB leaves no lock at all: make_exclusive must take its
+// shared lock back, or a second server could write under a first that
+// still serves the image read-only.
+TEST_F(BackingStoreLock, AConversionRefusedKeepsTheSharedLock) {
+  ImageLock first(path_);
+  ImageLock second(path_);
+  try {
+    first.make_exclusive();
+    FAIL() << "a conversion beside another reader must be refused";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.err(), EBUSY);
+  }
+  EXPECT_FALSE(first.exclusive());
+  try {
+    second.make_exclusive();
+    FAIL() << "the first lock must still be held, shared";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.err(), EBUSY);
+  }
+  EXPECT_EQ(open_errno(true), 0) << "readers still share it";
+}
+
 TEST_F(BackingStoreLock, AReadOnlyOpenCannotWrite) {
   auto r = FileBackingStore::open(path_, /*readonly=*/true);
   std::vector<std::byte> zeros(512);
