@@ -30,6 +30,15 @@ const char* mode_name(DiskMode m) {
   return "unknown";
 }
 
+const char* mode_description(DiskMode m) {
+  switch (m) {
+    case DiskMode::kInplace: return "update in place";
+    case DiskMode::kVld: return "eager writing to a virtual log";
+    case DiskMode::kLld: return "log-structured logical disk";
+  }
+  return "unknown";
+}
+
 uint32_t format_version_of(DiskMode m) {
   return m == DiskMode::kLld ? kLldFormatVersion : kFormatVersion;
 }

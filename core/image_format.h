@@ -69,6 +69,9 @@ namespace vld {
 
 enum class DiskMode : uint32_t { kInplace = 1, kVld = 2, kLld = 3 };
 const char* mode_name(DiskMode m);
+// What a mode's disk is, in a few words, for output that also says "vld"
+// for the plugin: "eager writing to a virtual log" for mode=vld.
+const char* mode_description(DiskMode m);
 
 // mode=vld and mode=lld name a physical sector by psn + 1 in 32 bits (vld's
 // map entries and map sector pointers, lld's block map: docs/format.md), so

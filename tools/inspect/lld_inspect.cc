@@ -107,18 +107,22 @@ void print_lld(const Inspection& in, std::ostream& out) {
   const LldReport& r = *in.lld.report;
   out << "  state        " << (r.recovery.clean ? "clean" : "unclean")
       << " (checkpoint generation " << r.recovery.checkpoint_generation << ")\n";
-  out << "  segments     " << r.segment_count << " of " << r.segment_sectors << " sectors ("
-      << r.blocks_per_segment << " blocks each), " << r.free_segments << " free, after "
-      << in.lld.system_tracks << " system tracks (checkpoint slots, NVRAM)\n";
+  out << "  segments     " << r.segment_count << " segments of " << r.segment_sectors
+      << " sectors (" << r.blocks_per_segment << " data blocks each), " << r.free_segments
+      << " free; after " << in.lld.system_tracks << " system tracks (checkpoint slots, NVRAM)\n";
   if (r.nvram_capacity_records)
-    out << "  nvram        " << r.nvram_capacity_records << " records; the open replays "
-        << r.recovery.nvram_records_replayed << " newer than the segments\n";
+    out << "  nvram        " << r.nvram_used_records << " of " << r.nvram_capacity_records
+        << " records in use; " << r.recovery.nvram_records_replayed
+        << " newer than the segments, which an open replays\n";
   else
     out << "  nvram        none (nvram=0)\n";
   out << "  recovery     " << r.recovery.writes_rolled_forward << " segment writes rolled forward, "
       << r.recovery.writes_discarded << " dropped; " << r.recovery.sectors_read
-      << " sectors read, " << r.recovery.simulated_ms << " ms simulated; stopped: "
-      << r.recovery.stopped_because << "\n";
+      << " sectors read, " << r.recovery.simulated_ms << " ms simulated\n";
+  // Roll-forward ends where the log does, on every image, clean or not:
+  // the first place with no whole write is where the next one goes.
+  out << "  log end      " << r.recovery.stopped_because
+      << " (roll-forward stops at the log's end on every image)\n";
   out << "  tracks       " << in.empty_tracks << " of " << in.layout.tracks
       << " tracks hold nothing\n";
 }

@@ -131,8 +131,9 @@ void print_image(const Inspection& in, std::ostream& out) {
   const Superblock& sb = in.img->sb;
   const DriveGeometry& geometry = sb.geometry;
   const VldLayout& layout = in.layout;
-  out << in.img->path << ": vld image, mode=" << mode_name(sb.mode) << ", "
-      << human_bytes(sb.export_bytes) << " exported\n";
+  out << in.img->path << ": mode=" << mode_name(sb.mode) << " disk ("
+      << mode_description(sb.mode) << "), " << human_bytes(sb.export_bytes)
+      << " exported; an image of the vld plugin, format version " << sb.version() << "\n";
   out << "  geometry     " << geometry.name << ": " << geometry.sectors_per_track
       << " sectors/track, " << geometry.tracks_per_cylinder << " heads, "
       << sb.simulated_cylinders << " of " << geometry.cylinders << " cylinders simulated ("
