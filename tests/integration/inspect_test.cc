@@ -562,6 +562,29 @@ TEST(Inspect, RefusesAnImageInUse) {
   EXPECT_EQ(inspect_unchanged(dir, image, {"--check", image}).exit_code, 0);
 }
 
+// A server opens an existing image read-only until its first writable
+// connection, and writes nothing before it (crash contract clause 9): till
+// then vld-inspect reads the image as it is on disk. From that connection
+// on the server holds it, and vld-inspect refuses it.
+TEST(Inspect, ReadsAnImageUntilAServerWritesIt) {
+  TempDir dir;
+  const std::string image = dir.file("disk.img");
+  make_image(dir, image, "16M", some_blocks(), Stop::kClean);
+  const InspectRun offline = inspect_unchanged(dir, image, {image});
+  ASSERT_EQ(offline.exit_code, 0) << offline.err;
+  NbdkitServer server(dir, {"file=" + image, "latency=none"});
+  const InspectRun beside = inspect_unchanged(dir, image, {image});
+  EXPECT_EQ(beside.exit_code, 0) << beside.err;
+  EXPECT_EQ(beside.out, offline.out);
+  NbdHandle h = server.connect();
+  EXPECT_EQ(nbd_is_read_only(h.get()), 0);
+  const InspectRun written = inspect(dir, {image});
+  EXPECT_EQ(written.exit_code, 8) << written.out;
+  EXPECT_NE(written.err.find("is in use by a running server"), std::string::npos) << written.err;
+  nbd_shutdown(h.get(), 0);
+  EXPECT_EQ(server.stop(), 0) << server.stderr_text();
+}
+
 TEST(Inspect, DrawsTheLayoutOfASmallImage) {
   TempDir dir;
   const std::string image = dir.file("disk.img");
