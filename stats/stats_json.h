@@ -1,5 +1,8 @@
 // The statistics file: one JSON object, the schema documented in
-// docs/stats.md. Thread-safety: reads the controller through its lock.
+// docs/stats.md, and its time series. The plugin (statsfile=) and vld-bench
+// (--stats) write both with these functions.
+//
+// Thread-safety: reads the controller through its lock.
 #ifndef VLD_STATS_STATS_JSON_H_
 #define VLD_STATS_STATS_JSON_H_
 
