@@ -10,7 +10,7 @@
 // only; those of one mode are ignored by the others.
 //
 // Sizes, booleans and whole numbers are read by nbdkit's parsers
-// (plugin/nbdkit_values.h). Every error is one line that names the
+// (params/nbdkit_values.h). Every error is one line that names the
 // parameter and its value, says what is wrong with it (not of the form, or
 // out of range) and what is accepted.
 //
@@ -27,11 +27,10 @@
 #include "core/image.h"
 #include "core/sched/command_queue.h"
 #include "geometry/seek_curve.h"
-#include "plugin/nbdkit_values.h"
+#include "params/nbdkit_values.h"
+#include "stats/latency_mode.h"
 
 namespace vld {
-
-enum class LatencyMode { kSleep, kNone };
 
 struct PluginOptions {
   std::string file;

@@ -38,7 +38,7 @@ enum class ParameterGroup { kImage, kFormat, kRunTime };
 
 // How set_option() reads a value; options.cc has one reader per kind.
 // Sizes, whole numbers and booleans are read by nbdkit's parsers
-// (plugin/nbdkit_values.h), so they take nbdkit's forms. A value of the
+// (params/nbdkit_values.h), so they take nbdkit's forms. A value of the
 // wrong form or out of range is refused with "key=value: " + the problem
 // (e.g. "not a size", "too small (at least 512 bytes)") + "; " + expected;
 // the other kinds' errors are "key=value: " + expected, unless said

@@ -53,7 +53,7 @@
 #include "plugin/open_progress.h"
 #include "plugin/options.h"
 #include "plugin/pacer.h"
-#include "plugin/stats_json.h"
+#include "stats/stats_json.h"
 
 #define THREAD_MODEL NBDKIT_THREAD_MODEL_PARALLEL
 

@@ -32,7 +32,7 @@
 #include "core/image.h"
 #include "core/vld/vld_disk.h"
 #include "geometry/presets.h"
-#include "plugin/mode_report_json.h"
+#include "stats/mode_report_json.h"
 #include "tests/unit/test_superblock.h"
 
 namespace vld {

@@ -1,4 +1,4 @@
-// plugin/mode_report_json.h: mode=lld's "lld" section, and the "recovery"
+// stats/mode_report_json.h: mode=lld's "lld" section, and the "recovery"
 // and "checksum_failures" every mode has, as docs/stats.md documents them.
 #include <gtest/gtest.h>
 
@@ -8,7 +8,7 @@
 #include <string>
 
 #include "core/mode_report.h"
-#include "plugin/mode_report_json.h"
+#include "stats/mode_report_json.h"
 
 namespace vld {
 namespace {

@@ -12,7 +12,7 @@
 #include "core/inplace/inplace_disk.h"
 #include "core/store/backing_store.h"
 #include "plugin/options.h"
-#include "plugin/stats_json.h"
+#include "stats/stats_json.h"
 #include "tests/unit/test_superblock.h"
 
 namespace vld {

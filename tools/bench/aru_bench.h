@@ -1,6 +1,6 @@
 // vld-bench aru: atomic record updates, a client's own redo journal against
-// an ARU (issue 15; paper 004's comparison of WriteAtomic with a journal on
-// a plain disk, paper 000's ARU micro-benchmarks), in every disk mode.
+// an ARU (paper 004's comparison of WriteAtomic with a journal on a plain
+// disk, paper 000's ARU micro-benchmarks), in every disk mode.
 //
 // A client updates records of R blocks (R = 1, 4, 16, 64), each record
 // atomically, at random record slots of a disk half full:

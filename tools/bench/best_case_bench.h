@@ -1,6 +1,6 @@
 // vld-bench best-case: what eager writing could cost at a utilization with
-// no idle time, if free space were as kind as it can be (issue 16, the
-// Figure 8 targets).
+// no idle time, if free space were as kind as it can be: a bound for
+// Figure 8's steady state.
 //
 // With no idle time nothing moves data, so the only free space is what the
 // random updates free: holes left by the blocks they replace. The real

@@ -1,6 +1,6 @@
 // vld-bench qd: random 4 KiB writes (or reads) at queue depth N, the drive
-// choosing among the queued commands by sched=fifo or sched=sptf (issue 16,
-// part 3; core/sched/command_queue.h).
+// choosing among the queued commands by sched=fifo or sched=sptf
+// (core/sched/command_queue.h).
 //
 // A closed loop, as fio's iodepth=N: N requests outstanding; whenever the
 // drive is free at time T it picks one of the queued requests (all arrived

@@ -9,7 +9,7 @@
 
 #include "core/image.h"
 #include "core/vld/vld_disk.h"
-#include "plugin/mode_report_json.h"
+#include "stats/mode_report_json.h"
 #include "tools/bench/scratch_image.h"
 
 namespace vld {

@@ -1,9 +1,9 @@
 // vld-bench recovery: what opening a mode=vld disk costs after a clean
-// close and after a crash, in simulated time (issue 17, point 1), with the
-// cost the writes paid for that bound. In process and deterministic: the
-// fio-driven scripts/bench-recovery measures the same through nbdkit (with
-// memory), in minutes; this takes seconds, so that a checkpoint policy can
-// be compared point by point.
+// close and after a crash, in simulated time, with the cost the writes paid
+// for that bound. In process and deterministic: the fio-driven
+// scripts/bench-recovery measures the same through nbdkit (with memory), in
+// minutes; this takes seconds, so that a checkpoint policy can be compared
+// point by point.
 //
 // On a new sparse image of --size (st19101 with as many cylinders as it
 // takes): --warm random 4 KiB writes, each followed by a flush; a clean

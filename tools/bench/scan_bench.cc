@@ -67,7 +67,8 @@ nlohmann::json time_live_on(const VldDisk& disk, uint32_t track, uint32_t repeat
   return {{"median", us[us.size() / 2]}, {"max", us.back()}, {"items_found", found}};
 }
 
-// What live_on did before the per-track lists: every map entry looked at.
+// A track's blocks found without the per-track lists: every map entry
+// looked at.
 double time_map_scan(const VldDisk& disk, uint32_t track) {
   const uint64_t spt = disk.superblock().geometry.sectors_per_track;
   const auto t0 = Clock::now();

@@ -1,12 +1,12 @@
-// vld-bench scan: what finding a track's contents costs on a large disk
-// (issue 17, point 4). On a new sparse mode=vld image of --size (1 TiB by
-// default; st19101 with as many cylinders as it takes) after --writes
-// random 4 KiB writes: one VldDisk::live_on (median and max of --repeats),
-// one repack (VldDisk::repack_now, as a write that finds no run for a block
-// triggers it), and, for comparison, one scan of the whole map for the
-// blocks of a track (what live_on and repack_victims did before), all in
-// microseconds of host time. Also the process's memory at each stage and
-// the per-track lists' own bytes, for docs/scale.md.
+// vld-bench scan: what finding a track's contents costs on a large disk.
+// On a new sparse mode=vld image of --size (1 TiB by default; st19101 with
+// as many cylinders as it takes) after --writes random 4 KiB writes: one
+// VldDisk::live_on (median and max of --repeats), one repack
+// (VldDisk::repack_now, as a write that finds no run for a block triggers
+// it), and, for comparison, one scan of the whole map for the blocks of a
+// track (what live_on and repack_victims would cost without the per-track
+// lists), all in microseconds of host time. Also the process's memory at
+// each stage and the per-track lists' own bytes, for docs/scale.md.
 //
 // Host time, not simulated: the numbers vary from run to run (the
 // simulated results of the writes do not).

@@ -4,7 +4,7 @@
 #include <chrono>
 
 #include "core/util/error.h"
-#include "plugin/stats_json.h"
+#include "stats/stats_json.h"
 
 namespace vld {
 

@@ -1,6 +1,6 @@
 // vld-bench --stats PATH [--stats-interval SECONDS]: the plugin's statistics
 // (docs/stats.md) for each disk a run measures, in the same schema, made by
-// the same code (plugin/stats_json.h).
+// the same code (stats/stats_json.h).
 //
 // The first disk a run measures writes PATH, the k-th PATH with ".k" before
 // its extension (stats.json, stats.2.json, ...): table2 measures vld, then

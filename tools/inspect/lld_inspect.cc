@@ -5,7 +5,7 @@
 
 #include "core/store/overlay_store.h"
 #include "core/util/error.h"
-#include "plugin/mode_report_json.h"
+#include "stats/mode_report_json.h"
 #include "tools/inspect/progress.h"
 
 namespace vld::inspect {

@@ -8,7 +8,7 @@
 
 #include "core/image.h"
 #include "core/util/units.h"
-#include "plugin/mode_report_json.h"
+#include "stats/mode_report_json.h"
 #include "tools/inspect/lld_inspect.h"
 
 namespace vld::inspect {

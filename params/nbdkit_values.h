@@ -20,8 +20,8 @@
 // with nbdkit's line and then vld's.
 //
 // Thread-safety: plain functions of their arguments.
-#ifndef VLD_PLUGIN_NBDKIT_VALUES_H_
-#define VLD_PLUGIN_NBDKIT_VALUES_H_
+#ifndef VLD_PARAMS_NBDKIT_VALUES_H_
+#define VLD_PARAMS_NBDKIT_VALUES_H_
 
 #include <cstdint>
 #include <optional>
@@ -72,4 +72,4 @@ std::optional<bool> check_bool(const std::string& text);
 
 }  // namespace vld
 
-#endif  // VLD_PLUGIN_NBDKIT_VALUES_H_
+#endif  // VLD_PARAMS_NBDKIT_VALUES_H_

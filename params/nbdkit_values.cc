@@ -1,4 +1,4 @@
-#include "plugin/nbdkit_values.h"
+#include "params/nbdkit_values.h"
 
 #include <cerrno>
 #include <cinttypes>

@@ -1,14 +1,17 @@
 // The statistics file: one JSON object, the schema documented in
-// docs/stats.md. Thread-safety: reads the controller through its lock.
-#ifndef VLD_PLUGIN_STATS_JSON_H_
-#define VLD_PLUGIN_STATS_JSON_H_
+// docs/stats.md, and its time series. The plugin (statsfile=) and vld-bench
+// (--stats) write both with these functions.
+//
+// Thread-safety: reads the controller through its lock.
+#ifndef VLD_STATS_STATS_JSON_H_
+#define VLD_STATS_STATS_JSON_H_
 
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 
 #include "core/disk_controller.h"
-#include "plugin/options.h"
+#include "stats/latency_mode.h"
 
 namespace vld {
 
@@ -50,4 +53,4 @@ void write_stats_file(const std::string& path, const nlohmann::json& stats);
 
 }  // namespace vld
 
-#endif  // VLD_PLUGIN_STATS_JSON_H_
+#endif  // VLD_STATS_STATS_JSON_H_

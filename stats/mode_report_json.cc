@@ -1,4 +1,4 @@
-#include "plugin/mode_report_json.h"
+#include "stats/mode_report_json.h"
 
 namespace vld {
 

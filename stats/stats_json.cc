@@ -1,4 +1,4 @@
-#include "plugin/stats_json.h"
+#include "stats/stats_json.h"
 
 #include <fcntl.h>
 #include <sys/stat.h>
@@ -8,7 +8,7 @@
 #include <cstring>
 
 #include "core/util/error.h"
-#include "plugin/mode_report_json.h"
+#include "stats/mode_report_json.h"
 
 namespace vld {
 

@@ -4,8 +4,8 @@
 // them by argument-dependent lookup (`nlohmann::json j = report;`).
 //
 // Thread-safety: pure functions of their arguments.
-#ifndef VLD_PLUGIN_MODE_REPORT_JSON_H_
-#define VLD_PLUGIN_MODE_REPORT_JSON_H_
+#ifndef VLD_STATS_MODE_REPORT_JSON_H_
+#define VLD_STATS_MODE_REPORT_JSON_H_
 
 #include <nlohmann/json.hpp>
 
@@ -30,4 +30,4 @@ void to_json(nlohmann::json& j, const ModeReport& r);
 
 }  // namespace vld
 
-#endif  // VLD_PLUGIN_MODE_REPORT_JSON_H_
+#endif  // VLD_STATS_MODE_REPORT_JSON_H_

@@ -1,0 +1,89 @@
+#include "tools/bench/disk_spec.h"
+
+#include <algorithm>
+#include <random>
+#include <span>
+
+#include "core/store/backing_store.h"
+#include "tools/bench/fill.h"
+#include "tools/bench/sync_update.h"
+
+namespace vld {
+
+using json = nlohmann::json;
+
+void apply_spec(const DiskSpec& spec, VldOptions& vld) {
+  vld.fill_fraction = spec.fill;
+  vld.window_cylinders = spec.window;
+  vld.window_move_fraction = spec.window_move;
+  vld.one_way_seeks = spec.one_way_seeks;
+  vld.move_dry_window = !spec.keep_dry_window;
+  vld.checkpoint_every_map_sectors = spec.checkpoint_every;
+}
+
+FormatOptions disk_format(const DiskSpec& spec, DiskMode mode) {
+  FormatOptions format = preset_format(spec.geometry, mode, spec.export_bytes);
+  format.spare_percent = spec.spare_percent;
+  return format;
+}
+
+Superblock plan(const DiskSpec& spec, DiskMode mode) {
+  return plan_image(disk_format(spec, mode));
+}
+
+std::unique_ptr<DiskController> open_copy(const Superblock& sb, std::vector<std::byte> bytes,
+                                          const DiskOptions& options) {
+  auto store = std::make_unique<MemoryBackingStore>(std::move(bytes));
+  return std::make_unique<DiskController>(make_disk(std::move(store), sb, options));
+}
+
+uint64_t nvram_region_blocks(const Superblock& sb) {
+  if (sb.mode != DiskMode::kLld || sb.nvram_bytes == 0) return 0;
+  const uint64_t spt = sb.geometry.sectors_per_track;
+  const uint64_t sectors = (sb.nvram_bytes + kSectorBytes - 1) / kSectorBytes;
+  return (sectors + spt - 1) / spt * spt * kSectorBytes / sb.block_bytes;
+}
+
+uint64_t region_blocks(const Superblock& sb, double util) {
+  const uint64_t disk = sb.physical_blocks() - nvram_region_blocks(sb);
+  uint64_t r = static_cast<uint64_t>(util * static_cast<double>(disk));
+  return std::min(r, sb.export_bytes / sb.block_bytes);
+}
+
+std::vector<std::byte> prepared_image(const DiskSpec& spec, const Superblock& sb,
+                                      const DiskOptions& options) {
+  auto store = std::make_unique<MemoryBackingStore>(sb.image_bytes());
+  format_store(*store, sb);
+  MemoryBackingStore* raw = store.get();
+  DiskOptions no_compaction = options;
+  no_compaction.vld.compactor.enabled = false;
+  apply_spec(spec, no_compaction.vld);
+  DiskController ctl(make_disk(std::move(store), sb, no_compaction));
+  const uint64_t region = region_blocks(sb, spec.util);
+  fill_in_order(ctl, region, std::span(bench_payload()));
+  if (sb.mode == DiskMode::kVld) {
+    std::mt19937_64 rng(spec.seed ^ 0x5eed);
+    UpdatePicker pick(region, spec.hot_cold);
+    uint64_t warm = spec.warmup_writes ? spec.warmup_writes : region / 2;
+    for (uint64_t i = 0; i < warm; ++i) sync_update(ctl, pick(rng), std::nullopt);
+  }
+  ctl.close();
+  return raw->bytes();  // ctl (and the store) outlive this copy
+}
+
+json disk_json(const DiskSpec& spec, const Superblock& sb) {
+  json d = {{"geometry", spec.geometry},
+          {"fill", spec.fill},
+          {"export_bytes", sb.export_bytes},
+          {"platter_bytes", sb.platter_bytes()},
+          {"cylinders", sb.simulated_cylinders},
+          {"util", spec.util},
+          {"seed", spec.seed}};
+  if (!spec.hot_cold.uniform()) {
+    d["hot_writes_percent"] = spec.hot_cold.hot_writes_percent;
+    d["hot_blocks_percent"] = spec.hot_cold.hot_blocks_percent;
+  }
+  return d;
+}
+
+}  // namespace vld
