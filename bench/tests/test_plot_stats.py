@@ -253,6 +253,7 @@ def test_over_time_draws_bursts_between_empty_intervals(tmp_path):
     mean = lat.get_lines()[0]
     assert list(mean.get_xdata()) == [1.0, 4.0]
     assert mean.get_marker() not in (None, "", "None")   # a lone point shows
+    assert all(ln.get_marker() not in (None, "", "None") for ln in busy.get_lines())
 
 
 def test_over_time_panels_share_their_time_axis(two_runs):

@@ -159,9 +159,9 @@ def figure_over_time(runs, op="write"):
                  marker=".", linestyle="--", label=f"{run.label}: p99")
         span = [max(ln["sim_end_us"] - ln["sim_start_us"], 1e-9) for ln in run.series]
         busy.plot(t_s, [100 * ln["busy_us"] / d for ln, d in zip(run.series, span)],
-                  color=colour, label=f"{run.label}: requests")
+                  color=colour, marker=".", label=f"{run.label}: requests")
         busy.plot(t_s, [100 * ln["idle_busy_us"] / d for ln, d in zip(run.series, span)],
-                  color=colour, linestyle=":", label=f"{run.label}: idle work")
+                  color=colour, marker=".", linestyle=":", label=f"{run.label}: idle work")
     lat.set_ylabel(f"{op} latency (µs, simulated)")
     lat.set_yscale("log")
     busy.set_ylabel("drive busy (% of interval)")
