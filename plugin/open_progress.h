@@ -1,4 +1,4 @@
-// OpenProgress: what a long open is doing, on nbdkit's stderr (issue 17:
+// OpenProgress: what a long open is doing, on nbdkit's stderr (docs/scale.md:
 // a clean open of a 1 TiB vld image walks a million map sectors; after a
 // crash the window is scanned too). Quiet for opens under a second; then
 // one line a second, and one when the open is done, in nbdkit's own

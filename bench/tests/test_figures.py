@@ -78,10 +78,30 @@ def test_demo_lines():
     from conftest import DATA
     job = load_json(DATA / "fig8/raw/st19101-vld-80.fio.json")["jobs"][0]
     assert demo.fio_line(job).startswith("   fio: 400 writes, ")
-    a = {"write_latency_us": {"mean": 372.0}}
-    b = {"write_latency_us": {"mean": 4900.0}}
-    assert demo.compare_line(a, b, "vld", "inplace") == \
-        "== simulated mean 4 KiB synchronous write: vld 372 us, inplace 4900 us: 13.2x"
+
+
+def _demo_stats(write_mean, flush_mean, busy_us, writes=500):
+    lat = {"count": writes, "mean": write_mean, "p50": write_mean, "p99": write_mean,
+           "max": write_mean}
+    return {"write_latency_us": lat, "busy_us": busy_us,
+            "flush_latency_us": {"count": writes, "mean": flush_mean}}
+
+
+def test_demo_table_puts_the_three_modes_side_by_side():
+    named = [("vld", _demo_stats(372.0, 100.0, 236000.0)),
+             ("inplace", _demo_stats(4900.0, 100.0, 2500000.0)),
+             ("lld", _demo_stats(250.0, 0.0, 125000.0))]
+    lines = demo.table(named)
+    assert lines[0] == demo.TABLE_HEADER
+    assert lines[1].split() == ["vld", "372", "372", "372", "372", "100", "472"]
+    assert lines[3].split()[0] == "lld"
+    assert lines[4] == "== in place / each mode, mean write + flush: vld 10.6x, lld 20.0x"
+    assert [ln.split()[0] for ln in lines[5:]] == ["vld", "inplace", "lld"]
+
+
+def test_demo_table_without_inplace_has_no_ratio():
+    lines = demo.table([("vld", _demo_stats(372.0, 100.0, 1.0))])
+    assert not any("in place /" in ln for ln in lines)
 
 
 def test_procstatus_parses_kib():

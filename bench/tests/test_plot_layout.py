@@ -98,3 +98,22 @@ def test_help_and_version_for_help2man():
     assert "layout" in out.stdout
     out = subprocess.run(run + ["--version"], capture_output=True, text=True, env=env, check=True)
     assert out.stdout.startswith("vld-plot ")
+
+
+def test_every_usage_line_says_usage_once():
+    from vldplot import cli
+    top = cli.parser()
+    helps = [top.format_help()] + [
+        p.format_help() for p in top._subparsers._group_actions[0].choices.values()]
+    for text in helps:
+        assert text.startswith("Usage: vld-plot") and "Usage: Usage:" not in text, text[:60]
+
+
+def test_each_subcommand_is_listed_with_its_description_on_its_line():
+    # help2man (tools/man/make-man) reads an item as a name, two spaces,
+    # and its description: a name alone on its line made two items.
+    from vldplot import cli
+    listed = cli.parser().format_help().split("positional arguments:")[1]
+    for name in ("layout", "latency", "cdf", "histogram", "breakdown", "show"):
+        line = next(ln for ln in listed.splitlines() if ln.strip().startswith(name))
+        assert len(line.split()) > 1, line

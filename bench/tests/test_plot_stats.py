@@ -238,3 +238,33 @@ def test_bad_inputs_are_one_line_and_exit_1(two_runs, tmp_path, capsys):
         assert cli.main(argv) == 1, argv
         err = capsys.readouterr().err
         assert err.count("\n") == 1 and says in err, (argv, err)
+
+
+def test_over_time_draws_bursts_between_empty_intervals(tmp_path):
+    # A bursty run: writes in intervals 1 and 4 only. Each burst stands
+    # alone between intervals with no writes; it must still be drawn.
+    run = tmp_path / "bursts.json"
+    run.write_text(json.dumps(stats_file("vld", [[320, 336, 4]], VLD_BREAKDOWN)))
+    lines = [interval(k, [[320, 336, 2]] if k in (1, 4) else [], 1000.0, 0.0)
+             for k in range(1, 6)]
+    (tmp_path / "bursts.json.jsonl").write_text("".join(json.dumps(ln) + "\n" for ln in lines))
+    fig = stats.figure_over_time([stats.load_run(str(run))])
+    lat, busy = fig.axes
+    mean = lat.get_lines()[0]
+    assert list(mean.get_xdata()) == [1.0, 4.0]
+    assert mean.get_marker() not in (None, "", "None")   # a lone point shows
+    assert all(ln.get_marker() not in (None, "", "None") for ln in busy.get_lines())
+
+
+def test_over_time_panels_share_their_time_axis(two_runs):
+    lat, busy = stats.figure_over_time(two_runs).axes
+    assert lat.get_shared_x_axes().joined(lat, busy)
+    assert lat.get_xlim() == busy.get_xlim()
+
+
+def test_a_run_without_series_says_how_to_get_one(two_runs):
+    with pytest.raises(ValueError) as e:
+        stats.figure_over_time(two_runs[1:])
+    says = str(e.value)
+    assert "inplace.json.jsonl" in says and "stats_interval=0" in says
+    assert "run with stats_interval=" not in says

@@ -1,4 +1,4 @@
-"""Atomic record updates (issue 15; paper 004's journal-vs-WriteAtomic comparison, paper 000's
+"""Atomic record updates (docs/aru.md; paper 004's journal-vs-WriteAtomic comparison, paper 000's
 ARU micro-benchmark): per disk mode and record size, a client's own redo journal on the default
 export (journal, flush, home, flush) against an ARU (home, flush = commit).
 Input: RUN_DIR/raw/aru.jsonl (vld-bench aru) and meta.json.

@@ -4,7 +4,7 @@ Input: RUN_DIR/raw/burst{B}-seed{S}.jsonl (one file per burst size and seed; an 
 burst{B}.jsonl is one seed), policies.jsonl and meta.json.
 Output: results.json, results.csv, table.md, fig11.png in RUN_DIR.
 
-Across seeds (issue 16: "never worse than no idle, mean and p99"): per burst size, policy and
+Across seeds (the compactor's promise: "never worse than no idle, mean and p99"): per burst size, policy and
 idle interval, the mean of the seeds' mean latencies and the mean of their p99s (every seed
 measures the same number of writes); a point is flagged where the compactor on is worse than
 off in either.

@@ -278,7 +278,7 @@ def disks_line(g, rows, modes):
 
 
 def vld_table(g, by, utils):
-    """vld against in place with vld's breakdown and map cost (as before the lld curves)."""
+    """vld against in place with vld's breakdown and map cost (the lld curves apart)."""
     md = ["vld and in place: simulated µs per write; vld locate = seek + head switch + rotation; "
           "map = vld.map_update_us", "",
           "| U target | U measured | in place mean | in place p99 | vld mean | vld p99 | ratio | "

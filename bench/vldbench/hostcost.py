@@ -15,7 +15,7 @@ from .common import (fio_job, fio_mean_us, fio_percentile_us, ints, load_json, l
                      results_header, run_parser, words, write_csv, write_json, write_table)
 
 NAMES = {"vld": "vld plugin (mode=vld)", "inplace": "vld plugin (mode=inplace)", "file": "nbdkit file plugin"}
-TARGET = 0.9  # issue 17: mode=vld serves at least 0.9x the file plugin's IOPS
+TARGET = 0.9  # docs/scale.md, point 5: mode=vld serves at least 0.9x the file plugin's IOPS
 
 
 def load_run(run_dir, target, qd, rep):

@@ -1,6 +1,7 @@
-"""Figure 8 in steady state, the allocator of issue 16 beside the one before it (paper 001,
-section 5): per drive and utilization, the mean simulated latency of a random synchronous
-4 KiB update on mode=vld with the new placement and the old, and on mode=inplace; the ratios
+"""Figure 8 in steady state, two placements of mode=vld side by side (paper 001, section 5):
+"new", the plugin's (seeks either way within the window), and "old", seeking ahead only.
+Per drive and utilization, the mean simulated latency of a random synchronous 4 KiB
+update on mode=vld with the new placement and the old, and on mode=inplace; the ratios
 in place / vld; the floor that no placement gets below without idle time (vld-bench
 best-case: free space as kind as it can be, where no empty track is left) and the ratio it
 allows; and the breakdown of each vld write.
@@ -91,8 +92,8 @@ def plot(rows, path):
     for ax, g in zip(axes[0], drives):
         rs = [r for r in rows if r["geometry"] == g]
         x = [r["util_pct"] for r in rs]
-        for key, style, label in (("inplace_us", "s-", "in place"), ("old_us", "o--", "vld, old placement"),
-                                  ("new_us", "o-", "vld, issue 16"),
+        for key, style, label in (("inplace_us", "s-", "in place"), ("old_us", "o--", "vld, one-way seeks"),
+                                  ("new_us", "o-", "vld, two-way seeks"),
                                   ("floor_us", "k:", "floor without idle time")):
             ax.plot(x, [None if r[key] is None else r[key] / 1e3 for r in rs], style, label=label)
         ax.set_title(g)

@@ -1,4 +1,4 @@
-"""Command queueing (issue 16, part 3): random 4 KiB writes and reads at queue depth 1, 4 and 16,
+"""Command queueing (sched=): random 4 KiB writes and reads at queue depth 1, 4 and 16,
 the drive ordering its queue by fifo or sptf, per disk mode. IOPS (simulated), mean and p99
 latency (queueing included), and the gain sptf / fifo.
 Input: RUN_DIR/raw/qd.jsonl (vld-bench qd) and meta.json.

@@ -59,11 +59,11 @@ BENCHES = [
           "flushes the whole burst, after which writes run at memory speed. LFS benefits only from "
           "relatively long idle intervals; the VLD compactor along a continuum of short ones.",
           "fig10.png"),
-    Bench("aru", "Atomic record updates: a client's own journal against an ARU (issue 15)",
+    Bench("aru", "Atomic record updates: a client's own journal against an ARU",
           "Paper 000 (ARUs in LLD; an empty begin/end pair costs 78 us there) and paper 004 "
           "(TxFlash's WriteAtomic against a journal): with the atomicity in the disk, the double "
           "write and one of the two flushes go away. Not in paper 001.", "aru.png"),
-    Bench("qd", "Command queueing: fifo against sptf at queue depth 1, 4, 16 (issue 16)",
+    Bench("qd", "Command queueing: fifo against sptf at queue depth 1, 4, 16",
           "Not in paper 001. Seltzer, Chen & Ousterhout 1990, Jacobson & Wilkes 1991 and "
           "Worthington, Ganger & Patt 1994: a drive that orders its queue by positioning time "
           "serves random requests faster the deeper the queue; FIFO does not.", "qd.png"),

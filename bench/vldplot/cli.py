@@ -18,10 +18,23 @@ class Refused(Exception):
 
 class Formatter(argparse.HelpFormatter):
     """argparse's help with "Usage:" capitalised, as help2man (the man
-    page is made from --help) and CLI11's tools have it."""
+    page is made from --help) and CLI11's tools have it, and every
+    subcommand's description on its name's line, where help2man finds it."""
 
     def add_usage(self, usage, actions, groups, prefix=None):
-        super().add_usage(usage, actions, groups, prefix or "Usage: ")
+        # argparse makes a subcommand's prog from its parent's usage with
+        # prefix "": only None means "the default prefix".
+        super().add_usage(usage, actions, groups, "Usage: " if prefix is None else prefix)
+
+    def add_argument(self, action):
+        super().add_argument(action)
+        # argparse sizes the name column without the subcommands' extra
+        # indent, so a name longer than the column's 8 characters went on
+        # a line of its own, and help2man took the description for an item.
+        if isinstance(action, argparse._SubParsersAction):
+            for sub in action._get_subactions():
+                self._action_max_length = max(self._action_max_length,
+                                              len(sub.metavar or sub.dest) + self._current_indent + 4)
 
 
 def parser(version=None):

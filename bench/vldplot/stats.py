@@ -8,7 +8,6 @@ runs are drawn side by side (one colour per run, in the order given), which
 is how modes are compared on one drive.
 """
 import json
-import math
 import os
 
 from vldplot.canvas import new_figure
@@ -125,8 +124,9 @@ def cdf_points(histogram):
 
 
 def _figure(title, nrows=1):
+    """A figure of nrows panels, one above the other, on one x axis."""
     fig = new_figure(figsize=(9, 3.2 + 2.6 * nrows), layout="constrained")
-    axes = fig.subplots(nrows, 1, squeeze=False)[:, 0]
+    axes = fig.subplots(nrows, 1, squeeze=False, sharex=True)[:, 0]
     fig.suptitle(title)
     return fig, axes
 
@@ -137,25 +137,31 @@ def _what(op, size):
 
 def figure_over_time(runs, op="write"):
     """Latency over time (mean and p99 per interval) above the drive's busy
-    fraction and the idle work (compactor, cleaner) per interval."""
-    runs = [r for r in runs if r.series]
-    if not runs:
-        raise ValueError("no time series to draw: run with stats_interval= "
-                         "(plugin) or --stats-interval (vld-bench)")
+    fraction and the idle work (compactor, cleaner) per interval, both
+    panels on one time axis. Latency is drawn at the intervals that had
+    requests of op, joined across those that had none, each a point: a
+    burst between idle intervals shows."""
+    with_series = [r for r in runs if r.series]
+    if not with_series:
+        missing = ", ".join(f"{r.path}.jsonl" for r in runs)
+        raise ValueError(f"no time series to draw: no {missing} (the plugin writes PATH.jsonl "
+                         "beside statsfile=PATH unless stats_interval=0; vld-bench with "
+                         "--stats-interval)")
     fig, (lat, busy) = _figure(f"Simulated {op} latency over time, per interval", nrows=2)
-    for i, run in enumerate(runs):
+    for i, run in enumerate(with_series):
         colour = f"C{i}"
         t_s = [ln["sim_end_us"] / 1e6 for ln in run.series]
-        sec = [ln[f"{op}_latency_us"] for ln in run.series]
-        lat.plot(t_s, [s["mean"] if s["count"] else math.nan for s in sec], color=colour,
-                 label=f"{run.label}: mean")
-        lat.plot(t_s, [s["p99"] if s["count"] else math.nan for s in sec], color=colour,
-                 linestyle="--", label=f"{run.label}: p99")
+        busy_t = [(t, ln[f"{op}_latency_us"]) for t, ln in zip(t_s, run.series)
+                  if ln[f"{op}_latency_us"]["count"]]
+        lat.plot([t for t, _ in busy_t], [s["mean"] for _, s in busy_t], color=colour,
+                 marker=".", label=f"{run.label}: mean")
+        lat.plot([t for t, _ in busy_t], [s["p99"] for _, s in busy_t], color=colour,
+                 marker=".", linestyle="--", label=f"{run.label}: p99")
         span = [max(ln["sim_end_us"] - ln["sim_start_us"], 1e-9) for ln in run.series]
         busy.plot(t_s, [100 * ln["busy_us"] / d for ln, d in zip(run.series, span)],
-                  color=colour, label=f"{run.label}: requests")
+                  color=colour, marker=".", label=f"{run.label}: requests")
         busy.plot(t_s, [100 * ln["idle_busy_us"] / d for ln, d in zip(run.series, span)],
-                  color=colour, linestyle=":", label=f"{run.label}: idle work")
+                  color=colour, marker=".", linestyle=":", label=f"{run.label}: idle work")
     lat.set_ylabel(f"{op} latency (µs, simulated)")
     lat.set_yscale("log")
     busy.set_ylabel("drive busy (% of interval)")
@@ -313,5 +319,6 @@ def describe(run):
         out.append("  " + describe_recovery(s.get("recovery")))
         out.append("  " + describe_checksums(s))
     if run.series:
-        out.append(f"  time series: {len(run.series)} intervals in {run.path}.jsonl")
+        n = len(run.series)
+        out.append(f"  time series: {n} interval{'' if n == 1 else 's'} in {run.path}.jsonl")
     return "\n".join(out)

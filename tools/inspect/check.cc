@@ -41,14 +41,15 @@ bool never_written_slot(const Inspection& in, uint32_t s) {
 }
 
 // Whether every block is sure to fit once writes fragment the tracks (a
-// note: images made before vld refused a too-small spare= may not).
+// note: vld creates no image whose spare= is too small for that; an image
+// from an older vld may have one).
 void check_capacity(const Inspection& in, Findings& findings) {
   const uint64_t cap = vld_block_capacity(in.img->sb);
   if (cap < in.layout.blocks)
     findings.notes.push_back("only " + std::to_string(cap) + " of the " + std::to_string(in.layout.blocks) +
                              " blocks are sure to fit once writes fragment the tracks (spare=" +
                              std::to_string(in.img->sb.spare_percent) +
-                             " is too small; vld now refuses it for new images): writes may fail with "
+                             " is too small; vld refuses it when it creates an image): writes may fail with "
                              "ENOSPC near full; copy the data to an image with a larger spare=");
 }
 
