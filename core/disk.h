@@ -141,7 +141,7 @@ class Disk {
   // take it beside the live blocks. UINT64_MAX: no limit of the mode's own
   // (mode=inplace, which promises no request more than its blocks).
   virtual uint64_t max_atomic_write_bytes() const { return UINT64_MAX; }
-  // EndARU + Flush (paper 000 section 4, "atomic recovery units"; issue 15):
+  // EndARU + Flush (paper 000 section 4, "atomic recovery units"; docs/aru.md):
   // writes `blocks` as one atomic, durable unit. When it returns, every
   // block reads new and is on stable storage, and so is every write that
   // returned before it (as flush()). A crash at any point before that

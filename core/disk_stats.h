@@ -35,7 +35,7 @@ struct RequestCounts {
   uint64_t errors = 0;
 };
 
-// Atomic recovery units (issue 15): what ARU connections did.
+// Atomic recovery units (docs/aru.md): what ARU connections did.
 struct AruCounts {
   uint64_t commits = 0;           // non-empty commits (an empty one is a flush)
   uint64_t blocks_committed = 0;

@@ -90,7 +90,7 @@ struct RecoveredState {
 // How far an unclean recovery moves the seq counter on (see recover()).
 inline constexpr uint64_t kRecoveryEpochGap = uint64_t{1} << 32;
 
-// How far an open has come, for long ones (issue 17: a clean walk of a
+// How far an open has come, for long ones (docs/scale.md: a clean walk of a
 // 1 TiB image reads a million map sectors): what it is doing, and how much
 // of it is done. Phases: "walking the map" (map sectors; total: the pieces,
 // an upper bound), "scanning the window" and "scanning the whole disk"

@@ -104,8 +104,8 @@ CylinderWindow VldDisk::window_at(uint32_t cylinder) const {
 
 void VldDisk::install(RecoveredState& st) {
   free_.reserve_track(0);  // the system track: log records
-  // Moved, not copied: at 1 TiB a copy was 2 GiB more at the open-time
-  // peak (issue 17, point 2).
+  // Moved, not copied: at 1 TiB a copy would be 2 GiB more at the open-time
+  // peak (docs/scale.md, section 3).
   map_ = std::move(st.map);
   assert(map_.size() == layout_.blocks);
   live_blocks_ = 0;

@@ -41,7 +41,7 @@
 // outlast it, a victim only if the period is expected to outlast all of it;
 // a victim whose moves ran long is closed by its record (cut short), never
 // left half-emptied for the next burst; after the record the head goes back
-// to where it was (issue 16, docs/compaction.md section 2a).
+// to where it was (docs/compaction.md section 2a).
 //
 // Crash contract (docs/crash-contract.md, clauses 1-8): after any crash
 // the image opens without help; every write acknowledged with FUA or before
@@ -118,8 +118,8 @@ struct VldOptions {
   // is spread over requests. 0: a track's worth (sectors per track); the
   // tests set a few, so that short workloads spread theirs.
   uint32_t checkpoint_group_pieces = 0;
-  // Seek only ahead of the head (AllocatorPolicy::one_way_seeks): the
-  // allocator before issue 16, kept for vld-bench's comparisons.
+  // Seek only ahead of the head (AllocatorPolicy::one_way_seeks), for
+  // vld-bench's comparisons (docs/compaction.md section 2a).
   bool one_way_seeks = false;
   CompactorOptions compactor;      // compactor=, compactor_policy=, seed=
   // How far opening has come (recovery.h); used only while the constructor
@@ -206,7 +206,8 @@ class VldDisk final : public Disk {
   // An image's store with what recovery found in it, before the disk's own
   // structures exist: recovery's working set (the map it builds, every
   // walked map sector's pointers) and those structures never coexist, so
-  // opening peaks at about what the open disk holds (issue 17, point 2).
+  // opening peaks at about what the open disk holds (docs/scale.md,
+  // section 3).
   struct Recovered {
     std::unique_ptr<FailStopStore> store;
     RecoveredState state;

@@ -1,5 +1,5 @@
 // VldDisk: delta checkpoints, which bound what recovery after a crash walks
-// (issue 17; docs/scale.md, docs/format.md "log record").
+// (docs/scale.md, section 0; docs/format.md, "Log record").
 //
 // Eager writing scatters map sectors: every request writes its pieces'
 // new versions wherever the head is. A clean close rewrites every live

@@ -289,7 +289,8 @@ std::optional<Completion> VldDisk::idle_work(SimTime start, SimTime idle_ends) {
     }
     // A victim only if the idle time is expected to empty all of it: a
     // track half-emptied when the burst comes is kept out of placement and
-    // its moved blocks hold holes twice until the record (issue 16).
+    // its moved blocks hold holes twice until the record (docs/compaction.md,
+    // section 2a).
     if (!fits(start, idle_ends, cost.whole_track(victim_->moves_left(), false))) {
       drop_victim();
       return declined();
