@@ -29,7 +29,8 @@
 // read, every move, and the record that frees the old copies. A track left
 // half-emptied when a burst comes is the worst of both: kept out of
 // placement, its moved blocks holding holes twice until the record
-// (docs/compaction.md, Figure 11). CompactionCosts predicts those costs from the steps seen so far.
+// (docs/compaction.md, Figure 11). CompactionCosts predicts those costs
+// from the steps seen so far.
 //
 // Thread-safety: not thread-safe; owned by VldDisk under the controller lock.
 #ifndef VLD_CORE_VLD_COMPACTOR_H_
