@@ -6,7 +6,8 @@
 // Idle-time work must never make the next request slower than no idle work
 // at all (paper 001, section 5.5, Figure 11; docs/compaction.md section
 // 2a): a background step that is still running when a request arrives
-// delays it (a preempt wait), so a step should start only when the period is expected to outlast it.
+// delays it (a preempt wait), so a step should start only when the period
+// is expected to outlast it.
 // The prediction is deliberately conservative:
 //   - the shortest of the last kHistory periods, not their mean: one short
 //     period makes the drive cautious for kHistory periods, a long one
