@@ -27,11 +27,13 @@
 
 #include "core/idle_gap_predictor.h"
 #include "core/image_format.h"
-#include "core/mode_report.h"
 #include "geometry/drive_model.h"
 #include "geometry/sim_time.h"
 
 namespace vld {
+
+// Every mode's report (core/modes/mode_report.h, above the modes).
+struct ModeReport;
 
 struct Completion {
   SimTime end;
@@ -224,8 +226,10 @@ class Disk {
   // (FailStopStore::note_failed_sync), once for the failed sync.
   virtual void group_sync_failed() {}
 
-  // Mode-specific statistics for the stats file (no sections by default).
-  virtual ModeReport mode_report() const { return {}; }
+  // Mode-specific statistics for the stats file: the sections of this
+  // disk's mode. Defined with ModeReport (core/modes/mode_report.cc), which
+  // asks the mode's own class; the root knows no mode.
+  ModeReport mode_report() const;
   // "" if the disk's in-memory state agrees with itself (mode=vld: map,
   // free space, log), else the first disagreement. Cost: a walk of the
   // whole state; the controller calls it after every request only in

@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/mode_report.h"
+#include "core/modes/mode_report.h"
 
 namespace vld {
 

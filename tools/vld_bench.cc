@@ -55,7 +55,7 @@
 #include "core/disk_controller.h"
 #include "core/vld/eager_allocator.h"
 #include "core/vld/free_space_map.h"
-#include "core/image.h"
+#include "core/modes/mode_image.h"
 #include "core/lld/cleaner_policy.h"
 #include "core/lld/lld_disk.h"
 #include "core/util/error.h"

@@ -83,49 +83,10 @@
 #include "core/vld/recovery.h"
 #include "core/vld/track_lists.h"
 #include "core/vld/virtual_log.h"
+#include "core/vld/vld_options.h"
 #include "core/vld/vld_report.h"
 
 namespace vld {
-
-// Recovery after a crash reads this many cylinders at most (st19101: 32 x
-// 16 tracks x 6 ms = 3.1 s simulated), whatever the size of the disk.
-inline constexpr uint32_t kDefaultWindowCylinders = 32;
-
-struct VldOptions {
-  double fill_fraction = 0.75;     // fill=
-  uint32_t window_cylinders = 0;   // window= (0: kDefaultWindowCylinders)
-  // Move the window on when it has this fraction of its opening free space
-  // left: a fuller window makes eager writing slower. 0.85 measured best on
-  // st19101 at 80% (docs/benchmarks.md section 11: 916 us/write in steady
-  // state against 935 at 0.75, and Table 2 over 5,000 writes 374 us against
-  // 443, where the window must move on into compacted cylinders in time).
-  double window_move_fraction = 0.85;
-  // Move the window on, too, once it has no empty track left that a write
-  // may use while a window around the head has (VldDisk::
-  // window_with_empty_tracks). false: the allocator before that rule
-  // (vld-bench --keep-dry-window).
-  bool move_dry_window = true;
-  uint32_t retired_limit = 4096;   // replaced map sectors that trigger a record
-  // Delta checkpoints (vld_disk_checkpoint.cc): once this many pieces have
-  // a live map sector written since the last checkpoint (scattered by eager
-  // writing), or this many simulated seconds after the last checkpoint with
-  // any scattered, they are rewritten as one compact group with a record.
-  // After a crash, recovery then walks at most this many scattered map
-  // sectors, plus one request's group (docs/scale.md). 0: never.
-  uint32_t checkpoint_every_map_sectors = 4096;  // checkpoint_every=
-  double checkpoint_every_s = 60;                 // checkpoint_s=
-  // Pieces per group of a delta checkpoint, and so per request while one
-  // is spread over requests. 0: a track's worth (sectors per track); the
-  // tests set a few, so that short workloads spread theirs.
-  uint32_t checkpoint_group_pieces = 0;
-  // Seek only ahead of the head (AllocatorPolicy::one_way_seeks), for
-  // vld-bench's comparisons (docs/compaction.md section 2a).
-  bool one_way_seeks = false;
-  CompactorOptions compactor;      // compactor=, compactor_policy=, seed=
-  // How far opening has come (recovery.h); used only while the constructor
-  // runs, and dropped then.
-  ScanProgress open_progress;
-};
 
 class VldDisk final : public Disk {
  public:
@@ -173,8 +134,10 @@ class VldDisk final : public Disk {
   // spare is less than 32 MiB.
   uint64_t max_atomic_write_bytes() const override;
   void close() override;
-  ModeReport mode_report() const override;  // vld, compactor, recovery
-
+  // The sections of mode=vld's ModeReport (Disk::mode_report): "vld",
+  // "compactor" and "recovery".
+  VldReport report() const;
+  CompactorReport compactor_report() const;
   const RecoveryReport& recovery() const { return recovery_; }
   const std::vector<MapEntry>& map() const { return map_; }
   const VldStats& vld_stats() const { return stats_; }

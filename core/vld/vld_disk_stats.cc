@@ -1,6 +1,6 @@
 // VldDisk, what it says about itself: trace lines (core/util/trace.h),
 // the consistency check of its in-memory state, and the statistics
-// (mode_report). None of these changes the disk.
+// (report, compactor_report). None of these changes the disk.
 // The class, its invariants and its thread contract: vld_disk.h.
 #include "core/vld/vld_disk.h"
 
@@ -138,7 +138,7 @@ std::string VldDisk::check_consistency() const {
   return log_.check();
 }
 
-ModeReport VldDisk::mode_report() const {
+VldReport VldDisk::report() const {
   VldReport v;
   v.stats = stats_;
   v.live_map_sectors = log_.live_nodes();
@@ -154,6 +154,10 @@ ModeReport VldDisk::mode_report() const {
   v.block_sectors = layout_.block_sectors;
   for (uint32_t t = 0; t < layout_.tracks; ++t)
     v.block_holes += free_.holes_for(t, layout_.block_sectors);
+  return v;
+}
+
+CompactorReport VldDisk::compactor_report() const {
   CompactorReport c;
   c.enabled = compactor_.options().enabled;
   c.policy = compactor_.options().policy;
@@ -164,7 +168,7 @@ ModeReport VldDisk::mode_report() const {
   c.map_sectors_written = stats_.map_sectors_written;
   c.client_blocks_written = stats_.client_blocks_written;
   c.block_sectors = layout_.block_sectors;
-  return {std::move(v), std::move(c), recovery_, std::nullopt};
+  return c;
 }
 
 }  // namespace vld

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "core/image.h"
+#include "core/modes/mode_image.h"
 #include "core/store/backing_store.h"
 #include "geometry/presets.h"
 #include "plugin/parameters.h"

@@ -24,7 +24,8 @@
 
 #include "core/disk.h"
 #include "core/store/fault_store.h"
-#include "core/image.h"
+#include "core/modes/mode_image.h"
+#include "core/modes/mode_report.h"
 #include "core/util/checksum.h"
 #include "core/util/error.h"
 #include "core/vld/vld_disk.h"

@@ -29,7 +29,7 @@
 #include "core/vld/track_lists.h"
 #include "core/store/crash_store.h"
 #include "core/disk_controller.h"
-#include "core/image.h"
+#include "core/modes/mode_image.h"
 #include "core/vld/vld_disk.h"
 #include "geometry/presets.h"
 #include "plugin/mode_report_json.h"

@@ -84,7 +84,7 @@
 #include "core/store/backing_store.h"
 #include "core/store/crash_store.h"
 #include "core/store/fault_store.h"
-#include "core/image.h"
+#include "core/modes/mode_image.h"
 #include "core/image_format.h"
 #include "core/vld/map_sector.h"
 #include "core/util/checksum.h"

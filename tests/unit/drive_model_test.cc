@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "core/store/backing_store.h"
-#include "core/image.h"
+#include "core/modes/mode_image.h"
 #include "core/inplace/inplace_disk.h"
 #include "geometry/drive_model.h"
 #include "geometry/presets.h"

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "core/store/backing_store.h"
-#include "core/image.h"
+#include "core/modes/mode_image.h"
 #include "core/image_format.h"
 #include "core/lld/lld_layout.h"
 #include "core/util/error.h"

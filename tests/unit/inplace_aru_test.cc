@@ -11,7 +11,8 @@
 #include <random>
 #include <vector>
 
-#include "core/image.h"
+#include "core/modes/mode_image.h"
+#include "core/modes/mode_report.h"
 #include "core/inplace/inplace_disk.h"
 #include "core/inplace/redo_journal.h"
 #include "core/store/backing_store.h"

@@ -13,7 +13,7 @@
 #include <random>
 #include <vector>
 
-#include "core/image.h"
+#include "core/modes/mode_image.h"
 #include "core/lld/lld_disk.h"
 #include "core/store/backing_store.h"
 #include "core/store/fault_store.h"

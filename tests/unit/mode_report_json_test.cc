@@ -7,7 +7,7 @@
 #include <set>
 #include <string>
 
-#include "core/mode_report.h"
+#include "core/modes/mode_report.h"
 #include "plugin/mode_report_json.h"
 
 namespace vld {

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <string>
 
-#include "core/image.h"
+#include "core/modes/mode_image.h"
 #include "core/util/units.h"
 #include "plugin/mode_report_json.h"
 #include "tools/inspect/lld_inspect.h"

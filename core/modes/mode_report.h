@@ -1,13 +1,18 @@
 // ModeReport: what a disk mode says about itself beyond DiskStats, as plain
-// values (Disk::mode_report). Each mode fills the sections it has and
-// leaves the rest empty. Every mode reports its open's recovery, each in
-// its own struct: the stats file shows it as "recovery", in keys all modes
-// share plus the mode's own (docs/stats.md); plugin/mode_report_json.h
-// serialises them.
+// values (Disk::mode_report). A mode's sections are its own reports
+// (vld_report.h, lld_report.h, inplace_report.h); the others are empty.
+// Every mode reports its open's recovery, each in its own struct: the stats
+// file shows it as "recovery", in keys all modes share plus the mode's own
+// (docs/stats.md); plugin/mode_report_json.h serialises them.
+//
+// This is the one struct that knows every mode, so it lives above them; the
+// root (Disk, DiskController, IntervalStats) names it only by a forward
+// declaration, and mode_report.cc defines the functions there that return
+// it: they ask the disk's own mode for its sections.
 //
 // Thread-safety: a value; copy it freely.
-#ifndef VLD_CORE_MODE_REPORT_H_
-#define VLD_CORE_MODE_REPORT_H_
+#ifndef VLD_CORE_MODES_MODE_REPORT_H_
+#define VLD_CORE_MODES_MODE_REPORT_H_
 
 #include <optional>
 
@@ -30,4 +35,4 @@ struct ModeReport {
 
 }  // namespace vld
 
-#endif  // VLD_CORE_MODE_REPORT_H_
+#endif  // VLD_CORE_MODES_MODE_REPORT_H_
