@@ -333,7 +333,7 @@ TEST(BadParameters, BadFillAndWindow) {
 }
 
 // A vld disk whose platters could not hold every block once writes have
-// fragmented them (core/image.h: vld_block_capacity) is refused at
+// fragmented them (core/vld/vld_plan.h: vld_block_capacity) is refused at
 // creation, naming the spare= (or block=) that would do.
 TEST(BadParameters, SpareTooSmallOrBlockTooBigForVld) {
   ExpectRejectedOnNewFile({"size=64M", "geometry=hp97560", "spare=10", "mode=vld"}, "spare",

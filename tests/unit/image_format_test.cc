@@ -1,5 +1,5 @@
 // The superblock format (core/image_format.h), platter sizing and
-// plan_image / read_superblock (core/image.h).
+// plan_image / read_superblock (core/modes/mode_image.h, core/image.h).
 #include <gtest/gtest.h>
 #include <xxhash.h>
 
