@@ -25,6 +25,7 @@
 #include "core/lld/lld_layout.h"
 #include "core/vld/map_sector.h"
 #include "core/vld/vld_disk.h"
+#include "core/vld/vld_layout.h"
 #include "tests/integration/modes.h"
 #include "tests/integration/nbdkit_harness.h"
 
