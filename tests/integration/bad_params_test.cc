@@ -247,7 +247,7 @@ TEST(BadParameters, UnwritablePath) {
   EXPECT_FALSE(Exists(dir.file("nowhere")));
 }
 
-// The stats file's directory is checked at start-up (issue 13), before the
+// The stats file's directory is checked at start-up (docs/stats.md), before the
 // image is created: one line naming statsfile and the errno text.
 TEST(BadParameters, StatsFileInAMissingOrReadOnlyDirectory) {
   TempDir dir;
@@ -432,7 +432,7 @@ TEST(BadParameters, BadLatency) {
 TEST(BadParameters, BadSize) {
   ExpectRejectedOnNewFile({"size=abc"}, "size", {"size=abc", "not a size"});
   ExpectRejectedOnImage({"size=abc"}, "size", {"size=abc", "not a size"});
-  // Out of range, not "not a size" (issue 18).
+  // Out of range, not "not a size".
   ExpectRejectedOnNewFile({"size=0"}, "size", {"size=0: too small (at least 512 bytes)"});
   ExpectRejectedOnNewFile({"size=16E"}, "size", {"size=16E: too large (at most"});
 }

@@ -1,4 +1,5 @@
-// Backing-store faults (issue 13): EIO and ENOSPC from the image's write,
+// Backing-store faults (docs/crash-contract.md, "When the backing file
+// fails"): EIO and ENOSPC from the image's write,
 // fdatasync and hole punching, injected one at a time (core/store/fault_store.h)
 // into every call a workload makes, in both modes, on a roomy disk and on a
 // full one (where writes go through repacks).

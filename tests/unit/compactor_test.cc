@@ -1054,7 +1054,7 @@ TEST(VldCompaction, DisabledCompactorRunsNoStepsAndChangesNothing) {
 
 // ------------------------------------------ only what the idle time covers
 
-// Issue 16: a step starts only if the expected idle period covers it, a
+// docs/compaction.md section 2a: a step starts only if the expected idle period covers it, a
 // victim only if it covers the whole track, and a victim whose moves ran
 // longer than predicted is closed by its record rather than left
 // half-emptied. VldDisk::idle_step directly, with hand-set period ends.

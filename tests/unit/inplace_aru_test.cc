@@ -1,4 +1,4 @@
-// mode=inplace's atomic recovery units (issue 15): InplaceDisk::commit_group
+// mode=inplace's atomic recovery units (docs/aru.md): InplaceDisk::commit_group
 // through the redo journal (core/inplace/redo_journal.h). Contents, reopen,
 // replay after a crash and its idempotence, no stale replay, ENOSPC, an
 // image never used with ARUs, backing-store faults, and the simulated cost.
