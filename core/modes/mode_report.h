@@ -28,9 +28,7 @@ struct ModeReport {
   std::optional<CompactorReport> compactor;  // "compactor"
   std::optional<RecoveryReport> recovery;    // "recovery" (mode=vld)
   std::optional<LldReport> lld;              // "lld", its .recovery "recovery" (mode=lld)
-  // "recovery" (mode=inplace). Defaulted, as the modes that leave it out
-  // build their ModeReport by aggregate initialisation.
-  std::optional<InplaceRecoveryReport> inplace_recovery = std::nullopt;
+  std::optional<InplaceRecoveryReport> inplace_recovery;  // "recovery" (mode=inplace)
 };
 
 }  // namespace vld
