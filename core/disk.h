@@ -27,11 +27,13 @@
 
 #include "core/idle_gap_predictor.h"
 #include "core/image_format.h"
-#include "core/mode_report.h"
 #include "geometry/drive_model.h"
 #include "geometry/sim_time.h"
 
 namespace vld {
+
+// Every mode's report (core/modes/mode_report.h, above the modes).
+struct ModeReport;
 
 struct Completion {
   SimTime end;
@@ -141,7 +143,7 @@ class Disk {
   // take it beside the live blocks. UINT64_MAX: no limit of the mode's own
   // (mode=inplace, which promises no request more than its blocks).
   virtual uint64_t max_atomic_write_bytes() const { return UINT64_MAX; }
-  // EndARU + Flush (paper 000 section 4, "atomic recovery units"; issue 15):
+  // EndARU + Flush (paper 000 section 4, "atomic recovery units"; docs/aru.md):
   // writes `blocks` as one atomic, durable unit. When it returns, every
   // block reads new and is on stable storage, and so is every write that
   // returned before it (as flush()). A crash at any point before that
@@ -224,8 +226,10 @@ class Disk {
   // (FailStopStore::note_failed_sync), once for the failed sync.
   virtual void group_sync_failed() {}
 
-  // Mode-specific statistics for the stats file (no sections by default).
-  virtual ModeReport mode_report() const { return {}; }
+  // Mode-specific statistics for the stats file: the sections of this
+  // disk's mode. Defined with ModeReport (core/modes/mode_report.cc), which
+  // asks the mode's own class; the root knows no mode.
+  ModeReport mode_report() const;
   // "" if the disk's in-memory state agrees with itself (mode=vld: map,
   // free space, log), else the first disagreement. Cost: a walk of the
   // whole state; the controller calls it after every request only in

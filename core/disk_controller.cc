@@ -295,7 +295,7 @@ IntervalStats DiskController::end_interval_locked(SimTime end) {
   done.activity = *interval_;
   *interval_ = Activity{};
   done.totals = stats_;
-  done.mode = disk_locked().mode_report();
+  done.mode = mode_report_locked();
   done.utilization = utilization_locked();
   interval_start_ = done.end;
   return done;
@@ -495,11 +495,6 @@ void DiskController::extents(uint64_t offset, uint64_t len, const ExtentFn& fn) 
 DiskStats DiskController::stats() const {
   std::lock_guard lock(mu_);
   return stats_;
-}
-
-ModeReport DiskController::mode_report() const {
-  std::lock_guard lock(mu_);
-  return disk_locked().mode_report();
 }
 
 double DiskController::utilization() const {

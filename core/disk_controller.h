@@ -208,7 +208,9 @@ class DiskController {
   // under the controller's lock: it must not call the controller.
   using IntervalObserver = std::function<void(const IntervalStats&)>;
   void set_interval_observer(SimTime start, SimDuration every, IntervalObserver observer);
-  ModeReport mode_report() const;  // the disk mode's own (Disk::mode_report)
+  // The disk mode's own (Disk::mode_report). Defined with ModeReport
+  // (core/modes/mode_report.cc), as it needs every mode's report.
+  ModeReport mode_report() const;
   double utilization() const;  // live / physical blocks
   // The image's, as opened: make_writable only installs a disk with the
   // same superblock, so any thread may ask, at any time, without the lock.
@@ -261,6 +263,9 @@ class DiskController {
   // REQUIRES: mu_ held. Throws ESHUTDOWN if there is no disk (both opens
   // of a make_writable failed).
   Disk& disk_locked() const;
+  // Disk::mode_report, for an interval. REQUIRES: mu_ held. Defined with
+  // ModeReport (core/modes/mode_report.cc).
+  std::shared_ptr<const ModeReport> mode_report_locked() const;
 
   const Superblock sb_;  // immutable: read without mu_
   mutable std::mutex mu_;  // guards everything below but waiting_

@@ -16,13 +16,16 @@
 
 #include <array>
 #include <cstdint>
+#include <memory>
 
-#include "core/mode_report.h"
 #include "core/util/histogram.h"
 #include "geometry/drive_model.h"
 #include "geometry/sim_time.h"
 
 namespace vld {
+
+// Every mode's report (core/modes/mode_report.h, above the modes).
+struct ModeReport;
 
 struct RequestCounts {
   uint64_t read = 0;
@@ -35,7 +38,7 @@ struct RequestCounts {
   uint64_t errors = 0;
 };
 
-// Atomic recovery units (issue 15): what ARU connections did.
+// Atomic recovery units (docs/aru.md): what ARU connections did.
 struct AruCounts {
   uint64_t commits = 0;           // non-empty commits (an empty one is a flush)
   uint64_t blocks_committed = 0;
@@ -108,7 +111,9 @@ struct IntervalStats {
   SimTime end{};
   Activity activity;
   DiskStats totals;
-  ModeReport mode;         // the disk mode's report at `end`
+  // The disk mode's report at `end` (Disk::mode_report); never null in an
+  // interval DiskController returns.
+  std::shared_ptr<const ModeReport> mode;
   double utilization = 0;  // live / physical blocks at `end`
 };
 

@@ -4,9 +4,10 @@
 // which it went idle), and how long the current one has lasted so far.
 //
 // Idle-time work must never make the next request slower than no idle work
-// at all (issue 16; paper 001, section 5.5, Figure 11): a background step
-// that is still running when a request arrives delays it (a preempt wait),
-// so a step should start only when the period is expected to outlast it.
+// at all (paper 001, section 5.5, Figure 11; docs/compaction.md section
+// 2a): a background step that is still running when a request arrives
+// delays it (a preempt wait), so a step should start only when the period
+// is expected to outlast it.
 // The prediction is deliberately conservative:
 //   - the shortest of the last kHistory periods, not their mean: one short
 //     period makes the drive cautious for kHistory periods, a long one

@@ -19,7 +19,7 @@
 #include <vector>
 
 #include "core/store/backing_store.h"
-#include "core/image.h"
+#include "core/modes/mode_image.h"
 #include "core/image_format.h"
 #include "core/inplace/inplace_disk.h"
 #include "core/lld/lld_disk.h"

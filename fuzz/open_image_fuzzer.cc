@@ -35,7 +35,7 @@
 
 #include "core/store/backing_store.h"
 #include "core/disk.h"
-#include "core/image.h"
+#include "core/modes/mode_image.h"
 #include "core/image_format.h"
 #include "core/vld/map_sector.h"
 #include "core/util/checksum.h"

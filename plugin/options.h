@@ -24,7 +24,7 @@
 #include <string_view>
 
 #include "core/aru/aru_session.h"
-#include "core/image.h"
+#include "core/modes/mode_image.h"
 #include "core/sched/command_queue.h"
 #include "geometry/seek_curve.h"
 #include "params/nbdkit_values.h"

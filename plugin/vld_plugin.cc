@@ -44,7 +44,8 @@
 
 #include "core/aru/aru_session.h"
 #include "core/disk_controller.h"
-#include "core/image.h"
+#include "core/modes/mode_image.h"
+#include "core/modes/mode_report.h"
 #include "core/store/overlay_store.h"
 #include "core/util/error.h"
 #include "core/util/trace.h"

@@ -1,4 +1,4 @@
-// JSON for the disk modes' reports (core/mode_report.h): the one place each
+// JSON for the disk modes' reports (core/modes/mode_report.h): the one place each
 // is turned into the keys docs/stats.md documents. The stats file
 // (stats_json.h), vld-bench and vld-inspect all use these; nlohmann finds
 // them by argument-dependent lookup (`nlohmann::json j = report;`).
@@ -9,7 +9,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/mode_report.h"
+#include "core/modes/mode_report.h"
 
 namespace vld {
 

@@ -129,7 +129,7 @@ nlohmann::json totals_json(const IntervalStats& i) {
   add_counters(j, i.totals);
   j["simulated_time_us"] = to_us(i.totals.now - kSimEpoch);
   j["utilization"] = i.utilization;
-  j.update(nlohmann::json(i.mode));
+  j.update(nlohmann::json(*i.mode));
   // What opening the image did is the same in every line: in the stats
   // file only (its lld alias too).
   j.erase("recovery");

@@ -1,5 +1,5 @@
 // AruSession: one connection's atomic recovery units (paper 000, section 4;
-// paper 004's WriteAtomic; issue 15), over the shared DiskController.
+// paper 004's WriteAtomic; docs/aru.md), over the shared DiskController.
 //
 // A session always has one ARU open. Its writes, zeroes and trims go into
 // the ARU's shadow state (AruShadow), in host memory. On a disk that places

@@ -1,5 +1,5 @@
 // AruShadow: the shadow state of one atomic recovery unit (paper 000,
-// section 4: "ARUs"; issue 15), the blocks an open ARU has changed.
+// section 4: "ARUs"; docs/aru.md), the blocks an open ARU has changed.
 //
 // An ARU's writes, zeroes and trims change nothing on the disk until its
 // commit (Disk::commit_group): they change whole blocks here, in memory.

@@ -330,12 +330,6 @@ void InplaceDisk::recover() {
           .count();
 }
 
-ModeReport InplaceDisk::mode_report() const {
-  ModeReport r;
-  r.inplace_recovery = recovery_;
-  return r;
-}
-
 void InplaceDisk::patch_stranded(uint64_t offset, std::span<std::byte> out) const {
   overlay_blocks(stranded_, sb_.block_bytes, offset, out,
                  [](const std::vector<std::byte>& b) -> const std::vector<std::byte>& { return b; });

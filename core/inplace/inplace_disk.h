@@ -62,8 +62,9 @@ class InplaceDisk final : public Disk {
   std::string max_group_why() const override;
   uint64_t live_blocks() const override { return live_blocks_; }
   void close() override;
-  // The open's recovery (inplace_report.h); no other section.
-  ModeReport mode_report() const override;
+  // The open's recovery (inplace_report.h): mode=inplace's one section of
+  // ModeReport (Disk::mode_report).
+  const InplaceRecoveryReport& recovery_report() const { return recovery_; }
   // The live map's count agrees with its bits, and the redo journal holds
   // no record still to replay (unless the disk stopped).
   std::string check_consistency() const override;

@@ -1,7 +1,7 @@
 // InplaceRecoveryReport: what opening a mode=inplace image read and did:
 // its redo journal checked, and a committed record a crash left replayed
 // (redo_journal.h). The stats file's "recovery" (docs/stats.md), in the
-// keys every mode shares; plugin/mode_report_json.h serialises it.
+// keys every mode shares; stats/mode_report_json.h serialises it.
 //
 // A clean close voids the journal's record before its last sync
 // (redo_journal.h, invariant (3)), so a committed record found at open

@@ -1,5 +1,5 @@
 // RedoJournal: mode=inplace's write-ahead area for atomic recovery units
-// (issue 15; docs/format.md, "mode=inplace: the ARU redo journal").
+// (docs/aru.md; docs/format.md, "mode=inplace: the ARU redo journal").
 //
 // A conventional disk has no indirection map, so the only way it can make
 // several scattered blocks change at once is to write them twice: first

@@ -1,4 +1,4 @@
-// Atomic recovery units in mode=lld (issue 15): Disk::commit_group, EndARU +
+// Atomic recovery units in mode=lld (docs/aru.md): Disk::commit_group, EndARU +
 // Flush (LldDisk::Impl; lld_disk_impl.h).
 //
 // Paper 000 section 4: LLD writes an ARU's blocks into segments with their

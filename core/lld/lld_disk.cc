@@ -362,11 +362,6 @@ void LldDisk::set_group_commit(bool on) { impl_->set_group_commit(on); }
 uint32_t LldDisk::sync_through(uint64_t ticket) { return impl_->sync_through(ticket); }
 void LldDisk::group_sync_failed() { impl_->group_sync_failed(); }
 LldReport LldDisk::report() const { return impl_->report(); }
-ModeReport LldDisk::mode_report() const {
-  ModeReport r;
-  r.lld = impl_->report();
-  return r;
-}
 std::string LldDisk::check_consistency() const { return impl_->check_consistency(); }
 const LldLayout& LldDisk::layout() const { return impl_->layout(); }
 std::optional<uint64_t> LldDisk::segment_psn(uint32_t block) const {

@@ -38,24 +38,12 @@
 #include "core/disk.h"
 #include "core/lld/cleaner_policy.h"
 #include "core/lld/lld_layout.h"
+#include "core/lld/lld_options.h"
 #include "core/lld/lld_report.h"
 #include "core/lld/segment_usage.h"
 #include "core/store/backing_store.h"
 
 namespace vld {
-
-// Run-time choices (not stored in the image).
-struct LldOptions {
-  // partial= (paper 001 section 4.4: "set to 75%").
-  uint32_t partial_percent = 75;
-  // cleaner_policy=; greedy is LLD's ("chooses less utilized segments",
-  // paper 001 section 5.3).
-  CleanerPolicy cleaner_policy = CleanerPolicy::kGreedy;
-  // nvram_us=: simulated cost of copying one 4 KiB block into NVRAM (scaled
-  // by block size). 20 us: 4 KiB at 200 MB/s, the memory-copy rate of the
-  // paper's UltraSPARC-170 class of workstation (docs/lld.md).
-  double nvram_us_per_4k = 20.0;
-};
 
 class LldDisk final : public Disk {
  public:
@@ -96,9 +84,9 @@ class LldDisk final : public Disk {
   void set_group_commit(bool on) override;
   uint32_t sync_through(uint64_t ticket) override;
   void group_sync_failed() override;
-  ModeReport mode_report() const override;
   std::string check_consistency() const override;
 
+  // mode=lld's section of ModeReport (Disk::mode_report): "lld".
   LldReport report() const;
   // Where the platters hold what (tools: vld-inspect draws and checks it).
   const LldLayout& layout() const;

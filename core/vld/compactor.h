@@ -22,14 +22,15 @@
 // other tracks. Every move leaves one fewer track holding data, so
 // compaction always ends.
 //
-// When to work (issue 16): compaction must never make the next request
-// slower than no idle work at all. VldDisk starts a step only if the idle
-// period is expected to outlast it (IdleGapPredictor), and a victim only if
-// the period is expected to outlast the whole track: read, every move, and
-// the record that frees the old copies. A track left half-emptied when a
-// burst comes is the worst of both: kept out of placement, its moved
-// blocks holding holes twice until the record (docs/compaction.md, Figure
-// 11). CompactionCosts predicts those costs from the steps seen so far.
+// When to work (docs/compaction.md section 2a): compaction must never make
+// the next request slower than no idle work at all. VldDisk starts a step
+// only if the idle period is expected to outlast it (IdleGapPredictor),
+// and a victim only if the period is expected to outlast the whole track:
+// read, every move, and the record that frees the old copies. A track left
+// half-emptied when a burst comes is the worst of both: kept out of
+// placement, its moved blocks holding holes twice until the record
+// (docs/compaction.md, Figure 11). CompactionCosts predicts those costs
+// from the steps seen so far.
 //
 // Thread-safety: not thread-safe; owned by VldDisk under the controller lock.
 #ifndef VLD_CORE_VLD_COMPACTOR_H_

@@ -155,7 +155,8 @@ struct AllocatorPolicy {
   // stay until the threshold whatever the wait (vld-bench fig2 --strict).
   bool switch_when_sooner = true;
   // Seek only ahead of the head, ascending and wrapping (section 4.2's
-  // sweep; the allocator before issue 16). false: either way.
+  // sweep; vld-bench's comparisons, docs/compaction.md section 2a). false:
+  // either way.
   bool one_way_seeks = false;
 };
 

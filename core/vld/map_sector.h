@@ -8,30 +8,12 @@
 // pointers to older map sectors so that, from the newest one (the log tail),
 // every live piece is reachable (section 3.2, Figure 3b).
 //
-// Map sector layout (little-endian):
-//
-//   0    u32  magic "VLMS"
-//   4    u32  piece index
-//   8    u64  seq: strictly increasing over all map sectors ever written
-//   16   u64  prev_seq: seq of the version of this piece it replaces (0: none)
-//   24   u64  group_seq: seq of the first map sector of the same request
-//   32   u32  group_count: map sectors in that request (seqs group_seq ..
-//             group_seq + group_count - 1); the request is atomic: cyclic
-//             commit (paper 004, section 3) in the form of a closed seq range
-//   36   u16  pointer_count (<= kMaxPointers)
-//   38   u16  synced_back: 0, or v: every map sector with seq <= seq - v,
-//             and every data block they map, was on stable storage when
-//             this one was written (a completed flush vouches for them).
-//             Recovery takes a missing or damaged one of those for damage,
-//             never for a write the crash lost. (Zero in images written
-//             before it existed, which every version reads alike.)
-//   40   u64  changed: bit i set if entry i was written by this request
-//   48   32 x {u32 psn_plus_one (0 = unmapped), u32 data checksum}
-//   304  12 x {u32 psn, u32 piece, u64 seq}: pointers to older map sectors;
-//             the piece lets a walk skip, unread, an older version of a piece
-//             whose newer one it has already met
-//   496  u8[16] MAC: keyed BLAKE2b-128 (libsodium crypto_generichash) of bytes
-//             [0, 496), key = the image's secret (outside the export)
+// The byte layout of a map sector is docs/format.md, "Map sector (512
+// bytes)"; the static_asserts below hold the offsets the code depends on.
+// A synced_back of v vouches that every map sector with seq <= seq - v, and
+// the data they map, was durable when this one was written, so recovery
+// takes a missing or damaged one of those for damage, never for a write the
+// crash lost.
 //
 // The MAC, not the checksum, is what makes a sector a map sector: guest data
 // that copies a map sector byte for byte cannot carry a valid MAC without
@@ -96,7 +78,8 @@ struct MapSector {
 
 using SectorBytes = std::array<unsigned char, 512>;
 
-// The layout above, checked: entries and pointers end where the MAC begins.
+// docs/format.md's map sector offsets, checked: entries and pointers end
+// where the MAC begins.
 inline constexpr size_t kMapEntriesAt = 48, kMapPointersAt = kMapEntriesAt + 8 * kEntriesPerPiece,
                         kMapMacAt = 496;
 static_assert(kMapPointersAt == 304);
@@ -113,22 +96,10 @@ std::optional<MapSector> decode_map_sector(const unsigned char* bytes, const Sec
 // one with clean = 0 before serving, which is how the tail record is
 // invalidated (paper 001, section 3.2). Writes after it go only to the
 // cylinder window it names, so recovery after a crash scans only that window.
-//
-//   0    u32  magic "VLLR"
-//   4    u32  clean (1: written by a clean shutdown)
-//   8    u64  generation: +1 per record; the valid slot with the highest wins
-//   16   u64  durable_seq
-//   24   u64  next_seq: the seq the next map sector will take
-//   32   u32  root psn, 36 u32 has_root
-//   40   u64  root seq
-//   48   u32  window first cylinder, 52 u32 window cylinders
-//   56   u32  head cylinder, 60 u32 head
-//   64   u32  root piece
-//   68   u64  checkpoint_seq: the last seq of the newest checkpoint group
-//             (full or delta, vld_disk_checkpoint.cc) under this record;
-//             every live map sector with a seq above it was scattered by a
-//             request (0 in images written before it existed: all were)
-//   76.. zero; 496 u8[16] MAC as for map sectors
+// Its byte layout is docs/format.md, "Log record (512 bytes, in slot 0 or
+// 1)". checkpoint_seq is the last seq of the newest checkpoint group (full
+// or delta, vld_disk_checkpoint.cc) under the record: every live map sector
+// with a higher seq was scattered by a request.
 struct LogRecord {
   bool clean = false;
   uint64_t generation = 0;

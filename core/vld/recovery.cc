@@ -649,8 +649,8 @@ class Recovery {
   std::vector<uint32_t> bad_slots_;          // record slots without one
   std::vector<uint64_t> cur_seq_;            // per piece: the version accepted so far
   // Per piece, the pointers of the version taken last (link_children's
-  // input), as a span of one pool: a container per map sector was 2.4 MiB
-  // of small allocations at a 4 GiB open (issue 17, point 2).
+  // input), as a span of one pool: a container per map sector would be
+  // 2.4 MiB of small allocations at a 4 GiB open (docs/scale.md, section 3).
   struct PointerSpan {
     size_t first = 0;
     uint32_t count = 0;

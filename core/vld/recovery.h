@@ -64,6 +64,7 @@
 #include "core/vld/map_sector.h"
 #include "core/vld/recovery_report.h"
 #include "core/vld/virtual_log.h"
+#include "core/vld/vld_options.h"
 #include "core/vld/vld_layout.h"
 
 namespace vld {
@@ -89,13 +90,6 @@ struct RecoveredState {
 
 // How far an unclean recovery moves the seq counter on (see recover()).
 inline constexpr uint64_t kRecoveryEpochGap = uint64_t{1} << 32;
-
-// How far an open has come, for long ones (issue 17: a clean walk of a
-// 1 TiB image reads a million map sectors): what it is doing, and how much
-// of it is done. Phases: "walking the map" (map sectors; total: the pieces,
-// an upper bound), "scanning the window" and "scanning the whole disk"
-// (tracks). Called every few thousand map sectors and after every track.
-using ScanProgress = std::function<void(std::string_view what, uint64_t done, uint64_t total)>;
 
 // track_buffer: the drive reads through its track buffer (DriveModel), as
 // it does when serving; sectors read from a track the walk just visited cost

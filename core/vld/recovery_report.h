@@ -1,6 +1,6 @@
 // RecoveryReport: what opening a vld image read and decided (recovery.h
 // says how). A plain value: the stats file and vld-inspect serialise it
-// (plugin/mode_report_json.h).
+// (stats/mode_report_json.h).
 //
 // Thread-safety: a value; copy it freely.
 #ifndef VLD_CORE_VLD_RECOVERY_REPORT_H_

@@ -1,7 +1,8 @@
 // TrackLists: which items (logical blocks, or map pieces) lie on each track,
 // kept up to date as items move, so that compaction and repack find what a
-// track holds, and how much, without scanning the whole map (issue 17,
-// point 4: at 1 TiB that scan was 0.2-0.5 s of CPU on a request's path).
+// track holds, and how much, without scanning the whole map (at 1 TiB such
+// a scan costs 0.2-0.5 s of CPU on a request's path: docs/scale.md,
+// section 2).
 // VldDisk keeps two: the data blocks the map points into each track, and
 // the pieces whose live map sector is on it (VldDisk::live_on).
 //

@@ -1,10 +1,10 @@
-#include "core/util/checksum.h"
-#include "core/vld/vld_disk.h"
+#include "core/vld/vld_disk_impl.h"
 
 #include <algorithm>
 #include <cassert>
 #include <string>
 
+#include "core/util/checksum.h"
 #include "core/util/error.h"
 #include "core/util/trace.h"
 
@@ -18,12 +18,12 @@ const std::byte* zero_block() {
 }
 }  // namespace
 
-VldDisk::VldDisk(std::unique_ptr<BackingStore> store, const Superblock& sb, VldOptions options,
+VldDisk::Impl::Impl(std::unique_ptr<BackingStore> store, const Superblock& sb, VldOptions options,
                  bool track_buffer)
-    : VldDisk(recover_image(std::move(store), sb, options, track_buffer), sb, options,
+    : Impl(recover_image(std::move(store), sb, options, track_buffer), sb, options,
               track_buffer) {}
 
-VldDisk::Recovered VldDisk::recover_image(std::unique_ptr<BackingStore> store,
+VldDisk::Impl::Recovered VldDisk::Impl::recover_image(std::unique_ptr<BackingStore> store,
                                           const Superblock& sb, const VldOptions& options,
                                           bool track_buffer) {
   Recovered r{FailStopStore::wrap(std::move(store)), {}};
@@ -31,7 +31,7 @@ VldDisk::Recovered VldDisk::recover_image(std::unique_ptr<BackingStore> store,
   return r;
 }
 
-VldDisk::VldDisk(Recovered recovered, const Superblock& sb, VldOptions options, bool track_buffer)
+VldDisk::Impl::Impl(Recovered recovered, const Superblock& sb, VldOptions options, bool track_buffer)
     : store_(std::move(recovered.store)),
       sb_(sb),
       layout_(sb),
@@ -59,7 +59,7 @@ VldDisk::VldDisk(Recovered recovered, const Superblock& sb, VldOptions options, 
   if (trace::enabled(trace::Channel::kRecovery)) trace_recovery(st);
 }
 
-void VldDisk::format(BackingStore& store, const Superblock& sb) {
+void VldDisk::Impl::format(BackingStore& store, const Superblock& sb) {
   VldLayout L(sb);
   LogRecord r;
   r.clean = true;
@@ -74,11 +74,11 @@ void VldDisk::format(BackingStore& store, const Superblock& sb) {
   store.sync();
 }
 
-Extent VldDisk::extent_of(const MapEntry& e) const {
+Extent VldDisk::Impl::extent_of(const MapEntry& e) const {
   return extent_at(e.psn(), layout_.block_sectors, layout_.spt);
 }
 
-void VldDisk::store_write(const Extent& e, const void* bytes) {
+void VldDisk::Impl::store_write(const Extent& e, const void* bytes) {
   const auto* p = static_cast<const std::byte*>(bytes);
   for (const SectorRun& r : extent_runs(e, layout_.spt)) {
     const size_t n = size_t{r.count} * kSectorBytes;
@@ -87,7 +87,7 @@ void VldDisk::store_write(const Extent& e, const void* bytes) {
   }
 }
 
-void VldDisk::store_read(const Extent& e, void* bytes) {
+void VldDisk::Impl::store_read(const Extent& e, void* bytes) {
   auto* p = static_cast<std::byte*>(bytes);
   for (const SectorRun& r : extent_runs(e, layout_.spt)) {
     const size_t n = size_t{r.count} * kSectorBytes;
@@ -96,16 +96,16 @@ void VldDisk::store_read(const Extent& e, void* bytes) {
   }
 }
 
-CylinderWindow VldDisk::window_at(uint32_t cylinder) const {
+CylinderWindow VldDisk::Impl::window_at(uint32_t cylinder) const {
   return CylinderWindow{cylinder % layout_.cylinders, options_.window_cylinders};
 }
 
 // ---- opening --------------------------------------------------------------
 
-void VldDisk::install(RecoveredState& st) {
+void VldDisk::Impl::install(RecoveredState& st) {
   free_.reserve_track(0);  // the system track: log records
-  // Moved, not copied: at 1 TiB a copy was 2 GiB more at the open-time
-  // peak (issue 17, point 2).
+  // Moved, not copied: at 1 TiB a copy would be 2 GiB more at the open-time
+  // peak (docs/scale.md, section 3).
   map_ = std::move(st.map);
   assert(map_.size() == layout_.blocks);
   live_blocks_ = 0;
@@ -146,11 +146,11 @@ void VldDisk::install(RecoveredState& st) {
   st.report.simulated_ms += to_ms(clock.now - kSimEpoch);
 }
 
-void VldDisk::leave_clean(ServiceClock& clock) {
+void VldDisk::Impl::leave_clean(ServiceClock& clock) {
   if (record_.clean) write_record(false, clock, std::nullopt, "open");
 }
 
-bool VldDisk::install_tree(RecoveredState& st) {
+bool VldDisk::Impl::install_tree(RecoveredState& st) {
   for (uint32_t p = 0; p < layout_.pieces; ++p) {
     LogNode& n = st.nodes[p];
     if (n.seq) log_.set_node(p, n.psn, n.seq, std::move(n.children));  // not needed after
@@ -177,7 +177,7 @@ bool VldDisk::install_tree(RecoveredState& st) {
   return true;
 }
 
-void VldDisk::write_checkpoint(RecoveredState& st) {
+void VldDisk::Impl::write_checkpoint(RecoveredState& st) {
   // Keep every sector that recovery from the current record reads (map
   // sectors, and the data of every request since the record) until the new
   // record is durable: a crash in between recovers the same way, however
@@ -208,7 +208,7 @@ void VldDisk::write_checkpoint(RecoveredState& st) {
   st.report.simulated_ms += to_ms(clock.now - kSimEpoch);
 }
 
-void VldDisk::checkpoint(ServiceClock& clock, bool retire_old) {
+void VldDisk::Impl::checkpoint(ServiceClock& clock, bool retire_old) {
   std::vector<uint32_t> pieces;
   for (uint32_t p = 0; p < layout_.pieces; ++p)
     if (log_.node(p).seq) pieces.push_back(p);
@@ -267,7 +267,7 @@ void VldDisk::checkpoint(ServiceClock& clock, bool retire_old) {
 
 // ---- log records ----------------------------------------------------------
 
-void VldDisk::write_record(bool clean, ServiceClock& clock,
+void VldDisk::Impl::write_record(bool clean, ServiceClock& clock,
                            std::optional<CylinderWindow> next_window, const char* why) {
   store_->sync();  // everything the record vouches for is durable first
   synced_seq_ = log_.next_seq() - 1;
@@ -325,7 +325,7 @@ void VldDisk::write_record(bool clean, ServiceClock& clock,
   if (next_window) window_free_at_open_ = window_free_sectors();
 }
 
-CylinderWindow VldDisk::roomiest_window_around(uint32_t cylinder) const {
+CylinderWindow VldDisk::Impl::roomiest_window_around(uint32_t cylinder) const {
   // The compactor leaves empty tracks on both sides of the head (its sweep,
   // vld_disk_compaction.cc): a window that merely starts at the head can
   // leave half of them behind it while taking in cylinders the writes have
@@ -337,7 +337,7 @@ CylinderWindow VldDisk::roomiest_window_around(uint32_t cylinder) const {
                          cylinder, [this](uint32_t t) { return alloc_.usable(t); });
 }
 
-std::optional<CylinderWindow> VldDisk::window_with_empty_tracks() const {
+std::optional<CylinderWindow> VldDisk::Impl::window_with_empty_tracks() const {
   // Without an empty track every write takes the greedy search's nearest
   // run, about 0.5 ms more than filling an empty track (docs/benchmarks.md
   // section 11); a record costs ~5 ms once. After compaction the empty
@@ -357,7 +357,7 @@ std::optional<CylinderWindow> VldDisk::window_with_empty_tracks() const {
   return next;
 }
 
-uint64_t VldDisk::window_free_sectors() const {
+uint64_t VldDisk::Impl::window_free_sectors() const {
   // Once per write: runs of tracks, not a division per track.
   uint64_t n = 0;
   for (const CylinderWindow::TrackRange& r : window_.track_ranges(layout_.cylinders, layout_.heads))
@@ -365,23 +365,23 @@ uint64_t VldDisk::window_free_sectors() const {
   return n;
 }
 
-VldDisk::ServiceClock VldDisk::begin(SimTime start) const {
+VldDisk::Impl::ServiceClock VldDisk::Impl::begin(SimTime start) const {
   ServiceClock clock{start + drive_.geometry().controller_overhead, {}, true, 0, 0};
   clock.breakdown.overhead = drive_.geometry().controller_overhead;
   return clock;
 }
 
-void VldDisk::sync(ServiceClock& clock) {
+void VldDisk::Impl::sync(ServiceClock& clock) {
   store_->sync();
   synced_seq_ = log_.next_seq() - 1;
   ++clock.syncs;
 }
 
-bool VldDisk::durably_unmapped(uint64_t block) const {
+bool VldDisk::Impl::durably_unmapped(uint64_t block) const {
   return !map_[block].mapped() && log_.node(piece_of(block)).seq <= synced_seq_;
 }
 
-void VldDisk::maybe_write_record(ServiceClock& clock) {
+void VldDisk::Impl::maybe_write_record(ServiceClock& clock) {
   bool too_many_retired = retired_map_.size() >= options_.retired_limit;
   const uint64_t window_free = window_free_sectors();
   // A window used up to half its free space makes eager writing slow: move on.
@@ -413,25 +413,25 @@ void VldDisk::maybe_write_record(ServiceClock& clock) {
 
 // ---- requests -------------------------------------------------------------
 
-void VldDisk::charge(std::span<const Extent> extents, ServiceClock& clock) {
+void VldDisk::Impl::charge(std::span<const Extent> extents, ServiceClock& clock) {
   std::vector<SectorRun> runs = alloc_.runs(extents);
   Access a = drive_.access(runs, clock.now, /*charge_overhead=*/false);
   clock.now = a.end;
   clock.breakdown += a.breakdown;
 }
 
-void VldDisk::charge_read(std::span<const SectorRun> runs, ServiceClock& clock) {
+void VldDisk::Impl::charge_read(std::span<const SectorRun> runs, ServiceClock& clock) {
   Access a = drive_.read(runs, clock.now, /*charge_overhead=*/false);
   clock.now = a.end;
   clock.breakdown += a.breakdown;
 }
 
-void VldDisk::read_track(uint32_t track, ServiceClock& clock) {
+void VldDisk::Impl::read_track(uint32_t track, ServiceClock& clock) {
   const SectorRun whole{uint64_t{track} * layout_.spt, layout_.spt};
   charge_read(std::span(&whole, 1), clock);
 }
 
-Completion VldDisk::finish(ServiceClock& clock) const {
+Completion VldDisk::Impl::finish(ServiceClock& clock) const {
   Completion c;
   c.end = clock.now;
   c.service = clock.breakdown;
@@ -440,7 +440,7 @@ Completion VldDisk::finish(ServiceClock& clock) const {
   return c;
 }
 
-void VldDisk::read_block(uint64_t block, std::byte* out, ServiceClock& clock) {
+void VldDisk::Impl::read_block(uint64_t block, std::byte* out, ServiceClock& clock) {
   const MapEntry& e = map_[block];
   Extent ext = extent_of(e);
   store_read(ext, out);
@@ -454,7 +454,7 @@ void VldDisk::read_block(uint64_t block, std::byte* out, ServiceClock& clock) {
   }
 }
 
-std::vector<std::byte>& VldDisk::current_contents(uint64_t block,
+std::vector<std::byte>& VldDisk::Impl::current_contents(uint64_t block,
                                                   std::vector<std::vector<std::byte>>& buffers,
                                                   ServiceClock& clock) {
   std::vector<std::byte>& m = buffers.emplace_back(sb_.block_bytes, std::byte{0});
@@ -465,18 +465,18 @@ std::vector<std::byte>& VldDisk::current_contents(uint64_t block,
   return m;
 }
 
-void VldDisk::set_map(uint64_t block, const MapEntry& e) {
+void VldDisk::Impl::set_map(uint64_t block, const MapEntry& e) {
   MapEntry& entry = map_[block];
   if (entry.mapped()) blocks_on_.remove(track_of(entry), static_cast<uint32_t>(block));
   entry = e;
   if (e.mapped()) blocks_on_.add(track_of(e), static_cast<uint32_t>(block));
 }
 
-void VldDisk::release_data(const MapEntry& e) {
+void VldDisk::Impl::release_data(const MapEntry& e) {
   if (e.mapped()) pending_data_.push_back(extent_of(e));
 }
 
-bool VldDisk::apply(std::vector<Update>& updates, std::span<const uint32_t> rewrite_pieces,
+bool VldDisk::Impl::apply(std::vector<Update>& updates, std::span<const uint32_t> rewrite_pieces,
                     bool fua, ServiceClock& clock, PlaceMode mode, bool checkpoint) {
   const bool move = mode != PlaceMode::kEager;  // a compaction move or a repack
   leave_clean(clock);
@@ -546,7 +546,7 @@ bool VldDisk::apply(std::vector<Update>& updates, std::span<const uint32_t> rewr
   return true;
 }
 
-void VldDisk::record_after_request(ServiceClock& clock) {
+void VldDisk::Impl::record_after_request(ServiceClock& clock) {
   // The request is committed: all it wrote is in the log, which recovery
   // scans from the current record (and synced, with FUA). The record it
   // made due shortens that scan and frees what it replaced; if it fails,
@@ -560,7 +560,7 @@ void VldDisk::record_after_request(ServiceClock& clock) {
   }
 }
 
-std::optional<std::vector<Extent>> VldDisk::allocate(std::vector<uint32_t>& sizes,
+std::optional<std::vector<Extent>> VldDisk::Impl::allocate(std::vector<uint32_t>& sizes,
                                                      size_t data_pieces,
                                                      const std::function<void()>& replan,
                                                      ServiceClock& clock, PlaceMode mode,
@@ -596,7 +596,7 @@ std::optional<std::vector<Extent>> VldDisk::allocate(std::vector<uint32_t>& size
   return ext;
 }
 
-std::optional<VldDisk::Placement> VldDisk::place_group(std::span<const Update> updates,
+std::optional<VldDisk::Impl::Placement> VldDisk::Impl::place_group(std::span<const Update> updates,
                                                         std::span<const uint32_t> rewrite_pieces,
                                                         ServiceClock& clock, PlaceMode mode) {
   const std::vector<uint32_t> pieces =
@@ -623,7 +623,7 @@ std::optional<VldDisk::Placement> VldDisk::place_group(std::span<const Update> u
   return p;
 }
 
-void VldDisk::write_data(std::span<const Update> updates, std::span<const Extent> ext,
+void VldDisk::Impl::write_data(std::span<const Update> updates, std::span<const Extent> ext,
                          std::vector<std::pair<uint64_t, MapEntry>>& replaced) {
   size_t k = 0;
   for (const Update& u : updates) {
@@ -641,7 +641,7 @@ void VldDisk::write_data(std::span<const Update> updates, std::span<const Extent
   }
 }
 
-void VldDisk::write_map_sectors(std::span<const Update> updates,
+void VldDisk::Impl::write_map_sectors(std::span<const Update> updates,
                                 std::span<const PlannedNode> group, std::span<const Extent> ext,
                                 size_t data_pieces, std::span<const uint32_t> member_psns,
                                 size_t* written) {
@@ -674,7 +674,7 @@ void VldDisk::write_map_sectors(std::span<const Update> updates,
   }
 }
 
-void VldDisk::abandon_group(const Placement& placed, size_t map_sectors_written,
+void VldDisk::Impl::abandon_group(const Placement& placed, size_t map_sectors_written,
                             ServiceClock& clock) {
   if (map_sectors_written > 0) {
     // Some of its map sectors may be on the platter, perhaps all of them:
@@ -697,7 +697,7 @@ void VldDisk::abandon_group(const Placement& placed, size_t map_sectors_written,
   for (const Extent& e : placed.extents) free_.release(e.track, e.sector, e.sectors);
 }
 
-void VldDisk::trace_group(std::span<const PlannedNode> group,
+void VldDisk::Impl::trace_group(std::span<const PlannedNode> group,
                           std::span<const uint32_t> member_psns) const {
   if (group.empty()) return;
   std::string members;
@@ -709,7 +709,7 @@ void VldDisk::trace_group(std::span<const PlannedNode> group,
               group.front().seq + group.size() - 1, members);
 }
 
-uint64_t VldDisk::max_atomic_write_bytes() const {
+uint64_t VldDisk::Impl::max_atomic_write_bytes() const {
   // A third of what the platters hold beyond the export however
   // fragmented. Measured, not derived: on full disks aged by random
   // one-block overwrites, the largest write that found room (allocate's
@@ -724,7 +724,7 @@ uint64_t VldDisk::max_atomic_write_bytes() const {
   return std::max<uint64_t>(beyond / 3, 1) * sb_.block_bytes;
 }
 
-bool VldDisk::could_fit_anywhere(std::span<const uint32_t> sizes) const {
+bool VldDisk::Impl::could_fit_anywhere(std::span<const uint32_t> sizes) const {
   if (sizes.empty()) return true;
   const uint32_t largest = *std::max_element(sizes.begin(), sizes.end());
   for (uint32_t t = 1; t < layout_.tracks; ++t)
@@ -732,7 +732,7 @@ bool VldDisk::could_fit_anywhere(std::span<const uint32_t> sizes) const {
   return false;
 }
 
-void VldDisk::live_on(uint32_t track, std::vector<uint64_t>* blocks,
+void VldDisk::Impl::live_on(uint32_t track, std::vector<uint64_t>* blocks,
                       std::vector<uint32_t>* pieces) const {
   // Ascending, as the whole-map scan this replaced found them: the order
   // of the moves, and so the simulated times, stay what they were.
@@ -747,7 +747,7 @@ void VldDisk::live_on(uint32_t track, std::vector<uint64_t>* blocks,
 
 // ---- client requests ------------------------------------------------------
 
-Completion VldDisk::read(uint64_t offset, std::span<std::byte> out, SimTime start) {
+Completion VldDisk::Impl::read(uint64_t offset, std::span<std::byte> out, SimTime start) {
   const uint64_t bs = sb_.block_bytes;
   ServiceClock clock = begin(start);
   if (out.empty()) return finish(clock);
@@ -783,7 +783,7 @@ Completion VldDisk::read(uint64_t offset, std::span<std::byte> out, SimTime star
   return c;
 }
 
-SimDuration VldDisk::positioning_estimate(bool write, uint64_t offset, uint64_t len,
+SimDuration VldDisk::Impl::positioning_estimate(bool write, uint64_t offset, uint64_t len,
                                           SimTime start) const {
   if (write || len == 0) return SimDuration{0};
   const uint64_t bs = sb_.block_bytes;
@@ -796,7 +796,7 @@ SimDuration VldDisk::positioning_estimate(bool write, uint64_t offset, uint64_t 
   return SimDuration{0};  // all holes: read as zeros, no media access
 }
 
-Completion VldDisk::write(uint64_t offset, std::span<const std::byte> data, bool fua,
+Completion VldDisk::Impl::write(uint64_t offset, std::span<const std::byte> data, bool fua,
                           SimTime start) {
   store_->check();
   const uint64_t bs = sb_.block_bytes;
@@ -825,14 +825,14 @@ Completion VldDisk::write(uint64_t offset, std::span<const std::byte> data, bool
   return finish(clock);
 }
 
-Completion VldDisk::flush(SimTime start) {
+Completion VldDisk::Impl::flush(SimTime start) {
   store_->check();
   ServiceClock clock = begin(start);
   sync(clock);
   return finish(clock);
 }
 
-Completion VldDisk::trim(uint64_t offset, uint64_t len, bool fua, SimTime start) {
+Completion VldDisk::Impl::trim(uint64_t offset, uint64_t len, bool fua, SimTime start) {
   store_->check();
   const uint64_t bs = sb_.block_bytes;
   ServiceClock clock = begin(start);
@@ -855,7 +855,7 @@ Completion VldDisk::trim(uint64_t offset, uint64_t len, bool fua, SimTime start)
   return finish(clock);
 }
 
-Completion VldDisk::zero(uint64_t offset, uint64_t len, ZeroFlags flags, SimTime start) {
+Completion VldDisk::Impl::zero(uint64_t offset, uint64_t len, ZeroFlags flags, SimTime start) {
   store_->check();
   const uint64_t bs = sb_.block_bytes;
   ServiceClock clock = begin(start);
@@ -908,7 +908,7 @@ Completion VldDisk::zero(uint64_t offset, uint64_t len, ZeroFlags flags, SimTime
 // map_sector.h). Recovery takes the group whole or not at all, checking
 // each block's data against its entry's checksum, and the sync makes it
 // durable.
-Completion VldDisk::commit_group(std::span<const GroupBlock> blocks, SimTime start) {
+Completion VldDisk::Impl::commit_group(std::span<const GroupBlock> blocks, SimTime start) {
   store_->check();
   assert(!blocks.empty());
   ServiceClock clock = begin(start);
@@ -936,7 +936,7 @@ Completion VldDisk::commit_group(std::span<const GroupBlock> blocks, SimTime sta
 // One command: the blocks by eager writing, as a write request's data but
 // with no map sector (their entries wait for the commit's group). Nothing
 // points to them, so recovery after a crash simply finds their sectors free.
-Completion VldDisk::place_shadow(std::span<const GroupBlock> blocks, SimTime start,
+Completion VldDisk::Impl::place_shadow(std::span<const GroupBlock> blocks, SimTime start,
                                  std::vector<uint64_t>* tokens) {
   store_->check();
   ServiceClock clock = begin(start);
@@ -975,7 +975,7 @@ Completion VldDisk::place_shadow(std::span<const GroupBlock> blocks, SimTime sta
 
 // Freed at the next record, as a replaced block is: simplest to reason
 // about, though nothing durable ever pointed to it.
-void VldDisk::drop_shadow(uint64_t token) {
+void VldDisk::Impl::drop_shadow(uint64_t token) {
   const auto it = shadow_.find(token);
   assert(it != shadow_.end());
   --shadow_on_track_[extent_of(it->second.entry).track];
@@ -983,7 +983,7 @@ void VldDisk::drop_shadow(uint64_t token) {
   shadow_.erase(it);
 }
 
-void VldDisk::extents(uint64_t offset, uint64_t len, const ExtentFn& fn) {
+void VldDisk::Impl::extents(uint64_t offset, uint64_t len, const ExtentFn& fn) {
   emit_block_extents(offset, len, sb_.block_bytes, [this](uint64_t b) { return map_[b].mapped(); },
                      fn);
 }
@@ -991,11 +991,75 @@ void VldDisk::extents(uint64_t offset, uint64_t len, const ExtentFn& fn) {
 // The drive's power-down sequence: the map, rewritten as a fresh tree laid
 // down in one sweep (so the next open reads it at media speed instead of a
 // seek per map sector), then the tail in a clean record.
-void VldDisk::close() {
+void VldDisk::Impl::close() {
   if (record_.clean) return;  // nothing written since the clean open
   ServiceClock clock{kSimEpoch, {}, true, 0, 0};
   checkpoint(clock, /*retire_old=*/true);
   write_record(true, clock, window_, "clean close");
 }
+
+// ---- VldDisk: the contract (vld_disk.h) over Impl ---------------------------
+
+VldDisk::VldDisk(std::unique_ptr<BackingStore> store, const Superblock& sb, VldOptions options,
+                 bool track_buffer)
+    : impl_(std::make_unique<Impl>(std::move(store), sb, std::move(options), track_buffer)) {}
+VldDisk::~VldDisk() = default;
+
+void VldDisk::format(BackingStore& store, const Superblock& sb) { Impl::format(store, sb); }
+const Superblock& VldDisk::superblock() const { return impl_->superblock(); }
+const DriveModel& VldDisk::drive() const { return impl_->drive(); }
+void VldDisk::set_track_buffer(bool on) { impl_->set_track_buffer(on); }
+Completion VldDisk::read(uint64_t offset, std::span<std::byte> out, SimTime start) {
+  return impl_->read(offset, out, start);
+}
+SimDuration VldDisk::positioning_estimate(bool write, uint64_t offset, uint64_t len,
+                                          SimTime start) const {
+  return impl_->positioning_estimate(write, offset, len, start);
+}
+Completion VldDisk::write(uint64_t offset, std::span<const std::byte> data, bool fua,
+                          SimTime start) {
+  return impl_->write(offset, data, fua, start);
+}
+Completion VldDisk::flush(SimTime start) { return impl_->flush(start); }
+Completion VldDisk::trim(uint64_t offset, uint64_t len, bool fua, SimTime start) {
+  return impl_->trim(offset, len, fua, start);
+}
+Completion VldDisk::zero(uint64_t offset, uint64_t len, ZeroFlags flags, SimTime start) {
+  return impl_->zero(offset, len, flags, start);
+}
+void VldDisk::extents(uint64_t offset, uint64_t len, const ExtentFn& fn) {
+  impl_->extents(offset, len, fn);
+}
+Completion VldDisk::commit_group(std::span<const GroupBlock> blocks, SimTime start) {
+  return impl_->commit_group(blocks, start);
+}
+Completion VldDisk::place_shadow(std::span<const GroupBlock> blocks, SimTime start,
+                                 std::vector<uint64_t>* tokens) {
+  return impl_->place_shadow(blocks, start, tokens);
+}
+void VldDisk::drop_shadow(uint64_t token) { impl_->drop_shadow(token); }
+std::optional<Completion> VldDisk::idle_step(SimTime start, SimTime idle_ends) {
+  return impl_->idle_step(start, idle_ends);
+}
+uint64_t VldDisk::live_blocks() const { return impl_->live_blocks(); }
+uint64_t VldDisk::max_atomic_write_bytes() const { return impl_->max_atomic_write_bytes(); }
+void VldDisk::close() { impl_->close(); }
+VldReport VldDisk::report() const { return impl_->report(); }
+CompactorReport VldDisk::compactor_report() const { return impl_->compactor_report(); }
+const RecoveryReport& VldDisk::recovery() const { return impl_->recovery(); }
+const std::vector<MapEntry>& VldDisk::map() const { return impl_->map(); }
+const VldStats& VldDisk::vld_stats() const { return impl_->vld_stats(); }
+const EagerAllocator& VldDisk::allocator() const { return impl_->allocator(); }
+const FreeSpaceMap& VldDisk::free_space() const { return impl_->free_space(); }
+const Compactor& VldDisk::compactor() const { return impl_->compactor(); }
+const VirtualLog& VldDisk::virtual_log() const { return impl_->virtual_log(); }
+uint64_t VldDisk::track_lists_bytes() const { return impl_->track_lists_bytes(); }
+std::optional<uint32_t> VldDisk::compaction_victim() const { return impl_->compaction_victim(); }
+void VldDisk::live_on(uint32_t track, std::vector<uint64_t>* blocks,
+                      std::vector<uint32_t>* pieces) const {
+  impl_->live_on(track, blocks, pieces);
+}
+bool VldDisk::repack_now(SimTime start) { return impl_->repack_now(start); }
+std::string VldDisk::check_consistency() const { return impl_->check_consistency(); }
 
 }  // namespace vld

@@ -1,5 +1,5 @@
 // VldDisk: delta checkpoints, which bound what recovery after a crash walks
-// (issue 17; docs/scale.md, docs/format.md "log record").
+// (docs/scale.md, section 0; docs/format.md, "Log record").
 //
 // Eager writing scatters map sectors: every request writes its pieces'
 // new versions wherever the head is. A clean close rewrites every live
@@ -41,7 +41,7 @@
 // them to recovery's window scan, which takes each whole or not at all,
 // and either way the map is the same. The versions they replace are
 // retired, freed only after the record, like any request's.
-#include "core/vld/vld_disk.h"
+#include "core/vld/vld_disk_impl.h"
 
 #include <algorithm>
 #include <cassert>
@@ -52,17 +52,17 @@
 
 namespace vld {
 
-void VldDisk::note_scattered(std::span<const PlannedNode> group) {
+void VldDisk::Impl::note_scattered(std::span<const PlannedNode> group) {
   for (const PlannedNode& n : group) note_scattered_piece(n.piece);
 }
 
-void VldDisk::note_scattered_piece(uint32_t piece) {
+void VldDisk::Impl::note_scattered_piece(uint32_t piece) {
   if (scattered_[piece]) return;
   scattered_[piece] = 1;
   scattered_pieces_.push_back(piece);
 }
 
-void VldDisk::reset_scattered(uint64_t checkpoint_seq, SimTime now) {
+void VldDisk::Impl::reset_scattered(uint64_t checkpoint_seq, SimTime now) {
   for (uint32_t p : scattered_pieces_) scattered_[p] = 0;
   scattered_pieces_.clear();
   delta_ = DeltaInProgress{};  // a full checkpoint rewrote its pieces too
@@ -70,7 +70,7 @@ void VldDisk::reset_scattered(uint64_t checkpoint_seq, SimTime now) {
   last_checkpoint_at_ = now;
 }
 
-bool VldDisk::checkpoint_due(SimTime now) const {
+bool VldDisk::Impl::checkpoint_due(SimTime now) const {
   const uint32_t every = options_.checkpoint_every_map_sectors;
   if (every == 0 || delta_.active || scattered_pieces_.empty()) return false;
   if (scattered_pieces_.size() >= every) return true;
@@ -78,7 +78,7 @@ bool VldDisk::checkpoint_due(SimTime now) const {
          now - last_checkpoint_at_ >= sim_ms(options_.checkpoint_every_s * 1e3);
 }
 
-void VldDisk::add_rotation(std::vector<uint32_t>* pieces) {
+void VldDisk::Impl::add_rotation(std::vector<uint32_t>* pieces) {
   // Half as many older pieces as are scattered: each piece is rewritten at
   // least once per turn, while the turn adds only half to what a delta
   // costs. The turn skips pieces never written (a sparse image has many),
@@ -97,12 +97,12 @@ void VldDisk::add_rotation(std::vector<uint32_t>* pieces) {
   }
 }
 
-uint32_t VldDisk::delta_group_pieces() const {
+uint32_t VldDisk::Impl::delta_group_pieces() const {
   const uint32_t n = options_.checkpoint_group_pieces;
   return n ? n : layout_.spt;
 }
 
-void VldDisk::begin_delta() {
+void VldDisk::Impl::begin_delta() {
   assert(!delta_.active && !scattered_pieces_.empty());
   delta_ = DeltaInProgress{};
   delta_.active = true;
@@ -115,7 +115,7 @@ void VldDisk::begin_delta() {
   scattered_pieces_.clear();
 }
 
-bool VldDisk::write_delta_groups(std::span<const uint32_t> pieces, ServiceClock& clock,
+bool VldDisk::Impl::write_delta_groups(std::span<const uint32_t> pieces, ServiceClock& clock,
                                  PlaceMode mode, size_t* done) {
   // Groups of a track's worth, each right after the one before: one group
   // of thousands made planning quadratic and held megabytes of placement
@@ -141,7 +141,7 @@ bool VldDisk::write_delta_groups(std::span<const uint32_t> pieces, ServiceClock&
   return true;
 }
 
-bool VldDisk::advance_delta(ServiceClock& clock, PlaceMode mode, size_t max_groups) {
+bool VldDisk::Impl::advance_delta(ServiceClock& clock, PlaceMode mode, size_t max_groups) {
   assert(delta_.active);
   const SimTime from = clock.now;
   const size_t group = delta_group_pieces(), left = delta_.todo.size() - delta_.done;
@@ -187,7 +187,7 @@ bool VldDisk::advance_delta(ServiceClock& clock, PlaceMode mode, size_t max_grou
   return true;
 }
 
-void VldDisk::finish_delta(SimTime now) {
+void VldDisk::Impl::finish_delta(SimTime now) {
   ++stats_.delta_checkpoints;
   stats_.checkpoint_map_sectors += delta_.map_sectors;
   stats_.checkpoint_time += delta_.time;

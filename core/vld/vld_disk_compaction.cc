@@ -5,7 +5,7 @@
 // track when no free run holds a block. The class, its invariants and its
 // thread contract: vld_disk.h.
 #include "core/util/checksum.h"
-#include "core/vld/vld_disk.h"
+#include "core/vld/vld_disk_impl.h"
 
 #include <algorithm>
 #include <cassert>
@@ -18,12 +18,12 @@ namespace vld {
 
 // ---- compaction -----------------------------------------------------------
 
-std::optional<uint32_t> VldDisk::compaction_victim() const {
+std::optional<uint32_t> VldDisk::Impl::compaction_victim() const {
   if (!victim_) return std::nullopt;
   return victim_->track;
 }
 
-bool VldDisk::choose_victim(SimTime now) {
+bool VldDisk::Impl::choose_victim(SimTime now) {
   // Every track of the window that holds data: the candidates, and the
   // holes their blocks can go to.
   std::vector<TrackCensus> census;
@@ -65,7 +65,7 @@ bool VldDisk::choose_victim(SimTime now) {
 
 // One thing off the victim: false if there is nothing left to move, or a
 // move found no hole (the victim is then given up).
-bool VldDisk::move_next(ServiceClock& clock) {
+bool VldDisk::Impl::move_next(ServiceClock& clock) {
   Victim& v = *victim_;
   const auto on_victim = [&](uint64_t psn) { return psn / layout_.spt == v.track; };
   while (v.next_block < v.blocks.size()) {
@@ -111,18 +111,18 @@ bool VldDisk::move_next(ServiceClock& clock) {
   return false;
 }
 
-size_t VldDisk::Victim::moves_left() const {
+size_t VldDisk::Impl::Victim::moves_left() const {
   return (blocks.size() - next_block) + (pieces.size() - next_piece);
 }
 
-void VldDisk::drop_victim() {
+void VldDisk::Impl::drop_victim() {
   // Nothing was moved off it: no record needed.
   assert(victim_ && victim_->next_block == 0 && victim_->next_piece == 0);
   alloc_.set_excluded_track(std::nullopt);
   victim_.reset();
 }
 
-void VldDisk::record_and_return(ServiceClock& clock, std::optional<CylinderWindow> next_window,
+void VldDisk::Impl::record_and_return(ServiceClock& clock, std::optional<CylinderWindow> next_window,
                                 const char* why, HeadPosition to) {
   write_record(false, clock, next_window, why);
   // The record leaves the head on the system track, a long seek from the
@@ -135,7 +135,7 @@ void VldDisk::record_and_return(ServiceClock& clock, std::optional<CylinderWindo
   clock.breakdown += back;
 }
 
-void VldDisk::end_victim(ServiceClock& clock, VictimEnd how) {
+void VldDisk::Impl::end_victim(ServiceClock& clock, VictimEnd how) {
   const bool emptied = how == VictimEnd::kEmptied;
   // The record makes the moves durable and frees the old copies (and
   // whatever else waited on the track): the track is empty, or (cut short)
@@ -166,7 +166,7 @@ void VldDisk::end_victim(ServiceClock& clock, VictimEnd how) {
   victim_.reset();
 }
 
-void VldDisk::next_compaction_window(ServiceClock& clock) {
+void VldDisk::Impl::next_compaction_window(ServiceClock& clock) {
   // Compaction works in the window (its moves are writes, which recovery
   // must find there), so on its own it empties only the window's tracks:
   // 82 of them on a 256 MiB st19101 disk at 80%, which the next 2,000
@@ -191,12 +191,12 @@ void VldDisk::next_compaction_window(ServiceClock& clock) {
   sweep_home_.reset();
 }
 
-uint32_t VldDisk::windows_on_disk() const {
+uint32_t VldDisk::Impl::windows_on_disk() const {
   const uint32_t width = options_.window_cylinders;
   return (layout_.cylinders + width - 1) / width;
 }
 
-bool VldDisk::sweep_pending() const {
+bool VldDisk::Impl::sweep_pending() const {
   if (windows_on_disk() <= 1) return false;
   return windows_compacted_ + 1 < windows_on_disk() ||
          (sweep_home_ && window_.first != *sweep_home_);
@@ -208,7 +208,7 @@ static bool fits(SimTime start, SimTime idle_ends, SimDuration cost) {
   return idle_ends == kUnknownIdleEnd || (idle_ends >= start && idle_ends - start >= cost);
 }
 
-std::optional<Completion> VldDisk::idle_checkpoint(SimTime start, SimTime idle_ends) {
+std::optional<Completion> VldDisk::Impl::idle_checkpoint(SimTime start, SimTime idle_ends) {
   // Idle-time work belongs to the compactor (compactor=off: idle time does
   // nothing), and compaction goes first: its moves scatter map sectors too.
   // A few scattered pieces are not worth a record's trip.
@@ -240,11 +240,11 @@ std::optional<Completion> VldDisk::idle_checkpoint(SimTime start, SimTime idle_e
   return finish(clock);
 }
 
-std::optional<Completion> VldDisk::idle_step(SimTime start, SimTime idle_ends) {
+std::optional<Completion> VldDisk::Impl::idle_step(SimTime start, SimTime idle_ends) {
   return store_->run_own_work("idle-time compaction", [&] { return idle_work(start, idle_ends); });
 }
 
-std::optional<Completion> VldDisk::idle_work(SimTime start, SimTime idle_ends) {
+std::optional<Completion> VldDisk::Impl::idle_work(SimTime start, SimTime idle_ends) {
   if (auto done = idle_checkpoint(start, idle_ends)) return done;
   if (!compactor_.options().enabled || compaction_settled_) return std::nullopt;
   const CompactionCosts& cost = compactor_.costs();
@@ -289,7 +289,8 @@ std::optional<Completion> VldDisk::idle_work(SimTime start, SimTime idle_ends) {
     }
     // A victim only if the idle time is expected to empty all of it: a
     // track half-emptied when the burst comes is kept out of placement and
-    // its moved blocks hold holes twice until the record (issue 16).
+    // its moved blocks hold holes twice until the record (docs/compaction.md,
+    // section 2a).
     if (!fits(start, idle_ends, cost.whole_track(victim_->moves_left(), false))) {
       drop_victim();
       return declined();
@@ -315,7 +316,7 @@ std::optional<Completion> VldDisk::idle_work(SimTime start, SimTime idle_ends) {
 
 // ---- running out of room for whole blocks ------------------------------------
 
-bool VldDisk::block_runs_scarce() const {
+bool VldDisk::Impl::block_runs_scarce() const {
   // Fewer tracks with a free run that holds a block than a track holds
   // blocks (an empty track counts for all it holds), the reserve aside. The
   // longest run is cached per track, so this costs one look per track.
@@ -329,7 +330,7 @@ bool VldDisk::block_runs_scarce() const {
   return runs < enough;
 }
 
-void VldDisk::choose_reserve() {
+void VldDisk::Impl::choose_reserve() {
   // The last empty track: far from where a new image's writes begin, so the
   // reserve changes nothing until the disk fills.
   alloc_.set_reserved_track(std::nullopt);
@@ -342,7 +343,7 @@ void VldDisk::choose_reserve() {
             alloc_.reserved_track() ? std::to_string(*alloc_.reserved_track()) : "none (no empty track)");
 }
 
-std::vector<std::pair<uint32_t, uint32_t>> VldDisk::repack_victims(uint32_t reserve) const {
+std::vector<std::pair<uint32_t, uint32_t>> VldDisk::Impl::repack_victims(uint32_t reserve) const {
   // Victims in order of the free sectors they would turn into one run;
   // worth it only if the run left on the reserve after the blocks holds a
   // block (the move's map sectors go elsewhere): otherwise repacking could
@@ -357,7 +358,7 @@ std::vector<std::pair<uint32_t, uint32_t>> VldDisk::repack_victims(uint32_t rese
   return by_free;
 }
 
-bool VldDisk::repack_gains(uint32_t track, std::span<const uint64_t> blocks,
+bool VldDisk::Impl::repack_gains(uint32_t track, std::span<const uint64_t> blocks,
                            std::span<const uint32_t> pieces) const {
   // The move's group rewrites the map sector of every piece it touches
   // (its blocks' and those whose map sector is on the track), plus a relay
@@ -376,12 +377,12 @@ bool VldDisk::repack_gains(uint32_t track, std::span<const uint64_t> blocks,
   return holds_after > free_.holes_for(track, layout_.block_sectors);
 }
 
-bool VldDisk::repack_now(SimTime start) {
+bool VldDisk::Impl::repack_now(SimTime start) {
   ServiceClock clock = begin(start);
   return repack(clock);
 }
 
-bool VldDisk::repack(ServiceClock& clock, RepackFor why) {
+bool VldDisk::Impl::repack(ServiceClock& clock, RepackFor why) {
   // One track at a time is kept out of placement: give up the compactor's
   // (its record also frees the last repack's victim, if one waits).
   if (victim_) end_victim(clock, VictimEnd::kNoHole);

@@ -1,8 +1,8 @@
 // VldDisk, what it says about itself: trace lines (core/util/trace.h),
 // the consistency check of its in-memory state, and the statistics
-// (mode_report). None of these changes the disk.
+// (report, compactor_report). None of these changes the disk.
 // The class, its invariants and its thread contract: vld_disk.h.
-#include "core/vld/vld_disk.h"
+#include "core/vld/vld_disk_impl.h"
 
 #include <algorithm>
 #include <string>
@@ -15,14 +15,14 @@ namespace vld {
 
 // ---- trace lines ----------------------------------------------------------
 
-std::string VldDisk::where(const Extent& e) const {
+std::string VldDisk::Impl::where(const Extent& e) const {
   return fmt::format("{}/{}/{}+{}", e.track / layout_.heads, e.track % layout_.heads, e.sector,
                      e.sectors);
 }
 
 // One line per command: each piece's place (cylinder/head/first sector+
 // sectors), how the allocator planned it, and what reaching it cost.
-void VldDisk::trace_placement(std::span<const Update> updates, std::span<const PlannedNode> group,
+void VldDisk::Impl::trace_placement(std::span<const Update> updates, std::span<const PlannedNode> group,
                               std::span<const Extent> ext, size_t data_pieces, bool move,
                               const ServiceBreakdown& before, const ServiceClock& clock,
                               const AllocatorStats& alloc_before) const {
@@ -72,7 +72,7 @@ void VldDisk::trace_placement(std::span<const Update> updates, std::span<const P
               window_.first, window_.count);
 }
 
-void VldDisk::trace_recovery(const RecoveredState& st) const {
+void VldDisk::Impl::trace_recovery(const RecoveredState& st) const {
   const RecoveryReport& r = st.report;
   trace::emit(trace::Channel::kRecovery,
               "{} open by {}: record {} (durable seq {}, window cylinders {}+{}); read {} "
@@ -97,7 +97,7 @@ void VldDisk::trace_recovery(const RecoveredState& st) const {
 
 // ---- checks and stats -----------------------------------------------------
 
-std::string VldDisk::check_consistency() const {
+std::string VldDisk::Impl::check_consistency() const {
   FreeSpaceMap expect(layout_.tracks, layout_.spt);
   try {
     expect.reserve_track(0);
@@ -138,7 +138,7 @@ std::string VldDisk::check_consistency() const {
   return log_.check();
 }
 
-ModeReport VldDisk::mode_report() const {
+VldReport VldDisk::Impl::report() const {
   VldReport v;
   v.stats = stats_;
   v.live_map_sectors = log_.live_nodes();
@@ -154,6 +154,10 @@ ModeReport VldDisk::mode_report() const {
   v.block_sectors = layout_.block_sectors;
   for (uint32_t t = 0; t < layout_.tracks; ++t)
     v.block_holes += free_.holes_for(t, layout_.block_sectors);
+  return v;
+}
+
+CompactorReport VldDisk::Impl::compactor_report() const {
   CompactorReport c;
   c.enabled = compactor_.options().enabled;
   c.policy = compactor_.options().policy;
@@ -164,7 +168,7 @@ ModeReport VldDisk::mode_report() const {
   c.map_sectors_written = stats_.map_sectors_written;
   c.client_blocks_written = stats_.client_blocks_written;
   c.block_sectors = layout_.block_sectors;
-  return {std::move(v), std::move(c), recovery_, std::nullopt};
+  return c;
 }
 
 }  // namespace vld

@@ -3,7 +3,7 @@
 // controller lock (Disk::mode_report). The counters are kept as VldDisk
 // counts them; what is derived from them for display (means, ms, ratios)
 // is computed here, once, by the member functions. Serialising is the
-// callers' business (plugin/mode_report_json.h).
+// callers' business (stats/mode_report_json.h).
 //
 // Thread-safety: values; copy them freely.
 #ifndef VLD_CORE_VLD_VLD_REPORT_H_

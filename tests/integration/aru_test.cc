@@ -1,4 +1,4 @@
-// Atomic recovery units over NBD (issue 15, docs/aru.md), in every mode,
+// Atomic recovery units over NBD (docs/aru.md), in every mode,
 // through the real plugin: a connection to export "aru" has an ARU whose
 // writes only it sees until its flush commits them; closing without a
 // flush, or a kill -9 before the flush returns, aborts it; aru_max= bounds

@@ -12,7 +12,7 @@
 #include <string>
 #include <vector>
 
-#include "core/image.h"
+#include "core/modes/mode_image.h"
 #include "core/store/backing_store.h"
 #include "geometry/presets.h"
 #include "plugin/parameters.h"
@@ -247,7 +247,7 @@ TEST(BadParameters, UnwritablePath) {
   EXPECT_FALSE(Exists(dir.file("nowhere")));
 }
 
-// The stats file's directory is checked at start-up (issue 13), before the
+// The stats file's directory is checked at start-up (docs/stats.md), before the
 // image is created: one line naming statsfile and the errno text.
 TEST(BadParameters, StatsFileInAMissingOrReadOnlyDirectory) {
   TempDir dir;
@@ -333,7 +333,7 @@ TEST(BadParameters, BadFillAndWindow) {
 }
 
 // A vld disk whose platters could not hold every block once writes have
-// fragmented them (core/image.h: vld_block_capacity) is refused at
+// fragmented them (core/vld/vld_plan.h: vld_block_capacity) is refused at
 // creation, naming the spare= (or block=) that would do.
 TEST(BadParameters, SpareTooSmallOrBlockTooBigForVld) {
   ExpectRejectedOnNewFile({"size=64M", "geometry=hp97560", "spare=10", "mode=vld"}, "spare",
@@ -432,7 +432,7 @@ TEST(BadParameters, BadLatency) {
 TEST(BadParameters, BadSize) {
   ExpectRejectedOnNewFile({"size=abc"}, "size", {"size=abc", "not a size"});
   ExpectRejectedOnImage({"size=abc"}, "size", {"size=abc", "not a size"});
-  // Out of range, not "not a size" (issue 18).
+  // Out of range, not "not a size".
   ExpectRejectedOnNewFile({"size=0"}, "size", {"size=0: too small (at least 512 bytes)"});
   ExpectRejectedOnNewFile({"size=16E"}, "size", {"size=16E: too large (at most"});
 }

@@ -21,10 +21,11 @@
 #include <vector>
 
 #include "core/store/backing_store.h"
-#include "core/image.h"
+#include "core/modes/mode_image.h"
 #include "core/lld/lld_layout.h"
 #include "core/vld/map_sector.h"
 #include "core/vld/vld_disk.h"
+#include "core/vld/vld_layout.h"
 #include "tests/integration/modes.h"
 #include "tests/integration/nbdkit_harness.h"
 

@@ -35,7 +35,7 @@
 #include <string>
 #include <vector>
 
-#include "core/image.h"
+#include "core/modes/mode_image.h"
 #include "core/util/checksum.h"
 #include "geometry/presets.h"
 #include "tests/integration/nbdkit_harness.h"

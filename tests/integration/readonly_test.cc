@@ -1,4 +1,4 @@
-// Read-only serving (issue 13, crash contract clause 8): nbdkit -r serves an
+// Read-only serving (docs/crash-contract.md, clause 8): nbdkit -r serves an
 // image without writing a byte of it, clean or after a kill -9, in every
 // mode (mode=lld: also with acknowledged writes only in its NVRAM region,
 // which a writable open would replay and drain); recovery runs in memory; a writer is refused while it is served;

@@ -1,4 +1,4 @@
-// The crash harness for atomic recovery units (issue 15), in every mode.
+// The crash harness for atomic recovery units (docs/aru.md), in every mode.
 //
 // The workload runs several connections' ARUs at once, each an AruShadow
 // as the plugin's AruSession keeps it: writes (whole and partial blocks,

@@ -8,7 +8,8 @@
 
 #include <cstring>
 
-#include "core/image.h"
+#include "core/modes/mode_image.h"
+#include "core/modes/mode_report.h"
 #include "core/store/fault_store.h"
 #include "core/util/error.h"
 #include "core/vld/vld_disk.h"

@@ -1,4 +1,5 @@
-// Backing-store faults (issue 13): EIO and ENOSPC from the image's write,
+// Backing-store faults (docs/crash-contract.md, "When the backing file
+// fails"): EIO and ENOSPC from the image's write,
 // fdatasync and hole punching, injected one at a time (core/store/fault_store.h)
 // into every call a workload makes, in both modes, on a roomy disk and on a
 // full one (where writes go through repacks).
@@ -24,7 +25,8 @@
 
 #include "core/disk.h"
 #include "core/store/fault_store.h"
-#include "core/image.h"
+#include "core/modes/mode_image.h"
+#include "core/modes/mode_report.h"
 #include "core/util/checksum.h"
 #include "core/util/error.h"
 #include "core/vld/vld_disk.h"

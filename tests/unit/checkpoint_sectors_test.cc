@@ -11,7 +11,7 @@
 #include <random>
 #include <vector>
 
-#include "core/image.h"
+#include "core/modes/mode_image.h"
 #include "core/lld/checkpoint.h"
 #include "core/lld/lld_disk.h"
 #include "core/store/backing_store.h"

@@ -9,7 +9,8 @@
 #include <random>
 
 #include "core/disk_controller.h"
-#include "core/image.h"
+#include "core/modes/mode_image.h"
+#include "core/modes/mode_report.h"
 #include "core/store/backing_store.h"
 #include "geometry/presets.h"
 

@@ -29,7 +29,7 @@
 #include "core/vld/track_lists.h"
 #include "core/store/crash_store.h"
 #include "core/disk_controller.h"
-#include "core/image.h"
+#include "core/modes/mode_image.h"
 #include "core/vld/vld_disk.h"
 #include "geometry/presets.h"
 #include "stats/mode_report_json.h"
@@ -1054,7 +1054,7 @@ TEST(VldCompaction, DisabledCompactorRunsNoStepsAndChangesNothing) {
 
 // ------------------------------------------ only what the idle time covers
 
-// Issue 16: a step starts only if the expected idle period covers it, a
+// docs/compaction.md section 2a: a step starts only if the expected idle period covers it, a
 // victim only if it covers the whole track, and a victim whose moves ran
 // longer than predicted is closed by its record rather than left
 // half-emptied. VldDisk::idle_step directly, with hand-set period ends.

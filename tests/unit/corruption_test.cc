@@ -31,7 +31,7 @@
 #include <vector>
 
 #include "core/store/backing_store.h"
-#include "core/image.h"
+#include "core/modes/mode_image.h"
 #include "core/image_format.h"
 #include "core/vld/map_sector.h"
 #include "core/vld/recovery.h"

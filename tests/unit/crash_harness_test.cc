@@ -1,4 +1,4 @@
-// The crash harness of mode=vld (issue 3) and mode=lld: every crash state a
+// The crash harness of mode=vld and mode=lld: every crash state a
 // RecordingStore can materialize for a workload, checked against the crash
 // contract (see tests/unit/crash_oracle.h for the contract, the oracle and
 // the checks).
@@ -428,7 +428,7 @@ TEST(CrashHarness, FlushedWritesSurviveReuseOfReplacedBlocks) {
 // data of every round, replaced copies too. If its checkpoint overwrote one
 // and a crash came before the new record, the next recovery found that
 // round's data damaged, a later map sector vouching for it, and refused the
-// image (issue 13: a power cut during recovery lost the whole disk).
+// image: a power cut during recovery would lose the whole disk.
 TEST(CrashHarness, RecoveryCutKeepsWhatRecoveryReads) {
   auto t0 = std::chrono::steady_clock::now();
   RigConfig c;

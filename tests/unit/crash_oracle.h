@@ -5,7 +5,7 @@
 // that decides whether a recovered image is one the crash contract allows,
 // and the per-crash-state check of all five clauses of the contract.
 //
-// The crash contract (issue 3, core/vld/vld_disk.h). After any crash, where every
+// The crash contract (docs/crash-contract.md, core/vld/vld_disk.h). After any crash, where every
 // backing-store write before the last completed sync survives and any subset
 // of the later ones survives, each whole at 4 KiB (or torn at 512 bytes):
 //   (1) the image opens without help;
@@ -84,7 +84,7 @@
 #include "core/store/backing_store.h"
 #include "core/store/crash_store.h"
 #include "core/store/fault_store.h"
-#include "core/image.h"
+#include "core/modes/mode_image.h"
 #include "core/image_format.h"
 #include "core/vld/map_sector.h"
 #include "core/util/checksum.h"

@@ -15,7 +15,8 @@
 #include <thread>
 #include <vector>
 
-#include "core/image.h"
+#include "core/modes/mode_image.h"
+#include "core/modes/mode_report.h"
 #include "core/inplace/inplace_disk.h"
 #include "core/store/backing_store.h"
 #include "core/store/fault_store.h"

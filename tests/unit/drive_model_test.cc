@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "core/store/backing_store.h"
-#include "core/image.h"
+#include "core/modes/mode_image.h"
 #include "core/inplace/inplace_disk.h"
 #include "geometry/drive_model.h"
 #include "geometry/presets.h"
@@ -171,7 +171,7 @@ TEST(DriveModel, RepositionIsSeekOrHeadSwitchOrNothing) {
 }
 
 // A drive whose head switch (5 ms) is longer than its one-cylinder seek
-// (3.64 ms), as on modern drives: issue 18's reproduction geometry,
+// (3.64 ms), as on modern drives: the geometry
 // `geometry=hp97560 head_switch_us=5000`.
 DriveGeometry hp97560_slow_switch() {
   DriveGeometry g = preset("hp97560");
@@ -196,7 +196,7 @@ TEST(DriveModel, SeekThatChangesHeadsTakesTheLongerOfSeekAndHeadSwitch) {
 }
 
 TEST(DriveModel, ReadAfterASeekThatChangesHeadsWaitsForTheHeadSwitch) {
-  // Issue 18's reproduction: 8 sectors at sector 0, then 8 at sector 1751
+  // 8 sectors at sector 0, then 8 at sector 1751
   // (cylinder 1, head 5, sector 23). Sector time 60 s / 4002 / 72 =
   // 208,229 ns; track skew ceil(5 ms / st) = 25; the cylinder skew covers
   // max(seek(1), head switch) = 5 ms too: 25 (it was 18 from the seek alone).

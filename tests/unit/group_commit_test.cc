@@ -7,7 +7,7 @@
 #include <gtest/gtest.h>
 
 #include "core/disk_controller.h"
-#include "core/image.h"
+#include "core/modes/mode_image.h"
 #include "core/store/backing_store.h"
 #include "geometry/presets.h"
 

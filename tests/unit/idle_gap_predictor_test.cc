@@ -1,6 +1,6 @@
 // IdleGapPredictor: the expected end of an idle period from the periods
-// seen so far and how long this one has lasted (issue 16: idle work starts
-// only when the expected gap covers it). Times are hand-picked milliseconds.
+// seen so far and how long this one has lasted (idle work starts only when
+// the expected gap covers it: docs/compaction.md section 2a). Times are hand-picked milliseconds.
 #include "core/idle_gap_predictor.h"
 
 #include <gtest/gtest.h>

@@ -1,5 +1,5 @@
 // The superblock format (core/image_format.h), platter sizing and
-// plan_image / read_superblock (core/image.h).
+// plan_image / read_superblock (core/modes/mode_image.h, core/image.h).
 #include <gtest/gtest.h>
 #include <xxhash.h>
 
@@ -9,7 +9,7 @@
 #include <string>
 
 #include "core/store/backing_store.h"
-#include "core/image.h"
+#include "core/modes/mode_image.h"
 #include "core/image_format.h"
 #include "core/lld/lld_layout.h"
 #include "core/util/error.h"

@@ -1,4 +1,4 @@
-// mode=inplace's atomic recovery units (issue 15): InplaceDisk::commit_group
+// mode=inplace's atomic recovery units (docs/aru.md): InplaceDisk::commit_group
 // through the redo journal (core/inplace/redo_journal.h). Contents, reopen,
 // replay after a crash and its idempotence, no stale replay, ENOSPC, an
 // image never used with ARUs, backing-store faults, and the simulated cost.
@@ -11,7 +11,8 @@
 #include <random>
 #include <vector>
 
-#include "core/image.h"
+#include "core/modes/mode_image.h"
+#include "core/modes/mode_report.h"
 #include "core/inplace/inplace_disk.h"
 #include "core/inplace/redo_journal.h"
 #include "core/store/backing_store.h"

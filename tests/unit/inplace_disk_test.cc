@@ -15,7 +15,7 @@
 
 #include "core/store/backing_store.h"
 #include "core/disk_controller.h"
-#include "core/image.h"
+#include "core/modes/mode_image.h"
 #include "core/inplace/inplace_disk.h"
 #include "core/util/error.h"
 #include "geometry/presets.h"

@@ -1,4 +1,4 @@
-// LldDisk::commit_group (mode=lld's atomic recovery units, issue 15; the
+// LldDisk::commit_group (mode=lld's atomic recovery units, docs/aru.md; the
 // design is in core/lld/lld_aru.cc): scattered blocks and zeros read back,
 // with and without NVRAM and past the NVRAM's size, through clean and
 // unclean reopens; a group that cannot fit whole fails with ENOSPC and
@@ -13,7 +13,7 @@
 #include <random>
 #include <vector>
 
-#include "core/image.h"
+#include "core/modes/mode_image.h"
 #include "core/lld/lld_disk.h"
 #include "core/store/backing_store.h"
 #include "core/store/fault_store.h"

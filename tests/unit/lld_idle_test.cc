@@ -13,7 +13,8 @@
 #include <vector>
 
 #include "core/disk_controller.h"
-#include "core/image.h"
+#include "core/modes/mode_image.h"
+#include "core/modes/mode_report.h"
 #include "core/lld/lld_disk.h"
 #include "core/store/backing_store.h"
 #include "tests/unit/lld_test_util.h"

@@ -18,7 +18,7 @@
 #include <string>
 #include <vector>
 
-#include "core/image.h"
+#include "core/modes/mode_image.h"
 #include "core/lld/lld_disk.h"
 #include "core/lld/nvram_log.h"
 #include "core/store/backing_store.h"

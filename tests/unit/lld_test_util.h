@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <string>
 
-#include "core/image.h"
+#include "core/modes/mode_image.h"
 #include "core/util/mac.h"
 #include "geometry/presets.h"
 

@@ -7,7 +7,7 @@
 #include <set>
 #include <string>
 
-#include "core/mode_report.h"
+#include "core/modes/mode_report.h"
 #include "stats/mode_report_json.h"
 
 namespace vld {

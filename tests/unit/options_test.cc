@@ -7,7 +7,7 @@
 #include <string>
 #include <vector>
 
-#include "core/image.h"
+#include "core/modes/mode_image.h"
 #include "geometry/presets.h"
 #include "plugin/options.h"
 #include "plugin/parameters.h"

@@ -14,7 +14,7 @@
 #include <span>
 #include <vector>
 
-#include "core/image.h"
+#include "core/modes/mode_image.h"
 #include "core/image_format.h"
 #include "core/store/backing_store.h"
 #include "core/vld/map_sector.h"

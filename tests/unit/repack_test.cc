@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "core/store/backing_store.h"
-#include "core/image.h"
+#include "core/modes/mode_image.h"
 #include "core/image_format.h"
 #include "core/util/error.h"
 #include "core/vld/vld_disk.h"

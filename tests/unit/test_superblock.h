@@ -6,7 +6,7 @@
 
 #include <cstdint>
 
-#include "core/image.h"
+#include "core/modes/mode_image.h"
 #include "geometry/presets.h"
 
 namespace vld::test {

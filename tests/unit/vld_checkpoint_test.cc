@@ -22,7 +22,7 @@
 #include <random>
 #include <vector>
 
-#include "core/image.h"
+#include "core/modes/mode_image.h"
 #include "core/store/backing_store.h"
 #include "core/vld/vld_disk.h"
 #include "tests/unit/test_superblock.h"

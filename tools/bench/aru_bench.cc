@@ -9,7 +9,7 @@
 
 #include "core/aru/aru_session.h"
 #include "core/disk_controller.h"
-#include "core/image.h"
+#include "core/modes/mode_image.h"
 #include "core/store/backing_store.h"
 #include "core/util/error.h"
 #include "geometry/presets.h"

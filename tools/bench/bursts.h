@@ -15,7 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/disk_controller.h"
-#include "core/mode_report.h"
+#include "core/modes/mode_report.h"
 #include "geometry/drive_model.h"
 #include "geometry/sim_time.h"
 #include "tools/bench/disk_spec.h"

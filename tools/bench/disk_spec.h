@@ -22,6 +22,8 @@
 
 #include "core/disk_controller.h"
 #include "core/image.h"
+#include "core/modes/mode_image.h"
+#include "core/vld/vld_options.h"
 #include "tools/bench/update_picker.h"
 
 namespace vld {

@@ -16,7 +16,7 @@
 #include <vector>
 
 #include "core/disk_controller.h"
-#include "core/image.h"
+#include "core/modes/mode_image.h"
 #include "core/util/error.h"
 #include "tools/bench/bench_geometry.h"
 

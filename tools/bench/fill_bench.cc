@@ -10,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/modes/mode_report.h"
 #include "core/store/backing_store.h"
 #include "tools/bench/breakdown_json.h"
 #include "tools/bench/fill.h"

@@ -8,7 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include "core/disk_controller.h"
-#include "core/image.h"
+#include "core/modes/mode_image.h"
 #include "core/sched/command_queue.h"
 #include "core/store/backing_store.h"
 #include "core/util/error.h"

@@ -7,7 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/image.h"
+#include "core/modes/mode_image.h"
 #include "core/vld/vld_disk.h"
 #include "stats/mode_report_json.h"
 #include "tools/bench/scratch_image.h"

@@ -11,7 +11,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "core/image.h"
+#include "core/modes/mode_image.h"
 #include "core/util/error.h"
 #include "core/vld/vld_disk.h"
 #include "tools/bench/scratch_image.h"

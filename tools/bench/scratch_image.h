@@ -17,7 +17,7 @@
 #include <span>
 #include <string>
 
-#include "core/image.h"
+#include "core/modes/mode_image.h"
 #include "core/image_format.h"
 #include "core/util/error.h"
 #include "tools/bench/bench_geometry.h"

@@ -6,7 +6,8 @@
 #include <span>
 
 #include "core/util/checksum.h"
-#include "core/image.h"
+#include "core/modes/mode_image.h"
+#include "core/modes/mode_report.h"
 #include "core/store/overlay_store.h"
 #include "core/util/error.h"
 #include "core/vld/eager_allocator.h"

@@ -6,7 +6,7 @@
 #include <cstring>
 #include <string>
 
-#include "core/image.h"
+#include "core/modes/mode_image.h"
 #include "core/util/units.h"
 #include "stats/mode_report_json.h"
 #include "tools/inspect/lld_inspect.h"
@@ -55,7 +55,7 @@ json image_json(const Inspection& in) {
   j["physical_blocks"] = sb.physical_blocks();
   if (in.vld()) {
     // Whether every block can be written however the tracks fragment
-    // (core/image.h); images made before vld checked this at creation may not.
+    // (core/vld/vld_plan.h); images made before vld checked this at creation may not.
     j["block_capacity"] = vld_block_capacity(sb);
     j["every_block_writable"] = vld_block_capacity(sb) >= in.layout.blocks;
   }
