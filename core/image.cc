@@ -11,7 +11,7 @@ namespace vld {
 Superblock read_superblock(BackingStore& store, const std::string& name) {
   if (store.size_bytes() < kSuperblockBytes)
     throw Error("file=" + name +
-                    " is not a vld image (too small to hold a superblock); give a new path "
+                    " is not an image of the vld plugin (too small to hold a superblock); give a new path "
                     "to create one",
                 EINVAL);
   std::array<unsigned char, kSuperblockBytes> bytes;
@@ -22,7 +22,7 @@ Superblock read_superblock(BackingStore& store, const std::string& name) {
     case DecodeResult::kOk: break;
     case DecodeResult::kNotVld:
       throw Error("file=" + name +
-                      " is not a vld image (no VLDIMAGE magic); refusing to touch it, give "
+                      " is not an image of the vld plugin (no VLDIMAGE magic); refusing to touch it, give "
                       "a new path to create one",
                   EINVAL);
     case DecodeResult::kDamagedStart:

@@ -116,7 +116,7 @@ inline constexpr ParameterDoc kParameters[] = {
      "format-time parameters below shape the new image and are stored in it. If it exists "
      "it is served as it is: its size, geometry, block size and mode come from the image, "
      "and a format-time parameter that disagrees with the image is an error, never a "
-     "reformat. A file that is not a vld image is refused untouched.\n\n"
+     "reformat. A file that is not an image of the vld plugin is refused untouched.\n\n"
      "While it is served the image is locked (L<flock(2)>): a second server on the same "
      "file fails with a message saying so.\n\n"
      "C<file=> is a magic config key and may be omitted in most cases. See "

@@ -33,7 +33,7 @@ std::pair<int, uint64_t> open_regular(const std::string& path, int flags) {
       errno = e;
       throw_errno("file=" + path);
     }
-    throw Error("file=" + path + " is not a regular file; give the path of a vld image", EINVAL);
+    throw Error("file=" + path + " is not a regular file; give the path of an image of the vld plugin", EINVAL);
   }
   if (::fcntl(fd, F_SETFL, ::fcntl(fd, F_GETFL) & ~O_NONBLOCK) == -1) {
     const int fe = errno;

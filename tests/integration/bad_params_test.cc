@@ -221,10 +221,10 @@ TEST(BadParameters, FileIsNotAVldImage) {
   }
   const std::string before = file_fingerprint(file);
   ASSERT_NE(before, "missing");
-  ExpectCleanFailure(run_nbdkit({"file=" + file}), "file", {"not a vld image"});
+  ExpectCleanFailure(run_nbdkit({"file=" + file}), "file", {"not an image of the vld plugin"});
   EXPECT_EQ(file_fingerprint(file), before) << "the file changed";
   // size= does not make it one either.
-  ExpectCleanFailure(run_nbdkit({"file=" + file, "size=16M"}), "file", {"not a vld image"});
+  ExpectCleanFailure(run_nbdkit({"file=" + file, "size=16M"}), "file", {"not an image of the vld plugin"});
   EXPECT_EQ(file_fingerprint(file), before) << "the file changed";
 }
 

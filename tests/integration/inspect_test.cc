@@ -431,7 +431,7 @@ TEST(Inspect, RefusesWhatIsNotAnImage) {
   const std::string text = dir.file("notes.txt");
   std::ofstream(text) << std::string(100000, 'x');
   const std::string text_before = fingerprint(text);
-  refused({"--check", text}, 8, "is not a vld image");
+  refused({"--check", text}, 8, "is not an image of the vld plugin");
   EXPECT_EQ(fingerprint(text), text_before);
   const std::string empty = dir.file("empty.img");
   std::ofstream(empty).close();

@@ -381,7 +381,7 @@ TEST_P(Corruption, ZeroedSuperblockIsRefused) {
     } else {
       // Nothing left to tell it from a file that never was an image:
       // refused as such, untouched.
-      expect_refused(o, "not a vld image");
+      expect_refused(o, "not an image of the vld plugin");
       EXPECT_EQ(o.err, EINVAL);
     }
   }

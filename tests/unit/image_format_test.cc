@@ -700,7 +700,7 @@ TEST(ReadSuperblock, ChecksTheStore) {
       read_superblock(store, "img");
       ADD_FAILURE() << "accepted zeros";
     } catch (const Error& e) {
-      EXPECT_NE(std::string(e.what()).find("not a vld image"), std::string::npos) << e.what();
+      EXPECT_NE(std::string(e.what()).find("not an image of the vld plugin"), std::string::npos) << e.what();
     }
   }
   {

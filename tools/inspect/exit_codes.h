@@ -1,6 +1,6 @@
 // vld-inspect's exit codes, as fsck(8)'s: 0 no errors, 4 errors left
 // uncorrected (--check found damage; vld-inspect never repairs), 8
-// operational error (cannot open, not a vld image, locked, cannot write the
+// operational error (cannot open, not an image of the vld plugin, locked, cannot write the
 // PNG), 16 usage error. --check's JSON repeats the one it exits with.
 #ifndef VLD_TOOLS_INSPECT_EXIT_CODES_H_
 #define VLD_TOOLS_INSPECT_EXIT_CODES_H_

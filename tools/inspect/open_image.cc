@@ -24,13 +24,13 @@ OpenedImage open_read_only(const std::string& path) {
   img.path = path;
   if (::stat(path.c_str(), &img.st) != 0) {
     const int err = errno;
-    if (err == ENOENT) fail(path + ": no such file; give the path of a vld image", err);
+    if (err == ENOENT) fail(path + ": no such file; give the path of an image of the vld plugin", err);
     fail(path + ": cannot stat it (" + std::strerror(err) + ")", err);
   }
   if (S_ISDIR(img.st.st_mode))
-    fail(path + " is a directory; give the path of a vld image file");
+    fail(path + " is a directory; give the path of an image file of the vld plugin");
   if (!S_ISREG(img.st.st_mode))
-    fail(path + " is not a regular file; give the path of a vld image file");
+    fail(path + " is not a regular file; give the path of an image file of the vld plugin");
   try {
     img.store = FileBackingStore::open(path, /*readonly=*/true);
   } catch (const Error& e) {
@@ -40,7 +40,7 @@ OpenedImage open_read_only(const std::string& path) {
   }
   img.file_bytes = img.store->size_bytes();
   if (img.file_bytes < kSuperblockBytes)
-    fail(path + " is not a vld image (" + std::to_string(img.file_bytes) +
+    fail(path + " is not an image of the vld plugin (" + std::to_string(img.file_bytes) +
          " bytes, too small for a superblock); give the path of an image the vld plugin made");
   std::array<unsigned char, kSuperblockBytes> bytes;
   try {
@@ -52,7 +52,7 @@ OpenedImage open_read_only(const std::string& path) {
   switch (decode_superblock(bytes.data(), &img.sb, &why)) {
     case DecodeResult::kOk: break;
     case DecodeResult::kNotVld:
-      fail(path + " is not a vld image (no VLDIMAGE magic at offset 0); give the path of an "
+      fail(path + " is not an image of the vld plugin (no VLDIMAGE magic at offset 0); give the path of an "
                   "image the vld plugin made");
     case DecodeResult::kDamagedStart:
       fail(path + ": the superblock is damaged (no VLDIMAGE magic, but a vld superblock's "

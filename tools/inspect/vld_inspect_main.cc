@@ -135,16 +135,16 @@ int run(const Args& args) {
 
 int main(int argc, char** argv) {
   using namespace vld::inspect;
-  CLI::App app{"vld-inspect: what a vld image holds, and an offline consistency check (fsck). "
+  CLI::App app{"vld-inspect: what an image of the vld plugin holds (any mode), and an offline consistency check (fsck). "
                "Reads only: the image is opened read-only and never modified.",
                "vld-inspect"};
   app.footer(
       "Exit status (as fsck): 0 no errors, 4 --check found errors (left uncorrected), "
-      "8 operational error (cannot open, not a vld image, in use by a server, vld-plot "
+      "8 operational error (cannot open, not an image of the vld plugin, in use by a server, vld-plot "
       "cannot draw the PNG), 16 usage error.");
   app.set_version_flag("--version", "vld-inspect " VLD_VERSION);
   Args args;
-  app.add_option("IMAGE", args.image, "the vld image (the file= of nbdkit-vld-plugin)")
+  app.add_option("IMAGE", args.image, "the image (the file= of nbdkit-vld-plugin)")
       ->required();
   app.add_flag("--check", args.check,
                "full consistency check: map sector MACs, mappings in range, no sector claimed "
