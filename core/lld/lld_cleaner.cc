@@ -272,11 +272,11 @@ std::optional<Completion> LldDisk::Impl::idle_work(SimTime start, SimTime idle_e
   const bool drain = has_nvram() && !pending_.empty();
   const bool room = usage_.free_count() >= kCleanerLowSegments;
   const bool moving = idle_victim_ && idle_victim_->next > 0;
-  bool reads_only = false;
   if (drain && room && !moving) {
-    if (pause_holds_a_segment_write(c.now, idle_ends))
-      return idle_drain_write(idle_ends, c) ? std::optional(c.done()) : std::nullopt;
-    reads_only = true;
+    const bool did = pause_holds_a_segment_write(c.now, idle_ends)
+                         ? idle_drain_write(idle_ends, c)
+                         : idle_clean_step(0, /*reads_only=*/true, idle_ends, c);
+    return did ? std::optional(c.done()) : std::nullopt;
   }
   // Idle cleaning checkpoints only now and then, so it must leave free what
   // the memory copy's writes (nvram=0) need when a flush or FUA forces them
@@ -287,9 +287,10 @@ std::optional<Completion> LldDisk::Impl::idle_work(SimTime start, SimTime idle_e
   // fit the free segments (idle_move_write), so the drain's cleaner can
   // finish it.
   const uint32_t reserve = drain ? 0 : segments_for_entries(pending_.live_entries());
-  if (idle_clean_step(reserve, reads_only, idle_ends, c)) return c.done();
-  const bool let_go = moving && !idle_victim_;  // its moves no longer fit: the drain goes on
-  if (drain && room && let_go && pause_holds_a_segment_write(c.now, idle_ends) &&
+  if (idle_clean_step(reserve, /*reads_only=*/false, idle_ends, c)) return c.done();
+  // With room to drain, only a victim whose moves began came here: one let
+  // go (its moves no longer fit) leaves the drain to go on.
+  if (drain && room && !idle_victim_ && pause_holds_a_segment_write(c.now, idle_ends) &&
       idle_drain_write(idle_ends, c))
     return c.done();
   return std::nullopt;
