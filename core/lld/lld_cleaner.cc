@@ -482,10 +482,8 @@ bool LldDisk::Impl::idle_checkpoint(SimTime idle_ends, LldClock& c) {
 }
 
 bool LldDisk::Impl::pause_holds_a_segment_write(SimTime now, SimTime idle_ends) const {
-  if (idle_ends == kUnknownIdleEnd) return true;
-  const std::optional<uint32_t> segment = usage_.open_segment();
-  const SectorRun run{layout_.segment_first_psn(*segment), shape_.segment_sectors};
-  return drive_.estimate(std::span(&run, 1), now).end <= idle_ends;
+  const SectorRun run{layout_.segment_first_psn(*usage_.open_segment()), shape_.segment_sectors};
+  return ends_by(drive_.estimate(std::span(&run, 1), now).end, idle_ends);
 }
 
 bool LldDisk::Impl::idle_victim_current() const {
