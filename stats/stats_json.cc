@@ -231,17 +231,29 @@ void check_stats_paths(const std::string& path, const std::string& image, bool s
   if (series) check_stats_target(path, path + ".jsonl", image, ", or stats_interval=0");
 }
 
-void check_stats_file_writable(const std::string& path) {
-  const std::string tmp = path + ".tmp";
+namespace {
+
+// Opens `file` for writing and leaves it as it was: O_CREAT without
+// O_TRUNC, so a refused start empties nothing of the last run, and a file
+// made only for the test is removed again. Error: "statsfile=PATH: cannot
+// write WHAT FILE (why); ADVICE".
+void check_can_write(const std::string& path, const std::string& what, const std::string& file,
+                     const char* advice) {
   struct stat st;
-  const bool existed = ::stat(tmp.c_str(), &st) == 0;
-  const int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
+  const bool existed = ::stat(file.c_str(), &st) == 0;
+  const int fd = ::open(file.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
   if (fd == -1)
-    throw Error("statsfile=" + path + ": cannot write " + tmp + " (" + std::strerror(errno) +
-                    "); give a path in an existing, writable directory",
+    throw Error("statsfile=" + path + ": cannot write " + what + file + " (" +
+                    std::strerror(errno) + "); " + advice,
                 errno);
   ::close(fd);
-  if (!existed) ::unlink(tmp.c_str());
+  if (!existed) ::unlink(file.c_str());
+}
+
+}  // namespace
+
+void check_stats_file_writable(const std::string& path) {
+  check_can_write(path, "", path + ".tmp", "give a path in an existing, writable directory");
 }
 
 void start_series_file(const std::string& series, const std::string& what) {
@@ -251,18 +263,9 @@ void start_series_file(const std::string& series, const std::string& what) {
 }
 
 void check_series_file_writable(const std::string& path) {
-  const std::string series = path + ".jsonl";
-  struct stat st;
-  const bool existed = ::stat(series.c_str(), &st) == 0;
-  // O_CREAT without O_TRUNC: a refused start must not empty the last run's
-  // series; the server empties it once it starts.
-  const int fd = ::open(series.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644);
-  if (fd == -1)
-    throw Error("statsfile=" + path + ": cannot write its time series " + series + " (" +
-                    std::strerror(errno) + "); give another statsfile= or stats_interval=0",
-                errno);
-  ::close(fd);
-  if (!existed) ::unlink(series.c_str());
+  // The server empties the series once it starts.
+  check_can_write(path, "its time series ", path + ".jsonl",
+                  "give another statsfile= or stats_interval=0");
 }
 
 void write_stats_file(const std::string& path, const nlohmann::json& stats) {
