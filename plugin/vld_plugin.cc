@@ -34,6 +34,7 @@
 
 #include <algorithm>
 #include <cctype>
+#include <cinttypes>
 #include <condition_variable>
 #include <cstdio>
 #include <cstring>
@@ -74,6 +75,10 @@ NBDKIT_DLL_PUBLIC int vld_debug_compactor = 0;
 NBDKIT_DLL_PUBLIC int vld_debug_recovery = 0;
 // -D vld.aru=1: each atomic recovery unit opened, committed or aborted.
 NBDKIT_DLL_PUBLIC int vld_debug_aru = 0;
+// -D vld.requests=1: each request of the default export with its simulated
+// start and service time, in the order the drive served them (the lines
+// vld-bench replay --requests writes, docs/replay.md).
+NBDKIT_DLL_PUBLIC int vld_debug_requests = 0;
 }
 
 namespace {
@@ -602,6 +607,18 @@ int vld_can_multi_conn(void* handle) { return aru_of(handle) ? 0 : 1; }
 // track: a prefetch would be gone before it helped.
 int vld_can_cache(void*) { return NBDKIT_CACHE_NONE; }
 
+// -D vld.requests=1: one line per request. Simulated times in integer
+// nanoseconds, so that a replay can be compared with them exactly.
+void debug_request(const char* op, uint64_t offset, uint64_t len, bool fua,
+                   const RequestTiming& t) {
+  if (!vld_debug_requests) return;
+  nbdkit_debug("request: %s offset=%" PRIu64 " len=%" PRIu64 " fua=%d start_ns=%" PRId64
+               " service_ns=%" PRId64,
+               op, offset, len, fua ? 1 : 0,
+               static_cast<int64_t>(t.start.time_since_epoch().count()),
+               static_cast<int64_t>((t.end - t.start).count()));
+}
+
 // On an aru connection each request goes to its ARU (AruSession): FUA is
 // accepted and not taken (the ARU becomes durable whole, at its flush), and
 // the flush is the commit.
@@ -611,6 +628,7 @@ int vld_pread(void* handle, void* buf, uint32_t count, uint64_t offset, uint32_t
     AruSession* aru = aru_of(handle);
     auto t = aru ? aru->read(offset, out, g_pacer->arrival())
                  : g_controller->read(offset, out, g_pacer->arrival());
+    if (!aru) debug_request("read", offset, count, false, t);
     g_pacer->wait_until(t.end);
   });
 }
@@ -621,6 +639,7 @@ int vld_pwrite(void* handle, const void* buf, uint32_t count, uint64_t offset, u
     AruSession* aru = aru_of(handle);
     auto t = aru ? aru->write(offset, data, g_pacer->arrival())
                  : g_controller->write(offset, data, flags & NBDKIT_FLAG_FUA, g_pacer->arrival());
+    if (!aru) debug_request("write", offset, count, flags & NBDKIT_FLAG_FUA, t);
     g_pacer->wait_until(t.end);
   });
 }
@@ -634,6 +653,7 @@ int vld_flush(void* handle, uint32_t) {
       nbdkit_debug("aru: export %s: committed %llu bytes of shadow blocks in %.0f us (simulated)",
                    static_cast<Connection*>(handle)->export_name.c_str(),
                    static_cast<unsigned long long>(bytes), to_us(t.end - t.start));
+    if (!aru) debug_request("flush", 0, 0, false, t);
     g_pacer->wait_until(t.end);
   });
 }
@@ -643,6 +663,7 @@ int vld_trim(void* handle, uint32_t count, uint64_t offset, uint32_t flags) {
     AruSession* aru = aru_of(handle);
     auto t = aru ? aru->trim(offset, count, g_pacer->arrival())
                  : g_controller->trim(offset, count, flags & NBDKIT_FLAG_FUA, g_pacer->arrival());
+    if (!aru) debug_request("trim", offset, count, flags & NBDKIT_FLAG_FUA, t);
     g_pacer->wait_until(t.end);
   });
 }
@@ -654,6 +675,7 @@ int vld_zero(void* handle, uint32_t count, uint64_t offset, uint32_t flags) {
     AruSession* aru = aru_of(handle);
     auto t = aru ? aru->zero(offset, count, g_pacer->arrival())  // memory only: always fast
                  : g_controller->zero(offset, count, z, g_pacer->arrival());
+    if (!aru) debug_request("zero", offset, count, z.fua, t);
     g_pacer->wait_until(t.end);
   }, /*quiet_errno=*/(flags & NBDKIT_FLAG_FAST_ZERO) ? ENOTSUP : 0);
 }

@@ -176,6 +176,29 @@ namespace vld::test {
 namespace {
 
 // -D vld.aru=1: each ARU connection opened, each commit, each ARU dropped.
+TEST(DebugFlags, RequestsGivesEachRequestItsSimulatedStartAndServiceTime) {
+  const std::string err = run_small_workload({"-v", "-D", "vld.requests=1"});
+  const std::regex line(R"(debug: request: (\w+) offset=(\d+) len=(\d+) fua=(\d) )"
+                        R"(start_ns=(\d+) service_ns=(\d+))");
+  std::vector<std::smatch> found;
+  for (auto it = std::sregex_iterator(err.begin(), err.end(), line); it != std::sregex_iterator();
+       ++it)
+    found.push_back(*it);
+  ASSERT_EQ(found.size(), 4u) << err;  // small_workload's four requests, in order
+  EXPECT_EQ(found[0][1], "write");
+  EXPECT_EQ(found[0][3], "4096");
+  EXPECT_EQ(found[0][4], "1");
+  EXPECT_EQ(found[1][2], std::to_string(64 * kBlock));
+  EXPECT_EQ(found[1][3], std::to_string(3 * kBlock));
+  EXPECT_EQ(found[2][1], "flush");
+  EXPECT_EQ(found[3][1], "trim");
+  // latency=none: each starts when the one before it ended.
+  for (size_t i = 1; i < found.size(); ++i)
+    EXPECT_EQ(std::stoll(found[i][5]), std::stoll(found[i - 1][5]) + std::stoll(found[i - 1][6]))
+        << i;
+  EXPECT_GT(std::stoll(found[0][6]), 0);
+}
+
 TEST(DebugFlags, AruSaysWhatEachAruConnectionDid) {
   TempDir dir;
   NbdkitServer server(dir, {"file=" + dir.file("disk.img"), "size=16M", "latency=none"},
