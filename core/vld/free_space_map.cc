@@ -191,19 +191,23 @@ uint32_t FreeSpaceMap::holes_for(uint32_t track, uint32_t len) const {
 uint32_t FreeSpaceMap::compute_holes(uint32_t track, uint32_t len) const {
   if (free_[track] == spt_) return spt_ / len;
   if (free_[track] < len) return 0;
-  // Start just after a used sector, so no free run is split by the wrap.
-  uint32_t start = 0;
-  while (is_free(track, start)) ++start;
-  uint32_t holes = 0, run = 0;
-  for (uint32_t k = 1; k <= spt_; ++k) {
-    if (is_free(track, (start + k) % spt_)) {
-      ++run;
-    } else {
-      holes += run / len;
-      run = 0;
-    }
+  // Free runs in sector order, a word at a time (next_with). A run that
+  // ends at the last sector continues at sector 0, as in compute_longest:
+  // the compactor's census asks this of every track of the window at each
+  // idle step, so it must not walk sector by sector.
+  uint32_t holes = 0, first_len = 0, last_len = 0;
+  const uint32_t first_start = next_with(track, 0, false);
+  for (uint32_t pos = first_start; pos < spt_;) {
+    const uint32_t end = next_with(track, pos, true);
+    const uint32_t n = end - pos;
+    if (pos == first_start) first_len = n;
+    holes += n / len;
+    last_len = end == spt_ ? n : 0;
+    pos = next_with(track, end, false);
   }
-  return holes + run / len;
+  if (first_start == 0 && last_len > 0)  // two runs that are one (the whole track is free above)
+    holes += (first_len + last_len) / len - first_len / len - last_len / len;
+  return holes;
 }
 
 }  // namespace vld
