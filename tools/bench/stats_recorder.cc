@@ -45,11 +45,25 @@ void StatsRecorder::watch(DiskController& ctl, std::string label) {
   });
 }
 
+namespace {
+
+// The host's time of the open's recovery ("recovery": {"wall_ms"}, in the
+// file and in an lld report's) is the one value of a stats object that is
+// not simulated: null, so that a bench's file is a function of its
+// arguments, byte for byte.
+void null_host_times(nlohmann::json& j) {
+  for (nlohmann::json* r : {&j, j.contains("lld") ? &j["lld"] : nullptr})
+    if (r && r->contains("recovery")) (*r)["recovery"]["wall_ms"] = nullptr;
+}
+
+}  // namespace
+
 void StatsRecorder::finish(DiskController& ctl) {
   if (current_.empty()) return;
   if (interval_s_ > 0)
     append_jsonl(current_ + ".jsonl", interval_to_json(ctl.take_interval(std::nullopt), std::nullopt));
   nlohmann::json j = stats_to_json(ctl, LatencyMode::kNone);
+  null_host_times(j);
   j["bench"] = {{"command", command_}, {"label", label_}, {"disk", disks_}};
   write_stats_file(current_, j);
   current_.clear();

@@ -14,6 +14,9 @@
 // the partial interval when the disk is finished. Everything the disk
 // did counts, warm-up and idle time included, so the series shows them.
 //
+// The recovery's host time (recovery.wall_ms) is null: everything else is
+// simulated, so a run's file is a function of its arguments, byte for byte.
+//
 // Thread-safety: single-threaded, like vld-bench.
 #ifndef VLD_TOOLS_BENCH_STATS_RECORDER_H_
 #define VLD_TOOLS_BENCH_STATS_RECORDER_H_
