@@ -46,8 +46,8 @@ bool parse_device(std::string_view s, uint64_t& dev) {
   size_t comma = s.find(',');
   uint32_t major = 0;
   uint32_t minor = 0;
-  if (comma == std::string_view::npos || !parse_unsigned(s.substr(0, comma), major) ||
-      !parse_unsigned(s.substr(comma + 1), minor)) {
+  if (comma == std::string_view::npos || !parse_number(s.substr(0, comma), major) ||
+      !parse_number(s.substr(comma + 1), minor)) {
     return false;
   }
   dev = (uint64_t{major} << 20) | minor;
@@ -60,8 +60,8 @@ int64_t parse_time_ns(std::string_view s) {
   uint64_t seconds = 0;
   uint64_t fraction = 0;
   size_t digits = dot == std::string_view::npos ? 0 : s.size() - dot - 1;
-  if (digits == 0 || digits > 9 || !parse_unsigned(s.substr(0, dot), seconds) ||
-      !parse_unsigned(s.substr(dot + 1), fraction)) {
+  if (digits == 0 || digits > 9 || !parse_number(s.substr(0, dot), seconds) ||
+      !parse_number(s.substr(dot + 1), fraction)) {
     throw BadLine{quoted(s) + " is not a blkparse time; expected SECONDS.NANOSECONDS"};
   }
   for (size_t i = digits; i < 9; ++i) fraction *= 10;
@@ -74,6 +74,9 @@ struct Rwbs {
   bool fua = false;
 };
 
+bool is_rwbs_op(char c) { return c == 'R' || c == 'W' || c == 'D' || c == 'N'; }
+bool is_rwbs_hint(char c) { return c == 'A' || c == 'S' || c == 'M'; }
+
 Rwbs parse_rwbs(std::string_view s) {
   Rwbs r;
   size_t i = 0;
@@ -81,13 +84,13 @@ Rwbs parse_rwbs(std::string_view s) {
     r.preflush = true;
     i = 1;
   }
-  bool ok = i < s.size() && (s[i] == 'R' || s[i] == 'W' || s[i] == 'D' || s[i] == 'N');
+  bool ok = i < s.size() && is_rwbs_op(s[i]);
   if (ok) r.op = s[i++];
   if (ok && i < s.size() && s[i] == 'F') {
     r.fua = true;
     ++i;
   }
-  for (; ok && i < s.size(); ++i) ok = s[i] == 'A' || s[i] == 'S' || s[i] == 'M';
+  while (ok && i < s.size()) ok = is_rwbs_hint(s[i++]);
   if (!ok) {
     throw BadLine{quoted(s) +
                   " is not a blkparse RWBS; expected F (preflush), then R, W, D or N, then "
@@ -103,6 +106,23 @@ struct Extent {
   int64_t error = 0;
 };
 
+// "[ERROR]" after a completion, with -t's "(ELAPSED)" before it; `f` is
+// the first field after the extent.
+int64_t parse_error(std::string_view f, std::string_view rest) {
+  if (!f.empty() && f[0] == '(') {  // "(%8llu)": may hold blanks
+    while (!f.empty() && f.back() != ')') f = next_field(rest);
+    f = next_field(rest);
+  }
+  if (f.size() < 3 || f.front() != '[' || f.back() != ']') {
+    throw BadLine{"missing the completion's error '[ERROR]'; expected " + std::string(kShape)};
+  }
+  int64_t error = 0;
+  if (!parse_number(f.substr(1, f.size() - 2), error)) {
+    throw BadLine{quoted(f) + " is not a completion's error; expected [ERROR], an errno or 0"};
+  }
+  return error;
+}
+
 Extent parse_extent(std::string_view rest, bool completion) {
   Extent e;
   std::string_view f = next_field(rest);
@@ -114,21 +134,7 @@ Extent parse_extent(std::string_view rest, bool completion) {
       f = next_field(rest);
     }
   }
-  if (!completion) return e;
-  if (!f.empty() && f[0] == '(') {  // -t's elapsed time, "(%8llu)": may hold blanks
-    while (!f.empty() && f.back() != ')') f = next_field(rest);
-    f = next_field(rest);
-  }
-  if (f.size() < 3 || f.front() != '[' || f.back() != ']') {
-    throw BadLine{"missing the completion's error '[ERROR]'; expected " + std::string(kShape)};
-  }
-  std::string_view digits = f.substr(1, f.size() - 2);
-  bool negative = digits[0] == '-';
-  uint64_t magnitude = 0;
-  if (!parse_unsigned(negative ? digits.substr(1) : digits, magnitude)) {
-    throw BadLine{quoted(f) + " is not a completion's error; expected [ERROR], an errno or 0"};
-  }
-  e.error = negative ? -static_cast<int64_t>(magnitude) : static_cast<int64_t>(magnitude);
+  if (completion) e.error = parse_error(f, rest);
   return e;
 }
 

@@ -29,8 +29,8 @@ bool looks_like_blkparse(std::string_view line) {
   if (first == "Input" && next_field(rest) == "file") return true;
   size_t comma = first.find(',');
   uint32_t n = 0;
-  if (comma == std::string_view::npos || !parse_unsigned(first.substr(0, comma), n) ||
-      !parse_unsigned(first.substr(comma + 1), n)) {
+  if (comma == std::string_view::npos || !parse_number(first.substr(0, comma), n) ||
+      !parse_number(first.substr(comma + 1), n)) {
     return false;
   }
   next_field(rest);  // CPU
@@ -58,7 +58,7 @@ bool looks_like_msr(std::string_view line) {
     line.remove_prefix(comma + 1);
   }
   uint64_t ticks = 0;
-  return n == 6 && parse_unsigned(f[0], ticks) && (f[3] == "Read" || f[3] == "Write");
+  return n == 6 && parse_number(f[0], ticks) && (f[3] == "Read" || f[3] == "Write");
 }
 
 std::optional<TraceFormat> classify(std::string_view line) {

@@ -54,9 +54,10 @@ inline std::string quoted(std::string_view field) {
   return "'" + std::string(field) + "'";
 }
 
-// The whole of `s` as an unsigned number in `base`, or false.
+// The whole of `s` as a number in `base`, or false. An unsigned T takes
+// digits only; a signed one also a leading '-'.
 template <typename T>
-bool parse_unsigned(std::string_view s, T& out, int base = 10) {
+bool parse_number(std::string_view s, T& out, int base = 10) {
   if (s.empty()) return false;
   auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), out, base);
   return ec == std::errc() && end == s.data() + s.size();
@@ -66,7 +67,7 @@ bool parse_unsigned(std::string_view s, T& out, int base = 10) {
 // `what` the number is ("the offset in bytes") otherwise.
 inline uint64_t need_u64(std::string_view s, const char* what) {
   uint64_t v;
-  if (!parse_unsigned(s, v)) {
+  if (!parse_number(s, v)) {
     throw BadLine{quoted(s) + " is not a number; expected " + what + " (a decimal integer)"};
   }
   return v;

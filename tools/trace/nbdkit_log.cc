@@ -46,26 +46,41 @@ int64_t days_from_civil(int64_t y, unsigned m, unsigned d) {
 }
 
 bool digits_at(std::string_view s, size_t pos, size_t n, unsigned& out) {
-  return pos + n <= s.size() && parse_unsigned(s.substr(pos, n), out);
+  return pos + n <= s.size() && parse_number(s.substr(pos, n), out);
+}
+
+// Days since 1970 of "YYYY-MM-DD", or false.
+bool parse_date(std::string_view date, int64_t& days) {
+  unsigned y, m, d;
+  if (date.size() != 10 || date[4] != '-' || date[7] != '-' || !digits_at(date, 0, 4, y) ||
+      !digits_at(date, 5, 2, m) || !digits_at(date, 8, 2, d)) {
+    return false;
+  }
+  if (m < 1 || m > 12 || d < 1 || d > 31) return false;
+  days = days_from_civil(y, m, d);
+  return true;
+}
+
+// Microseconds since midnight of "HH:MM:SS.UUUUUU", or false.
+bool parse_clock(std::string_view time, int64_t& us) {
+  unsigned h, m, s, frac;
+  if (time.size() != 15 || time[2] != ':' || time[5] != ':' || time[8] != '.' ||
+      !digits_at(time, 0, 2, h) || !digits_at(time, 3, 2, m) || !digits_at(time, 6, 2, s) ||
+      !digits_at(time, 9, 6, frac)) {
+    return false;
+  }
+  if (h > 23 || m > 59 || s > 60) return false;  // 60: a leap second
+  us = (int64_t{h} * 3600 + m * 60 + s) * 1000000 + frac;
+  return true;
 }
 
 }  // namespace
 
-// Microseconds since 1970 of "YYYY-MM-DD" "HH:MM:SS.UUUUUU", or false.
 bool parse_nbdkit_log_time(std::string_view date, std::string_view time, int64_t& us) {
-  unsigned y, mo, d, h, mi, s, frac;
-  if (date.size() != 10 || date[4] != '-' || date[7] != '-' || !digits_at(date, 0, 4, y) ||
-      !digits_at(date, 5, 2, mo) || !digits_at(date, 8, 2, d) || mo < 1 || mo > 12 || d < 1 ||
-      d > 31) {
-    return false;
-  }
-  if (time.size() != 15 || time[2] != ':' || time[5] != ':' || time[8] != '.' ||
-      !digits_at(time, 0, 2, h) || !digits_at(time, 3, 2, mi) || !digits_at(time, 6, 2, s) ||
-      !digits_at(time, 9, 6, frac) || h > 23 || mi > 59 || s > 60) {
-    return false;
-  }
-  int64_t seconds = days_from_civil(y, mo, d) * 86400 + h * 3600 + mi * 60 + s;
-  us = seconds * 1000000 + frac;
+  int64_t days = 0;
+  int64_t clock_us = 0;
+  if (!parse_date(date, days) || !parse_clock(time, clock_us)) return false;
+  us = days * 86400 * 1000000 + clock_us;
   return true;
 }
 
@@ -84,7 +99,7 @@ bool value_of(std::string_view field, std::string_view name, std::string_view& v
 uint64_t need_hex(std::string_view value, const char* what) {
   uint64_t v = 0;
   if (value.size() < 3 || value[0] != '0' || value[1] != 'x' ||
-      !parse_unsigned(value.substr(2), v, 16)) {
+      !parse_number(value.substr(2), v, 16)) {
     throw BadLine{quoted(value) + " is not a number; expected " + what +
                   " in bytes (hexadecimal, 0x...)"};
   }
@@ -180,13 +195,12 @@ void NbdkitLogReader::ret(const ArrivalOrder::Key& key, std::string_view rest) {
   std::string_view value;
   for (std::string_view f = next_field(rest); !f.empty(); f = next_field(rest)) {
     if (!value_of(f, "return", value)) continue;
-    bool negative = !value.empty() && value[0] == '-';
-    uint64_t magnitude = 0;
-    if (!parse_unsigned(negative ? value.substr(1) : value, magnitude)) {
+    int64_t r = 0;
+    if (!parse_number(value, r)) {
       throw BadLine{quoted(value) + " is not a return value; expected return=0 or return=-1"};
     }
     // A return without its call (the log began after it) is passed over.
-    if (order().in_flight(key) != nullptr) order().complete(key, magnitude == 0);
+    if (order().in_flight(key) != nullptr) order().complete(key, r == 0);
     return;
   }
   throw BadLine{std::string("missing return=N; expected ") + kReturnShape};
