@@ -21,9 +21,8 @@
 // statistics) are passed over. docs/traces.md, "blkparse".
 //
 // Times are clamped (paired_reader.h): blkparse merges the per-CPU
-// streams by time, but a CPU's events are stamped before they are queued,
-// and issue times of requests completed out of order need not follow
-// their completions.
+// streams, whose clocks and batches of events do not line up exactly, so
+// events of different CPUs can come slightly out of time order.
 #include <cstdint>
 #include <memory>
 #include <string>

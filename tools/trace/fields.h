@@ -1,6 +1,7 @@
 // Fields of a trace line and the numbers in them, read in place: the
 // readers' inner loop allocates nothing and uses std::from_chars, which
-// accepts exactly the digits (no sign, no spaces, no locale).
+// accepts exactly the digits (no '+', no spaces, no locale; a '-' only
+// for a signed type).
 //
 // A field that is wrong throws BadLine, whose `what` is the message's
 // "what was wrong; expected what" part; the reader adds "FILE:LINE: " or,

@@ -79,8 +79,7 @@ class FioIologReader : public LineTraceReader {
 
 void FioIologReader::check_header(std::string_view line) const {
   std::string_view want = v3() ? kV3Header : kV2Header;
-  std::string_view rest = line;
-  std::string_view got = skip_blanks(rest);
+  std::string_view got = skip_blanks(line);
   while (!got.empty() && is_blank(got.back())) got.remove_suffix(1);
   if (got != want) {
     throw BadLine{quoted(got) + " is not a fio iolog header; expected '" + std::string(want) +

@@ -3,9 +3,9 @@
 // format's parse_line() feeds an ArrivalOrder; next() hands out what it
 // releases, in arrival order, with times relative to the first request.
 //
-// Times are clamped, not checked: both formats stamp an event before
-// serialising its line, so times from different CPUs or threads can be
-// slightly out of order (each reader says why).
+// Times are clamped, not checked: in both formats the lines of different
+// CPUs or threads can be slightly out of time order (each reader says
+// why).
 //
 // Thread-safety: one thread, as TraceReader.
 #ifndef VLD_TOOLS_TRACE_PAIRED_READER_H_

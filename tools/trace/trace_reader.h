@@ -8,9 +8,9 @@
 //     an nbdkit log's call and return, keeps only the requests in flight).
 //   - Requests come out in the order of their arrival in the trace; their
 //     time_us never decreases. In fio's iolog and the MSR CSV a time that
-//     goes backwards is malformed at that line; blkparse and the nbdkit
-//     log stamp events before they write them, so there such a time is
-//     taken as the previous one.
+//     goes backwards is malformed at that line; in blkparse and the nbdkit
+//     log, whose lines from different CPUs or threads can be slightly out
+//     of time order, it is taken as the previous one.
 //   - A format that logs a request at its arrival and its completion
 //     (blkparse, the nbdkit log) gives it once it completed, and only if
 //     it succeeded.
