@@ -7,8 +7,13 @@
 //     independent of the trace's length (a reader that pairs lines, e.g.
 //     an nbdkit log's call and return, keeps only the requests in flight).
 //   - Requests come out in the order of their arrival in the trace; their
-//     time_us never decreases (a trace whose times go backwards is
-//     malformed at that line).
+//     time_us never decreases. In fio's iolog and the MSR CSV a time that
+//     goes backwards is malformed at that line; in blkparse and the nbdkit
+//     log, whose lines from different CPUs or threads can be slightly out
+//     of time order, it is taken as the previous one.
+//   - A format that logs a request at its arrival and its completion
+//     (blkparse, the nbdkit log) gives it once it completed, and only if
+//     it succeeded.
 //   - A malformed line throws Error(EINVAL) whose message is one line:
 //     "FILE:LINE: what was wrong; expected what", unless the reader was
 //     opened with skip_bad, which counts it (skipped_lines()) and goes on.
