@@ -1,4 +1,5 @@
-// vld-bench: paper 001's idle-time and technology experiments, in-process.
+// vld-bench: paper 001's idle-time and technology experiments, and block-trace
+// replay, in-process.
 //
 // The NBD benchmarks (scripts/bench-fig8, ...) measure what a client sees;
 // these need something NBD cannot say: "the drive is idle for 200 ms now".
@@ -34,6 +35,9 @@
 //   best-case  the same updates' service time with no idle time if free
 //           space were ideal: command-sized holes at random, drawn afresh
 //           for each write (tools/bench/best_case_bench.h)
+//   replay  a block trace (fio iolog, blkparse, nbdkit's log filter, MSR
+//           Cambridge) on one mode, open or closed loop, with the stats
+//           file's output (tools/bench/replay_bench.h, docs/traces.md)
 //   fill    every block of a new disk written once, 4 KiB at a time, back to
 //           back (as with latency=none), in order or shuffled: the write
 //           time as the disk fills, and the repacks that keep the last
@@ -64,6 +68,7 @@
 #include "tools/bench/fill_bench.h"
 #include "tools/bench/qd_bench.h"
 #include "tools/bench/recovery_bench.h"
+#include "tools/bench/replay_bench.h"
 #include "tools/bench/scan_bench.h"
 #include "tools/bench/stats_recorder.h"
 #include "tools/bench/table2_bench.h"
@@ -106,6 +111,10 @@ struct BenchOptions {
   RecoveryBenchSpec recovery;
   std::string recovery_size = "4G";
   BestCaseSpec best_case;
+  ReplaySpec replay;
+  std::string replay_size = "256M";
+  std::string replay_nvram = "6100000";
+  double replay_util_pct = 0;
   double qd_util_pct = 50;
   std::string hot_cold;         // --hot-cold (tools/bench/update_picker.h)
   std::string stats_path;       // --stats (tools/bench/stats_recorder.h)
@@ -123,6 +132,7 @@ struct Subcommands {
   CLI::App* scan;
   CLI::App* recovery;
   CLI::App* best_case;
+  CLI::App* replay;
 };
 
 // --stats and --stats-interval (tools/bench/stats_recorder.h).
@@ -382,6 +392,51 @@ CLI::App* add_best_case(CLI::App& app, BenchOptions& options) {
   return bc;
 }
 
+CLI::App* add_replay(CLI::App& app, BenchOptions& options) {
+  auto* rp = app.add_subcommand("replay", "a block trace replayed on one disk mode in simulated "
+                                          "time: fio iolog v2/v3, blkparse, nbdkit's log filter, "
+                                          "MSR-Cambridge CSV");
+  ReplaySpec& r = options.replay;
+  rp->add_option("trace", r.trace, "the trace file (gzip or not), or - for standard input")
+      ->required();
+  rp->add_option("--format", r.format, "auto, fio-v2, fio-v3, blkparse, nbdkit-log, msr")
+      ->capture_default_str();
+  auto* image = rp->add_option("--image", r.image,
+                               "start from a copy (in memory) of this image; it is never written");
+  rp->add_option("--mode", r.mode, "vld, inplace or lld")->capture_default_str()->excludes(image);
+  rp->add_option("--nvram", options.replay_nvram, "mode=lld's NVRAM (nvram=; 0: none)")
+      ->capture_default_str()
+      ->excludes(image);
+  rp->add_option("--geometry", r.disk.geometry, "drive preset: " + preset_names_joined(", "))
+      ->capture_default_str()
+      ->excludes(image);
+  rp->add_option("--size", options.replay_size, "export size, as the plugin's size=")
+      ->capture_default_str()
+      ->excludes(image);
+  rp->add_option("--util", options.replay_util_pct,
+                 "age the new disk first: this percent of its blocks filled, then updated at "
+                 "random (0: a new, empty disk)")
+      ->check(CLI::Range(0.0, 95.0))
+      ->capture_default_str()
+      ->excludes(image);
+  rp->add_option("--seed", r.disk.seed, "the aging's seed")->capture_default_str();
+  rp->add_flag("--closed-loop", r.closed_loop,
+               "each request arrives when the --qd-th before it completed (default: at its "
+               "trace time, gaps idle)");
+  rp->add_option("--qd", r.qd, "requests outstanding in a closed loop")->capture_default_str();
+  rp->add_option("--sync", r.sync, "for traces without flushes (msr): writes (each FUA), every=N "
+                                   "(a flush after N writes) or none")
+      ->capture_default_str();
+  rp->add_option("--map", r.map, "a trace beyond the export: none (an error), fold (modulo the "
+                                 "export) or scale (the trace's span onto the export)")
+      ->capture_default_str();
+  rp->add_flag("--skip-bad", r.skip_bad, "count malformed lines and go on (default: stop at the first)");
+  rp->add_option("--requests", r.requests_path,
+                 "write each drive command's simulated times to this CSV (as -D vld.requests=1)");
+  add_stats_options(rp, options);
+  return rp;
+}
+
 // A size option read as the plugin reads size= (nbdkit_parse_size's forms:
 // 256M, 1G, 131072s, 4096; K..E are powers of 1024), and at least 1 byte.
 uint64_t parse_size(const char* option, const std::string& text) {
@@ -401,7 +456,7 @@ int run(BenchOptions options, const Subcommands& sub) {
   spec.fill = options.fill_pct / 100.0;
   options.bursts.compare_off = !options.no_off;
   spec.hot_cold = parse_hot_cold(options.hot_cold);
-  for (const CLI::App* c : {sub.fig10, sub.fig11, sub.table2, sub.fill})
+  for (const CLI::App* c : {sub.fig10, sub.fig11, sub.table2, sub.fill, sub.replay})
     if (*c) stats_recorder().configure(c->get_name(), options.stats_path, options.stats_interval_s);
   if (*sub.fig10) {
     options.lld.segment_bytes = parse_size("--segment", options.segment);
@@ -427,6 +482,13 @@ int run(BenchOptions options, const Subcommands& sub) {
     return cmd_recovery(options.recovery);
   }
   if (*sub.best_case) return cmd_best_case(options.best_case);
+  if (*sub.replay) {
+    ReplaySpec& r = options.replay;
+    r.disk.export_bytes = parse_size("--size", options.replay_size);
+    r.disk.util = options.replay_util_pct / 100.0;
+    r.nvram_bytes = options.replay_nvram == "0" ? 0 : parse_size("--nvram", options.replay_nvram);
+    return cmd_replay(r);
+  }
   if (*sub.table2) return cmd_table2(spec, options.table2_writes);
   if (*sub.fig2) return cmd_fig2(spec, options.fig2_thresholds, options.fig2_sectors, options.fig2_writes, options.fig2_strict);
   if (*sub.fill) {
@@ -475,8 +537,9 @@ void enable_debug(const std::vector<std::string>& specs) {
 
 int main(int argc, char** argv) {
   using namespace vld;
-  CLI::App app{"vld-bench: paper 001's idle-time and technology experiments, in-process "
-               "and deterministic (simulated time only). One JSON object per line per point.",
+  CLI::App app{"vld-bench: paper 001's idle-time and technology experiments, and the replay "
+               "of block traces, in-process and deterministic (simulated time only). One JSON "
+               "object per line per point.",
                "vld-bench"};
   app.set_version_flag("--version", "vld-bench " VLD_VERSION);
   app.require_subcommand(1);
@@ -491,7 +554,8 @@ int main(int argc, char** argv) {
   const Subcommands sub{add_fig10(app, options), add_fig11(app, options), add_table2(app, options),
                         add_fig2(app, options), add_fill(app, options), add_aru(app, options),
                         add_qd(app, options), add_scan(app, options),
-                        add_recovery(app, options), add_best_case(app, options)};
+                        add_recovery(app, options), add_best_case(app, options),
+                        add_replay(app, options)};
   // One line, as every other error of vld-bench (CLI11's default adds a
   // second, "Run with --help"). A misspelt subcommand is left over as an
   // argument and CLI11 only says that one is required: name it instead.
