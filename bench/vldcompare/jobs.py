@@ -29,7 +29,7 @@ MODES = {
     "lld-nvram0": ["--mode", "lld", "--nvram", "0"],
 }
 # Suffixes a trace's file name loses to name its workload.
-TRACE_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".log", ".csv", ".txt", ".trace",
+TRACE_SUFFIXES = (".gz", ".bz2", ".xz", ".zst", ".log", ".csv", ".txt", ".trace", ".msr", ".blk",
                   ".blktrace", ".out", ".json", ".fio")
 
 
