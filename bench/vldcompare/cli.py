@@ -296,7 +296,12 @@ def run(args, tools_dir, self_path):
         for job in job_list:
             print(jobsmod.shell_line(job, args, vld_bench, self_path))
         return 0
-    failures = jobsmod.run_all(job_list, args, vld_bench, live, workers=args.jobs)
+    try:
+        failures = jobsmod.run_all(job_list, args, vld_bench, live, workers=args.jobs)
+    except KeyboardInterrupt:
+        if not args.no_report:
+            assemble(args.out)  # what finished, the rest named as not finished
+        raise
     if not args.no_report:
         assemble(args.out)
     for job in job_list:

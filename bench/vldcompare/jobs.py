@@ -161,7 +161,10 @@ def run_replay(job, opts, vld_bench):
         with open(os.path.join(job.dir, "stderr.txt"), encoding="utf-8",
                   errors="replace") as f:
             line = last_line(f.read())
-        return line or f"vld-bench replay exited with status {status} and said nothing"
+        if line:
+            return line
+        return (f"vld-bench replay was killed by signal {-status}" if status < 0
+                else f"vld-bench replay exited with status {status} and said nothing")
     os.replace(part, os.path.join(job.dir, "summary.json"))
     return ""
 
@@ -220,8 +223,15 @@ def run_all(jobs, opts, vld_bench, live=None, workers=1, progress=None):
         progress.say(job, f"FAILED in {dt:.1f} s: {error}" if error else f"done in {dt:.1f} s")
         return job, error
 
-    with concurrent.futures.ThreadPoolExecutor(max_workers=workers) as pool:
+    pool = concurrent.futures.ThreadPoolExecutor(max_workers=workers)
+    try:
         for job, error in pool.map(one, jobs):
             if error:
                 failures[job.number] = error
+    except KeyboardInterrupt:
+        # Ctrl-C reached the running replays too (one process group): they
+        # write what they measured and exit; the jobs not started never are.
+        pool.shutdown(wait=True, cancel_futures=True)
+        raise
+    pool.shutdown(wait=True)
     return failures
