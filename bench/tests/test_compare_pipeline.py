@@ -209,3 +209,20 @@ def test_breakdown_shows_nvram_apart_from_transfer():
     b = runs.breakdown(run)
     assert b["transfer"] == 5.0 and b["nvram"] == 20.0 and sum(b.values()) == 25.0
     assert report.biggest_part(run) == ("nvram", 20.0, 25.0)
+
+
+def test_a_stats_file_without_histogram_scheme_leaves_its_picture_out(setup, capsys):
+    fake, trace, out = setup
+    assert run_cli([trace, "--vld-bench", fake, "--out", out, "--no-report"], capsys)[0] == 0
+    path = os.path.join(out, "runs", "pgbench", "st19101", "vld", "stats.json")
+    with open(path, encoding="utf-8") as f:
+        stats = json.load(f)
+    del stats["histogram_scheme"]
+    with open(path, "w", encoding="utf-8") as f:
+        json.dump(stats, f)
+    status, _, err = run_cli(["--report-only", "--out", out], capsys)
+    assert status == 0, err
+    with open(os.path.join(out, "report.md"), encoding="utf-8") as f:
+        md = f.read()
+    assert f"Not drawn: {path}: no histogram_scheme" in md
+    assert "](img/pgbench-st19101-breakdown.png)" in md

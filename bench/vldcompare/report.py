@@ -134,7 +134,9 @@ def _slug(section):
 
 def draw(section, out_dir):
     """Saves the section's pictures in out_dir/img; [(key, heading, text,
-    relative path)]. A section with no finished run has none."""
+    relative path or None)]. A picture the runs' files cannot give (a
+    stats file without histogram_scheme, say) is None and its text says
+    why. A section with no finished run has none."""
     ok = section.ok_runs()
     if not ok:
         return []
@@ -142,7 +144,10 @@ def draw(section, out_dir):
     drawn = []
     for key, heading, draw_one, text in PICTURES:
         rel = f"img/{_slug(section)}-{key}.png"
-        draw_one(ok, section.title()).savefig(os.path.join(out_dir, rel), dpi=90)
+        try:
+            draw_one(ok, section.title()).savefig(os.path.join(out_dir, rel), dpi=90)
+        except ValueError as e:
+            text, rel = f"Not drawn: {e}", None
         drawn.append((key, heading, text, rel))
     return drawn
 
@@ -165,7 +170,7 @@ def markdown(sections, pictures, header):
         lines += ["| " + " | ".join(c.replace("|", "/") for c in row) + " |" for row in cells[1:]]
         lines.append("")
         for _, heading, text, rel in pics:
-            lines += [f"### {heading}", "", text, "", f"![{heading}]({rel})", ""]
+            lines += [f"### {heading}", "", text, ""] + ([f"![{heading}]({rel})", ""] if rel else [])
     return "\n".join(lines)
 
 
@@ -197,7 +202,9 @@ def html_page(sections, pictures, header, out_dir):
         out += ["<tr>" + "".join(f"<td>{e(c)}</td>" for c in row) + "</tr>" for row in cells[1:]]
         out.append("</table>")
         for _, heading, text, rel in pics:
-            out += [f"<h3>{e(heading)}</h3>", f"<p>{e(text)}</p>", _img_tag(out_dir, rel, heading)]
+            out += [f"<h3>{e(heading)}</h3>", f"<p>{e(text)}</p>"]
+            if rel:
+                out.append(_img_tag(out_dir, rel, heading))
     out.append("</body></html>")
     return "\n".join(out)
 
