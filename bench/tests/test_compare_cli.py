@@ -67,6 +67,8 @@ def test_print_jobs_one_line_per_job(trace, tmp_path, capsys):
     (["--fs", "ext4"], "--fs and --run go together"),
     (["--modes", "vld,vld"], "--modes names one twice"),
     (["--jobs", "x"], "argument --jobs: invalid int value: 'x' (see vld-compare --help)"),
+    (["--name", "a/b"], "--name names one workload: give one TRACE, --fio or --fs, and a "
+                        "name without '/'"),
 ])
 def test_bad_options_are_one_line_usage_errors(trace, argv, says, capsys):
     status, err = refused([trace] + argv, capsys)

@@ -83,7 +83,7 @@ def check_report(out, workload="pgbench"):
             assert f.read(8) == b"\x89PNG\r\n\x1a\n"
     with open(os.path.join(out, "report.html"), encoding="utf-8") as f:
         page = f.read()
-    assert page.count("data:image/png;base64,") == 3
+    assert page.count("data:image/png;base64,") == 3 * len(numbers)  # 3 per section
     return md
 
 
@@ -173,25 +173,29 @@ def test_report_only_names_a_job_without_result(setup, capsys):
     assert rows["vld"][-1] == "–"  # no inplace: no ratio
 
 
-def test_live_workload_runs_through_the_live_module(setup, capsys, monkeypatch, tmp_path):
-    """--fio calls vldcompare.live.run_fio per mode (a stand-in here)."""
+def fake_live(monkeypatch, calls):
+    """A stand-in vldcompare.live whose run_fio copies the fixture."""
     import sys
     import types
-    calls = []
 
     def run_fio(job_file, mode, preset, size, util, out_dir):
         calls.append((os.path.basename(job_file), mode, preset, size, util))
-        name = "lld-nvram0" if mode == "lld-nvram0" else mode
         for suffix in ("stats.json", "stats.json.jsonl"):
-            with open(compare_fake.FIXTURE / f"{name}.{suffix}", "rb") as src, \
+            with open(compare_fake.FIXTURE / f"{mode}.{suffix}", "rb") as src, \
                     open(os.path.join(out_dir, suffix), "wb") as dst:
                 dst.write(src.read())
-        return compare_fake.summary(name)
+        return compare_fake.summary(mode)
 
     live = types.ModuleType("vldcompare.live")
     live.run_fio = run_fio
     live.run_fs = None
     monkeypatch.setitem(sys.modules, "vldcompare.live", live)
+
+
+def test_live_workload_runs_through_the_live_module(capsys, monkeypatch, tmp_path):
+    """--fio calls vldcompare.live.run_fio per mode (a stand-in here)."""
+    calls = []
+    fake_live(monkeypatch, calls)
     job = tmp_path / "randwrite.fio"
     job.write_text("[rw]\nrw=randwrite\n")
     out = str(tmp_path / "out")
@@ -226,3 +230,30 @@ def test_a_stats_file_without_histogram_scheme_leaves_its_picture_out(setup, cap
         md = f.read()
     assert f"Not drawn: {path}: no histogram_scheme" in md
     assert "](img/pgbench-st19101-breakdown.png)" in md
+
+
+def test_printed_live_jobs_run_one_job_each_into_the_planned_directory(
+        capsys, monkeypatch, tmp_path):
+    import shlex
+    calls = []
+    fake_live(monkeypatch, calls)
+    for d in ("a", "b"):  # two job files of one name: workloads randwrite, randwrite-2
+        (tmp_path / d).mkdir()
+        (tmp_path / d / "randwrite.fio").write_text("[rw]\n")
+    out = str(tmp_path / "out")
+    argv = ["--fio", str(tmp_path / "a" / "randwrite.fio"), "--fio",
+            str(tmp_path / "b" / "randwrite.fio"), "--out", out, "--util", "0.5"]
+    status, printed, _ = run_cli(argv + ["--print-jobs"], capsys)
+    lines = printed.splitlines()
+    assert status == 0 and len(lines) == 8 and calls == []
+    assert "--name randwrite-2 --modes lld-nvram0 --geometry st19101 --size 256M " \
+           "--util 0.5 --out " in lines[7] and lines[7].endswith(" --no-report")
+    for line in lines:
+        words = shlex.split(line)
+        assert words[0] == "vld-compare"
+        assert run_cli(words[1:], capsys)[0] == 0
+    assert len(calls) == 8
+    status, _, err = run_cli(["--report-only", "--out", out], capsys)
+    assert status == 0, err
+    check_report(out, workload="randwrite")
+    check_report(out, workload="randwrite-2")

@@ -126,6 +126,9 @@ def parser(version=None):
                    help="with --run: also make file system FS (ext4, ...) on nbdkit, on "
                         "every mode, and run CMD in it")
     p.add_argument("--run", metavar="CMD", help="with --fs: the command run in the file system")
+    p.add_argument("--name", metavar="NAME",
+                   help="with one workload: its name in DIR/runs and the report (default: "
+                        "the trace's or job file's name, or FS-CMD)")
     p.add_argument("--jobs", type=int, default=1, metavar="N",
                    help="jobs run at once (default 1)")
     p.add_argument("--out", default="vld-compare-out", metavar="DIR",
@@ -179,6 +182,10 @@ def check(args):
     if not (args.traces or args.fio or args.fs):
         raise UsageError("nothing to run: give a TRACE, --fio JOB or --fs FS --run CMD "
                          "(or --report-only)")
+    if args.name is not None and (len(args.traces) + len(args.fio) + bool(args.fs) != 1
+                                  or not args.name or "/" in args.name):
+        raise UsageError("--name names one workload: give one TRACE, --fio or --fs, and a "
+                         "name without '/'")
     for path in args.traces + args.fio:
         if not os.path.isfile(path):
             raise UsageError(f"{path}: no such file (give a trace or fio job file that exists)")
@@ -194,6 +201,8 @@ def workloads(args):
         first = os.path.basename(args.run.split()[0]) if args.run.split() else "run"
         name = jobsmod.workload_name(f"{args.fs}-{first}", taken)
         out.append(jobsmod.Workload(name, "fs", (args.fs, args.run)))
+    if args.name:
+        out[0].name = args.name
     return out
 
 
@@ -218,7 +227,7 @@ def import_live():
         from vldcompare import live
     except ImportError as e:
         raise Refused(f"--fio and --fs need vldcompare.live, which this installation "
-                         f"lacks ({e}): replay traces instead") from e
+                      f"lacks ({e}): replay traces instead") from e
     return live
 
 

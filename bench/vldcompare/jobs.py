@@ -115,8 +115,9 @@ def live_argv(job, opts, vld_compare):
         argv += ["--fio", os.path.abspath(w.source)]
     else:
         argv += ["--fs", w.source[0], "--run", w.source[1]]
-    argv += ["--modes", job.mode, "--geometry", job.preset, "--size", opts.size,
-             "--util", str(opts.util), "--out", os.path.abspath(opts.out), "--no-report"]
+    argv += ["--name", w.name, "--modes", job.mode, "--geometry", job.preset,
+             "--size", opts.size, "--util", str(opts.util), "--out", os.path.abspath(opts.out),
+             "--no-report"]
     return argv
 
 
