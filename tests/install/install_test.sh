@@ -7,10 +7,11 @@
 #   - the installed plugin loads; the installed man page renders with man(1),
 #     has nbdkit's sections, documents every parameter `--help` lists and
 #     every debug flag the plugin exports;
-#   - vld-inspect and vld-plot land in bin, vld-plot's package in
+#   - vld-inspect, vld-plot and vld-compare land in bin, their packages in
 #     share/vld/python; the installed vld-plot runs from wherever the tree is
 #     (DESTDIR included) and draws a layout; the installed vld-inspect runs
-#     the vld-plot beside it for --layout.
+#     the vld-plot beside it for --layout, vld-compare's jobs the vld-bench
+#     beside it.
 #   - every installed tool (VLD_TOOLS) has a man page made from its --help
 #     that renders and names every option of its --help.
 # VLD_BUILD_DIR: the build directory (set by ctest).
@@ -92,6 +93,14 @@ for d in "$tmp/a$prefix" "$tmp/c/opt/vld"; do
     [ -f "$d/$f" ] || fail "no $d/$f"
   done
   "$d/bin/vld-plot" --version | grep -q '^vld-plot [0-9]' || fail "$d/bin/vld-plot --version"
+  # vld-compare: its package beside vldplot's, and the vld-bench beside it
+  # is the one its jobs run.
+  [ -f "$d/share/vld/python/vldcompare/cli.py" ] || fail "no $d/share/vld/python/vldcompare/cli.py"
+  : >"$tmp/t.log"
+  "$d/bin/vld-compare" --print-jobs --modes vld --out "$tmp/cmp" "$tmp/t.log" >"$tmp/jobs.txt" ||
+    fail "the installed vld-compare --print-jobs: $(cat "$tmp/jobs.txt")"
+  grep -q "&& $d/bin/vld-bench replay $tmp/t.log --mode vld " "$tmp/jobs.txt" ||
+    fail "the installed vld-compare does not run the vld-bench beside it: $(cat "$tmp/jobs.txt")"
 done
 src=$(sed -n 's/^CMAKE_HOME_DIRECTORY:INTERNAL=//p' "$BUILD/CMakeCache.txt")
 "$tmp/c/opt/vld/bin/vld-plot" layout "$src/bench/tests/data/layout/inspect-vld.json" -o "$tmp/layout.png" ||
