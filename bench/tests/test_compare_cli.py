@@ -52,7 +52,7 @@ def test_print_jobs_one_line_per_job(trace, tmp_path, capsys):
     modes = ["--mode inplace --geometry st19101", "--mode lld --nvram 0 --geometry st19101",
              "--mode inplace --geometry hp97560", "--mode lld --nvram 0 --geometry hp97560"]
     for line, mode in zip(lines, modes):
-        assert f"{fake} replay {trace} {mode} --size 256M --util 0.8 --sync every=8 " \
+        assert f"{fake} replay {trace} {mode} --size 256M --util 80 --sync every=8 " \
                "--map fold --format msr --stats " in line
         assert "--closed-loop" not in line and "--stats-interval" not in line
     assert "/runs/t/hp97560/lld-nvram0/stats.json " in lines[3]
@@ -62,7 +62,7 @@ def test_print_jobs_one_line_per_job(trace, tmp_path, capsys):
     (["--modes", "vld,ssd"], "unknown mode 'ssd' in --modes: choose from vld, inplace, lld, "
                              "lld-nvram0"),
     (["--jobs", "0"], "--jobs 0: give at least 1"),
-    (["--util", "1.5"], "--util 1.5: give a fraction"),
+    (["--util", "96"], "--util 96.0: give a percent"),
     (["--qd", "4"], "--qd applies to --closed-loop: add --closed-loop"),
     (["--fs", "ext4"], "--fs and --run go together"),
     (["--modes", "vld,vld"], "--modes names one twice"),

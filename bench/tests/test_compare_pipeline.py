@@ -129,7 +129,7 @@ def test_a_failed_job_is_named_and_the_status_is_nonzero(setup, capsys):
 def test_print_jobs_then_report_only(setup, capsys):
     fake, trace, out = setup
     argv = [trace, "--vld-bench", fake, "--out", out, "--geometry", "st19101",
-            "--util", "0.5", "--closed-loop", "--qd", "4", "--stats-interval", "0.25"]
+            "--util", "50", "--closed-loop", "--qd", "4", "--stats-interval", "0.25"]
     status, printed, _ = run_cli(argv + ["--print-jobs"], capsys)
     assert status == 0
     lines = printed.splitlines()
@@ -140,7 +140,7 @@ def test_print_jobs_then_report_only(setup, capsys):
         assert line.startswith(f"mkdir -p {d} && {fake} replay {os.path.abspath(trace)} ")
         assert "--mode lld --nvram 0" in line if mode == "lld-nvram0" else \
             f"--mode {mode.split('-')[0]} --geometry" in line
-        assert " --size 256M --util 0.5 --closed-loop --qd 4 " in line
+        assert " --size 256M --util 50 --closed-loop --qd 4 " in line
         assert f"--stats {d}/stats.json --stats-interval 0.25 >{d}/summary.json.part" in line
         assert line.endswith(f"mv {d}/summary.json.part {d}/summary.json")
     for line in lines:  # as a cluster would: each line on its own
@@ -199,9 +199,9 @@ def test_live_workload_runs_through_the_live_module(capsys, monkeypatch, tmp_pat
     job = tmp_path / "randwrite.fio"
     job.write_text("[rw]\nrw=randwrite\n")
     out = str(tmp_path / "out")
-    status, _, err = run_cli(["--fio", str(job), "--out", out, "--util", "0.5"], capsys)
+    status, _, err = run_cli(["--fio", str(job), "--out", out, "--util", "50"], capsys)
     assert status == 0, err
-    assert calls == [("randwrite.fio", m, "st19101", "256M", 0.5) for m in MODES]
+    assert calls == [("randwrite.fio", m, "st19101", "256M", 50.0) for m in MODES]
     check_report(out, workload="randwrite")
 
 
@@ -242,12 +242,12 @@ def test_printed_live_jobs_run_one_job_each_into_the_planned_directory(
         (tmp_path / d / "randwrite.fio").write_text("[rw]\n")
     out = str(tmp_path / "out")
     argv = ["--fio", str(tmp_path / "a" / "randwrite.fio"), "--fio",
-            str(tmp_path / "b" / "randwrite.fio"), "--out", out, "--util", "0.5"]
+            str(tmp_path / "b" / "randwrite.fio"), "--out", out, "--util", "50"]
     status, printed, _ = run_cli(argv + ["--print-jobs"], capsys)
     lines = printed.splitlines()
     assert status == 0 and len(lines) == 8 and calls == []
     assert "--name randwrite-2 --modes lld-nvram0 --geometry st19101 --size 256M " \
-           "--util 0.5 --out " in lines[7] and lines[7].endswith(" --no-report")
+           "--util 50 --out " in lines[7] and lines[7].endswith(" --no-report")
     for line in lines:
         words = shlex.split(line)
         assert words[0] == "vld-compare"

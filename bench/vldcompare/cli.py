@@ -104,9 +104,9 @@ def parser(version=None):
     p.add_argument("--geometry", default="st19101", metavar="PRESET[,PRESET...]",
                    help="drive presets, as vld-bench's --geometry (default st19101)")
     p.add_argument("--size", default="256M", help="export size, as vld-bench's (default 256M)")
-    p.add_argument("--util", type=float, default=0.8, metavar="FRACTION",
-                   help="age the disk first: this fraction filled and updated; 0 a new disk "
-                        "(default 0.8)")
+    p.add_argument("--util", type=float, default=80, metavar="PERCENT",
+                   help="age the disk first: this percent of its blocks filled and updated, as "
+                        "vld-bench replay's --util; 0 a new disk (default 80)")
     p.add_argument("--closed-loop", action="store_true",
                    help="each request when the one before it finished (default: at its "
                         "trace time, gaps left idle for the compactor and cleaner)")
@@ -164,8 +164,8 @@ def check(args):
     args.preset_list = split_list(args.geometry, "--geometry")
     if args.jobs < 1:
         raise UsageError(f"--jobs {args.jobs}: give at least 1")
-    if not 0 <= args.util < 1:
-        raise UsageError(f"--util {args.util}: give a fraction, 0 (a new disk) up to below 1")
+    if not 0 <= args.util <= 95:
+        raise UsageError(f"--util {args.util}: give a percent from 0 (a new disk) to 95")
     if args.qd < 1:
         raise UsageError(f"--qd {args.qd}: give at least 1")
     if args.qd != 1 and not args.closed_loop:

@@ -95,7 +95,7 @@ def replay_argv(job, opts, vld_bench):
     stats_interval)."""
     argv = [vld_bench, "replay", os.path.abspath(job.workload.source)]
     argv += MODES[job.mode]
-    argv += ["--geometry", job.preset, "--size", opts.size, "--util", str(opts.util)]
+    argv += ["--geometry", job.preset, "--size", opts.size, "--util", f"{opts.util:g}"]
     if opts.closed_loop:
         argv += ["--closed-loop", "--qd", str(opts.qd)]
     for flag, value in (("--sync", opts.sync), ("--map", opts.map), ("--format", opts.format)):
@@ -116,7 +116,7 @@ def live_argv(job, opts, vld_compare):
     else:
         argv += ["--fs", w.source[0], "--run", w.source[1]]
     argv += ["--name", w.name, "--modes", job.mode, "--geometry", job.preset,
-             "--size", opts.size, "--util", str(opts.util), "--out", os.path.abspath(opts.out),
+             "--size", opts.size, "--util", f"{opts.util:g}", "--out", os.path.abspath(opts.out),
              "--no-report"]
     return argv
 
