@@ -106,7 +106,9 @@ def test_no_vld_bench_says_to_give_one(trace, tmp_path, capsys, monkeypatch):
 
 
 def test_live_workloads_without_their_module(tmp_path, capsys, monkeypatch):
+    import vldcompare
     monkeypatch.setitem(sys.modules, "vldcompare.live", None)  # import fails
+    monkeypatch.delattr(vldcompare, "live", raising=False)  # ... even after another test's import
     job = tmp_path / "j.fio"
     job.write_text("[j]\n")
     status, err = refused(["--fio", str(job), "--out", str(tmp_path / "o")], capsys)

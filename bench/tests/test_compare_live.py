@@ -77,8 +77,8 @@ fs_ok = (os.geteuid() == 0 and os.path.exists("/dev/fuse") and shutil.which("nbd
 @pytest.mark.skipif(not fs_ok, reason="needs root, /dev/fuse, nbdfuse and mkfs.ext4")
 def test_fs_run_measures_the_command(tmp_path):
     summary = live.run_fs("ext4", "dd if=/dev/zero of=f bs=4k count=16 oflag=sync status=none",
-                          "vld", "st19101", "64M", 0.25, tmp_path / "run", latency="none")
-    assert summary["experiment"] == "live-fs" and summary["disk"]["util"] == 0.25
+                          "vld", "st19101", "64M", 25, tmp_path / "run", latency="none")
+    assert summary["experiment"] == "live-fs" and summary["disk"]["util"] == 25
     # 16 synchronous 4 KiB writes: at least their data and their flushes.
     assert summary["writes"] >= 16 and summary["flushes"] >= 16
     assert summary["client_bytes_written"] >= 16 * 4096

@@ -190,6 +190,8 @@ def fake_live(monkeypatch, calls):
     live.run_fio = run_fio
     live.run_fs = None
     monkeypatch.setitem(sys.modules, "vldcompare.live", live)
+    import vldcompare
+    monkeypatch.setattr(vldcompare, "live", live, raising=False)  # after another test's import
 
 
 def test_live_workload_runs_through_the_live_module(capsys, monkeypatch, tmp_path):

@@ -29,7 +29,8 @@ from .common import write_json, write_table
 
 
 def synthetic_lines(n, export_blocks, write_percent=70, flush_every=4, gap_ms=5.0, seed=1):
-    """The lines of a fio v3 iolog of n requests (flushes included)."""
+    """The lines of a fio v3 iolog of n requests (flushes included); fio v3
+    stamps each line in microseconds."""
     rng = random.Random(seed)
     yield "fio version 3 iolog\n"
     t_ms, writes, made = 0.0, 0, 0
@@ -37,14 +38,14 @@ def synthetic_lines(n, export_blocks, write_percent=70, flush_every=4, gap_ms=5.
         t_ms += rng.expovariate(1.0 / gap_ms)
         off = rng.randrange(export_blocks) * 4096
         if rng.randrange(100) < write_percent:
-            yield f"{int(t_ms)} syn write {off} 4096\n"
+            yield f"{int(t_ms * 1000)} syn write {off} 4096\n"
             writes += 1
             made += 1
             if writes % flush_every == 0 and made < n:
-                yield f"{int(t_ms)} syn sync\n"
+                yield f"{int(t_ms * 1000)} syn sync\n"
                 made += 1
         else:
-            yield f"{int(t_ms)} syn read {off} 4096\n"
+            yield f"{int(t_ms * 1000)} syn read {off} 4096\n"
             made += 1
 
 

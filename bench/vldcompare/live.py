@@ -7,9 +7,9 @@ told otherwise, statsfile=OUT_DIR/stats.json, stats_interval=1), runs the
 workload, stops nbdkit with SIGTERM and waits, so that the plugin writes its
 stats file a last time (docs/stats.md), and writes OUT_DIR/summary.json.
 
-util > 0 ages the disk first, in a server of its own that is stopped before
-the measured one starts (so the stats file holds only the workload): the
-first util * size bytes are written once, sequentially, with fio (1 MiB
+util (a percent, as vld-bench replay's --util) > 0 ages the disk first, in
+a server of its own that is stopped before the measured one starts (so the
+stats file holds only the workload): the first util% of size bytes are written once, sequentially, with fio (1 MiB
 requests of fio's default non-zero buffers, latency=none). That is a disk
 that was filled once, not the Figure 8 warm-up of `vld-bench replay --util`
 (fill plus random updates); say which when comparing.
@@ -28,6 +28,7 @@ import re
 import shutil
 import signal
 import subprocess
+import tempfile
 import time
 
 REPO = pathlib.Path(__file__).resolve().parents[2]
@@ -65,7 +66,7 @@ def missing_tools():
 
 def mode_params(mode):
     """(plugin parameters, NVRAM bytes) for a mode name: vld, inplace, lld
-    (NVRAM 1M, the default) or lld-nvram0 (mode=lld nvram=0)."""
+    (the plugin's default NVRAM) or lld-nvram0 (mode=lld nvram=0)."""
     if mode in ("vld", "inplace"):
         return [f"mode={mode}"], 0
     if mode == "lld":
@@ -88,10 +89,11 @@ class Server:
     sends SIGTERM and waits, the plugin's clean close."""
 
     def __init__(self, out_dir, params, name):
-        self.sock = out_dir / f"{name}.sock"
+        # A unix socket's path has at most 107 bytes: a directory of its own
+        # under the system's temporary directory, not out_dir, which may be deep.
+        self.sock_dir = pathlib.Path(tempfile.mkdtemp(prefix="vld-compare-"))
+        self.sock = self.sock_dir / f"{name}.sock"
         self.log = out_dir / f"{name}.nbdkit.log"
-        if self.sock.exists():
-            self.sock.unlink()
         with open(self.log, "w") as log:
             self.proc = subprocess.Popen(
                 ["nbdkit", "-f", "-U", str(self.sock), str(plugin_path()), *params],
@@ -120,6 +122,7 @@ class Server:
                 self.proc.kill()
                 self.proc.wait()
                 raise LiveError("nbdkit did not exit within 120 s of SIGTERM")
+        shutil.rmtree(self.sock_dir, ignore_errors=True)
         if self.proc.returncode not in (0, -signal.SIGTERM):
             raise LiveError(f"nbdkit exited with {self.proc.returncode}: {self.last_log_line()}")
 
@@ -139,9 +142,10 @@ def disk_params(out_dir, mode, preset, size):
 
 
 def age(out_dir, disk, size, util):
-    """Writes the first util * size bytes once, sequentially (see the module
-    doc), in a server of its own (latency=none), stopped before returning."""
-    fill = int(size_bytes(size) * util) // (1 << 20) * (1 << 20)
+    """Writes the first util percent of size bytes once, sequentially (see
+    the module doc), in a server of its own (latency=none), stopped before
+    returning."""
+    fill = int(size_bytes(size) * util / 100) // (1 << 20) * (1 << 20)
     if fill <= 0:
         return
     server = Server(out_dir, [*disk, "latency=none"], "fill")
