@@ -39,8 +39,10 @@ def expected_row(s):
     """The table's numbers, as the fixture's summary has them."""
     lat, w = s["latency_us"], s["write_latency_us"]
     mr = s["mode_report"]
-    return {"requests": s["requests"], "mean µs": lat["mean"], "p50 µs": lat["p50"],
-            "p99 µs": lat["p99"], "write mean µs": w["mean"], "write p99 µs": w["p99"],
+    ms = 1e-3
+    return {"requests": s["requests"], "mean ms": lat["mean"] * ms, "p50 ms": lat["p50"] * ms,
+            "p99 ms": lat["p99"] * ms, "write mean ms": w["mean"] * ms,
+            "write p99 ms": w["p99"] * ms,
             "IOPS": s["iops"], "write ampl.": s["write_amplification"],
             "idle steps": s["idle_steps"], "idle busy ms": s["idle_busy_ms"],
             "compactor tracks": mr.get("compactor", {}).get("tracks_compacted"),

@@ -17,12 +17,13 @@ import os
 from vldcompare import plots
 from vldcompare import runs as runsmod
 
-# The table's columns: (heading, row key, digits after the point).
+# The table's columns: (heading, row key, digits after the point, or "ms":
+# a latency in microseconds shown in milliseconds, to three figures or more).
 COLUMNS = (
     ("requests", "requests", 0),
-    ("mean µs", "mean_us", 1), ("p50 µs", "p50_us", 1), ("p99 µs", "p99_us", 1),
-    ("write mean µs", "write_mean_us", 1), ("write p99 µs", "write_p99_us", 1),
-    ("IOPS", "iops", 1),
+    ("mean ms", "mean_us", "ms"), ("p50 ms", "p50_us", "ms"), ("p99 ms", "p99_us", "ms"),
+    ("write mean ms", "write_mean_us", "ms"), ("write p99 ms", "write_p99_us", "ms"),
+    ("IOPS", "iops", 1), ("load", "load", 2),
     ("write ampl.", "write_amplification", 3),
     ("idle steps", "idle_steps", 0), ("idle busy ms", "idle_busy_ms", 1),
     ("compactor tracks", "vld_tracks_compacted", 0),
@@ -67,9 +68,19 @@ class Section:
 def fmt(value, digits):
     if value is None:
         return "–"
+    if digits == "ms":
+        return fmt_ms(value)
     if digits == 0:
         return f"{int(round(value))}"
     return f"{value:.{digits}f}"
+
+
+def fmt_ms(value_us):
+    """Microseconds as milliseconds: 0.020, 1.41, 14,063."""
+    ms = value_us / 1000
+    if ms >= 100:
+        return f"{ms:,.0f}".replace(",", "")
+    return f"{ms:.2f}" if ms >= 1 else f"{ms:.3f}"
 
 
 def table_cells(section):
@@ -108,18 +119,24 @@ def paragraph(section):
         for key, what in (("mean_us", "mean latency"), ("p99_us", "p99 latency")):
             best = _fastest(rows, key)
             if best:
-                others = ", ".join(f"{m} {fmt(r[key], 1)} µs" for m, r in rows.items()
+                others = ", ".join(f"{m} {fmt_ms(r[key])} ms" for m, r in rows.items()
                                    if m != best[1] and r.get(key) is not None)
-                out.append(f"Fastest by {what}: {best[1]} ({fmt(best[0], 1)} µs; {others}).")
+                out.append(f"Fastest by {what}: {best[1]} ({fmt_ms(best[0])} ms; {others}).")
     elif rows:
         out.append(f"Only {next(iter(rows))} finished: nothing to compare it with.")
     parts = []
     for run in section.ok_runs():
         b = biggest_part(run)
         if b:
-            parts.append(f"{run.mode} {b[0]} ({fmt(b[1], 1)} of {fmt(b[2], 1)} µs)")
+            parts.append(f"{run.mode} {b[0]} ({fmt_ms(b[1])} of {fmt_ms(b[2])} ms)")
     if parts:
         out.append("The biggest part of a write's time: " + "; ".join(parts) + ".")
+    loaded = [(m, r["load"]) for m, r in rows.items() if (r.get("load") or 0) > 1]
+    if loaded:
+        out.append("Open loop, the drive needed more service time than the trace lasted "
+                   "(load above 1) in " + ", ".join(f"{m} ({l:.1f})" for m, l in loaded) +
+                   ": requests queued behind each other, and their latency is mostly that "
+                   "wait; --closed-loop compares the service alone.")
     for run in section.runs:
         if run.status == runsmod.FAILED:
             out.append(f"{run.mode} failed: {run.error}")

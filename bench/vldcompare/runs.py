@@ -222,6 +222,7 @@ def row(run):
         "mean_us": lat.get("mean"), "p50_us": lat.get("p50"), "p99_us": lat.get("p99"),
         "write_mean_us": wlat.get("mean"), "write_p99_us": wlat.get("p99"),
         "iops": s.get("iops"),
+        "load": (s["busy_s"] / s["trace_s"]) if s.get("busy_s") and s.get("trace_s") else None,
         "write_amplification": s.get("write_amplification"),
         "idle_steps": s.get("idle_steps"),
         "idle_busy_ms": s.get("idle_busy_ms"),

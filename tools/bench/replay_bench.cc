@@ -125,6 +125,10 @@ json summary_json(const ReplaySpec& spec, const TraceReader& reader, const Repla
             {"skipped_lines", reader.skipped_lines()},
             {"interrupted", g_interrupted != 0},
             {"sim_s", sim_s},
+            // Open loop: the trace's span, and the drive's service time in
+            // it; busy_s / trace_s above 1 means requests queued.
+            {"trace_s", o.closed_loop ? json(nullptr) : json(r.trace_time_us() / 1e6)},
+            {"busy_s", to_us(disk.ctl->stats().busy) / 1e6},
             {"host_s", host_s},
             {"requests_per_host_s", host_s > 0 ? static_cast<double>(n) / host_s : 0.0},
             {"iops", sim_s > 0 ? static_cast<double>(n) / sim_s : 0.0},
