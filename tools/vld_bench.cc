@@ -49,6 +49,7 @@
 #include <cstdint>
 #include <exception>
 #include <iostream>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
@@ -448,22 +449,9 @@ uint64_t parse_size(const char* option, const std::string& text) {
               EINVAL);
 }
 
-// Runs the subcommand given. Throws vld::Error on a bad option value.
-int run(BenchOptions options, const Subcommands& sub) {
-  DiskSpec& spec = options.disk;
-  spec.export_bytes = parse_size("--size", options.size);
-  spec.util = options.util_pct / 100.0;
-  spec.fill = options.fill_pct / 100.0;
-  options.bursts.compare_off = !options.no_off;
-  spec.hot_cold = parse_hot_cold(options.hot_cold);
-  for (const CLI::App* c : {sub.fig10, sub.fig11, sub.table2, sub.fill, sub.replay})
-    if (*c) stats_recorder().configure(c->get_name(), options.stats_path, options.stats_interval_s);
-  if (*sub.fig10) {
-    options.lld.segment_bytes = parse_size("--segment", options.segment);
-    options.lld.nvram_bytes = options.nvram == "0" ? 0 : parse_size("--nvram", options.nvram);
-    return cmd_fig10(spec, options.bursts, options.lld);
-  }
-  if (*sub.fig11) return cmd_fig11(spec, options.bursts);
+// The subcommands whose options are their own (aru, qd, scan, recovery,
+// best-case, replay), or nullopt for another.
+std::optional<int> run_own_spec(BenchOptions& options, const Subcommands& sub) {
   if (*sub.aru) {
     options.aru.export_bytes = parse_size("--size", options.aru_size);
     return cmd_aru(options.aru);
@@ -489,6 +477,26 @@ int run(BenchOptions options, const Subcommands& sub) {
     r.nvram_bytes = options.replay_nvram == "0" ? 0 : parse_size("--nvram", options.replay_nvram);
     return cmd_replay(r);
   }
+  return std::nullopt;
+}
+
+// Runs the subcommand given. Throws vld::Error on a bad option value.
+int run(BenchOptions options, const Subcommands& sub) {
+  DiskSpec& spec = options.disk;
+  spec.export_bytes = parse_size("--size", options.size);
+  spec.util = options.util_pct / 100.0;
+  spec.fill = options.fill_pct / 100.0;
+  options.bursts.compare_off = !options.no_off;
+  spec.hot_cold = parse_hot_cold(options.hot_cold);
+  for (const CLI::App* c : {sub.fig10, sub.fig11, sub.table2, sub.fill, sub.replay})
+    if (*c) stats_recorder().configure(c->get_name(), options.stats_path, options.stats_interval_s);
+  if (*sub.fig10) {
+    options.lld.segment_bytes = parse_size("--segment", options.segment);
+    options.lld.nvram_bytes = options.nvram == "0" ? 0 : parse_size("--nvram", options.nvram);
+    return cmd_fig10(spec, options.bursts, options.lld);
+  }
+  if (*sub.fig11) return cmd_fig11(spec, options.bursts);
+  if (auto status = run_own_spec(options, sub)) return *status;
   if (*sub.table2) return cmd_table2(spec, options.table2_writes);
   if (*sub.fig2) return cmd_fig2(spec, options.fig2_thresholds, options.fig2_sectors, options.fig2_writes, options.fig2_strict);
   if (*sub.fill) {

@@ -13,9 +13,13 @@ loop alone: the aging before it is not counted) and the child's peak RSS
 (ru_maxrss from wait4), in one table. Flat memory: the peak at 10 million
 requests is the peak at 100 thousand, give or take the allocator.
 
+Then each trace given with --traces, on vld, inplace and lld, closed loop:
+its requests per second of host time (traces.md).
+
 usage: python3 -m vldbench.replay_speed --vld-bench PATH --out DIR
            [--requests 100000,1000000,10000000] [--timings open,closed]
            [--mode vld] [--geometry st19101] [--size 256M] [--util 80]
+           [--traces T.log.gz ...]
 """
 import argparse
 import json
@@ -91,6 +95,21 @@ def parse_size(text):
     return int(text[:-1]) * units[text[-1]] if text[-1] in units else int(text)
 
 
+def trace_rates(vld_bench, traces, args):
+    """Markdown lines: each trace on each mode, closed loop, its host rate."""
+    lines = ["| trace | mode | requests | requests/s (host) |", "|---|---|---:|---:|"]
+    for trace in traces:
+        for mode in ("vld", "inplace", "lld"):
+            out = subprocess.run([vld_bench, "replay", trace, "--mode", mode, "--util",
+                                  str(args.util), "--geometry", args.geometry, "--size",
+                                  args.size, "--closed-loop"],
+                                 check=True, capture_output=True, text=True).stdout
+            j = json.loads(out)
+            lines.append(f"| {os.path.basename(trace)} | {mode} | {j['requests']} | "
+                         f"{j['requests_per_host_s']:.0f} |")
+    return lines
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(prog="vldbench.replay_speed", description=__doc__.split("\n")[0])
     ap.add_argument("--vld-bench", required=True)
@@ -101,6 +120,7 @@ def main(argv=None):
     ap.add_argument("--geometry", default="st19101")
     ap.add_argument("--size", default="256M")
     ap.add_argument("--util", type=float, default=80)
+    ap.add_argument("--traces", nargs="*", default=[])
     args = ap.parse_args(argv)
     os.makedirs(args.out, exist_ok=True)
     rows = []
@@ -122,6 +142,10 @@ def main(argv=None):
               f"{r['host_s']:.1f} | {r['peak_rss_mib']:.0f} | {r['mean_us']:.0f} |" for r in rows]
     write_table(os.path.join(args.out, "table.md"), lines)
     print("\n".join(lines))
+    if args.traces:
+        lines = trace_rates(args.vld_bench, args.traces, args)
+        write_table(os.path.join(args.out, "traces.md"), lines)
+        print("\n".join(lines))
 
 
 if __name__ == "__main__":
