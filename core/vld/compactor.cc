@@ -54,23 +54,26 @@ double Compactor::score(const TrackCensus& t, SimTime now) const {
 std::optional<uint32_t> Compactor::choose(std::span<const TrackCensus> tracks, SimTime now) {
   uint64_t holes = 0;
   for (const TrackCensus& t : tracks) holes += t.block_holes;
-  std::vector<const TrackCensus*> ok;
-  for (const TrackCensus& t : tracks)
-    if (qualifies(t, holes - t.block_holes)) ok.push_back(&t);
-  if (ok.empty()) return std::nullopt;
   if (options_.policy == CompactionPolicy::kRandom) {
+    std::vector<const TrackCensus*> ok;
+    for (const TrackCensus& t : tracks)
+      if (qualifies(t, holes - t.block_holes)) ok.push_back(&t);
+    if (ok.empty()) return std::nullopt;
     std::uniform_int_distribution<size_t> pick(0, ok.size() - 1);
     return ok[pick(rng_)]->track;
   }
-  const TrackCensus* best = ok.front();
-  double best_score = score(*best, now);
-  for (const TrackCensus* t : ok) {
-    double sc = score(*t, now);
-    if (sc > best_score) {  // ties: the first (lowest track in region order)
-      best = t;
+  // One pass: the census is every track of the window, at every idle step.
+  const TrackCensus* best = nullptr;
+  double best_score = 0;
+  for (const TrackCensus& t : tracks) {
+    if (!qualifies(t, holes - t.block_holes)) continue;
+    const double sc = score(t, now);
+    if (!best || sc > best_score) {  // ties: the first (lowest track in region order)
+      best = &t;
       best_score = sc;
     }
   }
+  if (!best) return std::nullopt;
   return best->track;
 }
 

@@ -26,7 +26,8 @@ std::optional<uint32_t> VldDisk::Impl::compaction_victim() const {
 bool VldDisk::Impl::choose_victim(SimTime now) {
   // Every track of the window that holds data: the candidates, and the
   // holes their blocks can go to.
-  std::vector<TrackCensus> census;
+  std::vector<TrackCensus>& census = census_;  // reused: asked at every idle step
+  census.clear();
   const std::optional<uint32_t> fill = alloc_.fill_track();
   for (uint32_t k = 0; k < window_.count; ++k) {
     const uint32_t c = (window_.first + k) % layout_.cylinders;

@@ -357,6 +357,7 @@ class VldDisk::Impl {
   std::optional<uint32_t> next_reserve_;
   // Nothing left to compact (or a move found no hole): wait for a write.
   bool compaction_settled_ = false;
+  std::vector<TrackCensus> census_;  // choose_victim's scratch space, kept between calls
   // The compactor's sweep since the last client write: windows whose
   // compaction is done, and where the window was when it began (the writes
   // come back there). See next_compaction_window().
