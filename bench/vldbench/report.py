@@ -93,6 +93,10 @@ BENCHES = [
           "Not in the paper (docs/pacing.md)."),
     Bench("recovery", "Memory per GiB and the cost of opening after a crash",
           "Section 3: recovery reads the log tail, not the whole disk."),
+    Bench("traces", "The shipped traces on every mode (vld-compare, closed loop)",
+          "Not in the paper: PostgreSQL pgbench, a git clone, an untar and a maildir loop on "
+          "ext4, recorded with scripts/capture (traces/README.md), replayed on each mode at "
+          "80% (docs/replay.md); the full report with its pictures is runs/traces/report.html."),
     Bench("kernel-fsync", "The kernel's fsync through NBD (qemu guest)",
           "Not in the paper (docs/filesystems.md)."),
 ]

@@ -174,6 +174,23 @@ def failures_lines(sections):
             + f" ({r.dir})" for s in sections for r in s.runs if r.status != runsmod.OK]
 
 
+def md_table(section):
+    """The section's table as Markdown lines."""
+    cells = table_cells(section)
+    lines = ["| " + " | ".join(cells[0]) + " |", "|" + "---|" + "---:|" * (len(cells[0]) - 1)]
+    return lines + ["| " + " | ".join(c.replace("|", "/") for c in row) + " |"
+                    for row in cells[1:]]
+
+
+def tables_markdown(sections, header):
+    """table.md: each section's heading, paragraph and table, no pictures
+    (what scripts/report's report quotes)."""
+    lines = [header, ""]
+    for s in sections:
+        lines += [f"**{s.title()}.** {paragraph(s)}", ""] + md_table(s) + [""]
+    return "\n".join(lines)
+
+
 def markdown(sections, pictures, header):
     lines = ["# vld-compare report", "", header, ""]
     bad = failures_lines(sections)
@@ -181,10 +198,7 @@ def markdown(sections, pictures, header):
         lines += ["## Jobs that did not finish", ""] + [f"- {b}" for b in bad] + [""]
     for s, pics in zip(sections, pictures):
         lines += [f"## {s.title()}", "", paragraph(s), ""]
-        cells = table_cells(s)
-        lines.append("| " + " | ".join(cells[0]) + " |")
-        lines.append("|" + "---|" + "---:|" * (len(cells[0]) - 1))
-        lines += ["| " + " | ".join(c.replace("|", "/") for c in row) + " |" for row in cells[1:]]
+        lines += md_table(s)
         lines.append("")
         for _, heading, text, rel in pics:
             lines += [f"### {heading}", "", text, ""] + ([f"![{heading}]({rel})", ""] if rel else [])
@@ -234,7 +248,7 @@ def numbers(sections):
 
 
 def write(out_dir, sections, header):
-    """Writes report.md, report.html, report.json and img/ in out_dir;
+    """Writes report.md, report.html, report.json, table.md and img/ in out_dir;
     returns the paths of the two reports."""
     pictures = [draw(s, out_dir) for s in sections]
     md = os.path.join(out_dir, "report.md")
@@ -245,4 +259,6 @@ def write(out_dir, sections, header):
         f.write(html_page(sections, pictures, header, out_dir) + "\n")
     with open(os.path.join(out_dir, "report.json"), "w", encoding="utf-8") as f:
         json.dump(numbers(sections), f, indent=1)
+    with open(os.path.join(out_dir, "table.md"), "w", encoding="utf-8") as f:
+        f.write(tables_markdown(sections, header) + "\n")
     return md, page
