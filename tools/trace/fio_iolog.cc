@@ -42,22 +42,10 @@ Action classify(std::string_view action, TraceOp& op) {
                 "open or close"};
 }
 
-class FioIologReader : public LineTraceReader {
+class FioIologReader : public OneLineReader {
  public:
   FioIologReader(std::unique_ptr<LineSource> src, TraceFormat format, bool skip_bad)
-      : LineTraceReader(std::move(src), skip_bad), format_(format) {}
-
-  bool next(TraceRequest& out) override {
-    std::string_view line;
-    while (src().next_line(line)) {
-      try {
-        if (parse_line(line, out)) return true;
-      } catch (const BadLine& bad) {
-        bad_line(bad);
-      }
-    }
-    return false;
-  }
+      : OneLineReader(std::move(src), skip_bad), format_(format) {}
 
   TraceFormat format() const override { return format_; }
   bool records_sync() const override { return true; }
@@ -70,7 +58,7 @@ class FioIologReader : public LineTraceReader {
   // The first line that is not blank or a comment names the version.
   void check_header(std::string_view line) const;
   // Fills `out` from a request line; false for any other line.
-  bool parse_line(std::string_view line, TraceRequest& out);
+  bool parse_line(std::string_view line, TraceRequest& out) override;
 
   TraceFormat format_;
   bool header_seen_ = false;

@@ -34,6 +34,30 @@ class LineTraceReader : public TraceReader {
   bool skip_bad_;
 };
 
+// A format whose every request is one line (fio's iolog, MSR's CSV): next()
+// reads lines until parse_line() makes a request of one, handing a
+// malformed line to bad_line().
+class OneLineReader : public LineTraceReader {
+ public:
+  bool next(TraceRequest& out) override {
+    std::string_view line;
+    while (src().next_line(line)) {
+      try {
+        if (parse_line(line, out)) return true;
+      } catch (const BadLine& bad) {
+        bad_line(bad);
+      }
+    }
+    return false;
+  }
+
+ protected:
+  using LineTraceReader::LineTraceReader;
+  // Fills `out` from a request's line and returns true; false for a line
+  // that is not a request (a comment, a header). Throws BadLine.
+  virtual bool parse_line(std::string_view line, TraceRequest& out) = 0;
+};
+
 // A trace's request times, integers in the trace's own unit, as
 // microseconds after its first request.
 class RelativeClock {

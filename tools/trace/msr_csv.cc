@@ -52,28 +52,16 @@ std::array<std::string_view, kFields> split(std::string_view line) {
   return f;
 }
 
-class MsrCsvReader : public LineTraceReader {
+class MsrCsvReader : public OneLineReader {
  public:
   MsrCsvReader(std::unique_ptr<LineSource> src, bool skip_bad)
-      : LineTraceReader(std::move(src), skip_bad) {}
-
-  bool next(TraceRequest& out) override {
-    std::string_view line;
-    while (src().next_line(line)) {
-      try {
-        if (parse_line(line, out)) return true;
-      } catch (const BadLine& bad) {
-        bad_line(bad);
-      }
-    }
-    return false;
-  }
+      : OneLineReader(std::move(src), skip_bad) {}
 
   TraceFormat format() const override { return TraceFormat::kMsr; }
   bool records_sync() const override { return false; }
 
  private:
-  bool parse_line(std::string_view line, TraceRequest& out);
+  bool parse_line(std::string_view line, TraceRequest& out) override;
 
   bool first_line_seen_ = false;
   RelativeClock clock_{10.0};  // FILETIME ticks are 100 ns
