@@ -414,6 +414,10 @@ CLI::App* add_replay(CLI::App& app, BenchOptions& options) {
   rp->add_option("--size", options.replay_size, "export size, as the plugin's size=")
       ->capture_default_str()
       ->excludes(image);
+  rp->add_option("--spare", r.disk.spare_percent,
+                 "platter room beyond the export and the map, percent (spare=)")
+      ->capture_default_str()
+      ->excludes(image);
   rp->add_option("--util", options.replay_util_pct,
                  "age the new disk first: this percent of its blocks filled, then updated at "
                  "random (0: a new, empty disk)")

@@ -34,6 +34,7 @@
 #include <cstdint>
 #include <string>
 
+#include "core/image.h"
 #include "core/image_format.h"
 #include "tools/bench/disk_spec.h"
 
@@ -44,7 +45,13 @@ struct ReplaySpec {
   std::string format = "auto";       // trace_format_name()s
   std::string mode = "vld";          // vld, inplace or lld
   uint64_t nvram_bytes = kDefaultNvramBytes;  // mode=lld only; 0: no NVRAM
-  DiskSpec disk;                     // geometry, export_bytes, util, seed
+  // geometry, export_bytes, spare (the plugin's default), util, seed
+  DiskSpec disk = [] {
+    DiskSpec d;
+    d.spare_percent = FormatOptions{}.spare_percent;
+    d.util = 0;
+    return d;
+  }();
   std::string image;                 // start from a copy of this image ("": a new one)
   bool closed_loop = false;
   uint32_t qd = 1;                   // closed loop only

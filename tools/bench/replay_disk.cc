@@ -91,6 +91,7 @@ ReplayDisk open_new_disk(const ReplaySpec& spec) {
   d.disk = disk_json(spec.disk, sb);
   d.disk["mode"] = spec.mode;
   d.disk["nvram_bytes"] = sb.nvram_bytes;
+  d.disk["spare_percent"] = spec.disk.spare_percent;
   d.disk["region_blocks"] = region_blocks(sb, spec.disk.util);
   return d;
 }
