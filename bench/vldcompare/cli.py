@@ -52,6 +52,22 @@ class Parser(argparse.ArgumentParser):
 
 
 EPILOG = """\
+Examples:
+  the shipped PostgreSQL trace on every mode, each request when the one
+  before it completed, two jobs at once:
+
+    vld-compare traces/pgbench.log.gz --closed-loop --jobs 2
+
+  an MSR Cambridge trace, its address space scaled onto a 1 GiB disk, a
+  flush after every 8 writes, on two drives:
+
+    vld-compare src1_0.csv.gz --size 1G --map scale --sync every=8 --geometry st19101,savvio10k4
+
+  your own fio job, and a command on ext4, live through nbdkit:
+
+    vld-compare --fio randwrite.fio --modes vld,inplace
+    vld-compare --fs ext4 --run 'git clone -q /srv/repo r' --util 0
+
 Jobs:
   Each (workload, drive preset, mode) is one job, a `vld-bench replay`
   process writing only DIR/runs/WORKLOAD/PRESET/MODE: summary.json (its
@@ -72,7 +88,8 @@ Jobs:
 
 Report:
   DIR/report.md and DIR/report.html (the HTML has its pictures inside; the
-  Markdown refers to DIR/img), and DIR/report.json (the tables' numbers).
+  Markdown refers to DIR/img), DIR/report.json (the tables' numbers) and
+  DIR/table.md (each section's paragraph and table alone).
   Per workload and preset: mean, p50 and p99 latency, IOPS, write
   amplification, idle-time work (compactor, cleaner) and the mean
   relative to inplace; latency CDFs of writes, reads and all requests;
