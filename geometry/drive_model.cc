@@ -172,8 +172,10 @@ void DriveModel::read_ahead(SimTime until) {
   // sector times <= until; the slack absorbs the nanosecond rounding.
   int64_t passed = ((until - first_start).count() + kOnTimeSlackNs) * spt / revolution_ns_;
   passed = std::min(passed, spt);
-  for (int64_t k = 0; k < passed; ++k)
-    buffer_.add(sector_at_slot(*buffer_.track(), static_cast<uint32_t>(slot + k)));
+  // Slot slot + k holds the sector k after slot's (sector_at_slot), so the
+  // track's skew is looked up once, not once a sector.
+  const int64_t first = sector_at_slot(*buffer_.track(), slot);
+  for (int64_t k = 0; k < passed; ++k) buffer_.add(static_cast<uint32_t>((first + k) % spt));
 }
 
 Access DriveModel::read(std::span<const SectorRun> runs, SimTime start, bool charge_overhead) {
