@@ -429,6 +429,11 @@ CLI::App* add_replay(CLI::App& app, BenchOptions& options) {
                "each request arrives when the --qd-th before it completed (default: at its "
                "trace time, gaps idle)");
   rp->add_option("--qd", r.qd, "requests outstanding in a closed loop")->capture_default_str();
+  rp->add_option("--quiet-ms", r.quiet_ms,
+                 "open loop: idle time before the compactor or cleaner works, as the plugin's "
+                 "compactor_quiet_ms=")
+      ->check(CLI::Range(0u, 3600000u))
+      ->capture_default_str();
   rp->add_option("--sync", r.sync, "for traces without flushes (msr): writes (each FUA), every=N "
                                    "(a flush after N writes) or none")
       ->capture_default_str();

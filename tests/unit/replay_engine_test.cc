@@ -126,6 +126,27 @@ TEST(ReplayOpenLoop, EachRequestArrivesAtItsTraceTimeAndWaitsOnlyForABusyDrive) 
   std::fclose(csv);
 }
 
+// The idle work of an open-loop replay follows the plugin's idle worker:
+// none in gaps shorter than the quiet time, and some in a long gap once the
+// quiet time has passed.
+TEST(ReplayOpenLoop, IdleWorkWaitsForTheQuietTimeAsThePluginsWorkerDoes) {
+  for (const int64_t quiet_ms : {50, 60'000}) {
+    SCOPED_TRACE(quiet_ms);
+    auto ctl = new_disk(DiskMode::kVld);
+    ReplayOptions o;
+    o.map = AddressMap(AddressMap::Kind::kNone, 16 << 20, 0);
+    o.quiet = std::chrono::milliseconds(quiet_ms);
+    Replayer r(*ctl, o);
+    double t_us = 0;
+    for (uint64_t i = 0; i < 3000; ++i, t_us += 20'000)  // 20 ms apart: shorter than 50
+      r.serve(write_at(i * 7919 % 2048 * 4096, t_us));
+    EXPECT_EQ(ctl->stats().idle_steps, 0u);
+    r.serve(write_at(0, t_us + 30e6));  // 30 s later
+    if (quiet_ms == 50) EXPECT_GT(ctl->stats().idle_steps, 0u);
+    else EXPECT_EQ(ctl->stats().idle_steps, 0u);
+  }
+}
+
 TEST(ReplayOpenLoop, ATraceWithoutTimesIsRefusedNamingClosedLoop) {
   auto ctl = new_disk(DiskMode::kInplace);
   ReplayOptions o;

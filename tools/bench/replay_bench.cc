@@ -65,6 +65,7 @@ ReplayOptions replay_options(const ReplaySpec& spec, const TraceReader& reader,
   o.trace = spec.trace;
   o.closed_loop = spec.closed_loop;
   o.qd = spec.qd;
+  o.quiet = std::chrono::milliseconds(spec.quiet_ms);
   o.sync = sync_of(spec, reader);
   const uint64_t extent = *map == AddressMap::Kind::kScale ? trace_extent_bytes(spec) : 0;
   o.map = AddressMap(*map, export_bytes, extent);
@@ -117,6 +118,7 @@ json summary_json(const ReplaySpec& spec, const TraceReader& reader, const Repla
             {"format", trace_format_name(reader.format())},
             {"timing", o.closed_loop ? "closed-loop" : "open-loop"},
             {"qd", o.qd},
+            {"quiet_ms", o.closed_loop ? json(nullptr) : json(spec.quiet_ms)},
             {"sync", o.sync.name()},
             {"map", address_map_name(o.map.kind())},
             {"mode", disk.disk.value("mode", spec.mode)},

@@ -3,11 +3,12 @@
 //
 // Timing (docs/replay.md):
 //   open loop (default)  each request arrives at its trace time after the
-//                        first; a gap in which the drive is free is idle
-//                        time, granted to the disk's idle work (the vld
-//                        compactor, the lld cleaner and NVRAM drain) as
-//                        latency=sleep grants it; a request that arrives
-//                        while the drive is busy waits.
+//                        first; once the drive has been quiet for
+//                        --quiet-ms, the disk's idle work (the vld
+//                        compactor, the lld cleaner and NVRAM drain) runs
+//                        as a latency=sleep server's idle worker runs it;
+//                        a request that arrives while the drive is busy
+//                        waits.
 //   --closed-loop --qd N N requests outstanding: each arrives when the
 //                        N-th before it completed; the drive serves them in
 //                        trace order. No gap, so no idle work.
@@ -55,6 +56,7 @@ struct ReplaySpec {
   std::string image;                 // start from a copy of this image ("": a new one)
   bool closed_loop = false;
   uint32_t qd = 1;                   // closed loop only
+  uint32_t quiet_ms = 50;            // open loop: idle time before idle work (compactor_quiet_ms=)
   std::string sync = "writes";       // formats without flushes: writes, every=N, none
   std::string map = "none";          // none, fold, scale
   bool skip_bad = false;

@@ -107,12 +107,24 @@ std::optional<SimTime> Replayer::arrival_of(const TraceRequest& q) {
                        std::chrono::duration<double, std::micro>(*q.time_us));
 }
 
+// What plugin/idle_worker.h's run_steps does in wall time, in simulated
+// time: wake when the quiet time after the last request has passed, step
+// while there is work, look again a poll later when there is none.
+void Replayer::idle_before(SimTime arrival) {
+  const SimDuration poll = std::max<SimDuration>(options_.quiet, std::chrono::milliseconds(10));
+  SimTime now = ctl_.last_request_end() + options_.quiet;
+  while (now < arrival) {
+    const std::optional<SimTime> end = ctl_.idle_step(now);
+    now = end ? *end : now + poll;
+  }
+}
+
 void Replayer::serve(const TraceRequest& q) {
   const SimTime arrived = *arrival_of(q);
   SimTime arrival = arrived;
   const uint64_t offset =
       q.op == TraceOp::kFlush ? 0 : options_.map.map(q.offset_bytes, q.len_bytes, options_.trace, q.line);
-  if (!options_.closed_loop && arrival > ctl_.busy_until()) ctl_.idle_until(arrival);
+  if (!options_.closed_loop) idle_before(arrival);
   const bool sync_writes = options_.sync.kind == SyncPolicy::Kind::kWrites;
   const bool fua = q.fua || (sync_writes && q.op == TraceOp::kWrite);
   if (q.preflush) {

@@ -5,8 +5,12 @@
 // Invariants:
 //   - Commands reach the DiskController in trace order, so the drive
 //     serves them in that order (no command queue is set).
-//   - Open loop: before a command whose arrival is after the drive is
-//     free, the gap is granted as idle time (DiskController::idle_until).
+//   - Open loop: idle time is granted as a latency=sleep server's idle
+//     worker grants it (plugin/idle_worker.h), in simulated time: once no
+//     request has ended for `quiet`, one DiskController::idle_step at a
+//     time, the next at the end of the last; when the disk has nothing to
+//     do, it is asked again a poll (quiet, at least 10 ms) later; all only
+//     while the next request has not arrived.
 //   - Closed loop: command i of a slot arrives when the slot's previous
 //     command completed; slots are taken round robin, qd of them.
 //   - A command the disk refuses (Error: ENOSPC, EIO) is counted by errno
@@ -68,6 +72,8 @@ struct ReplayOptions {
   SyncPolicy sync;
   AddressMap map{AddressMap::Kind::kNone, 0, 0};
   std::FILE* requests_csv = nullptr;  // one line per drive command, or none
+  // Open loop: the quiet time before idle work (the plugin's compactor_quiet_ms=).
+  SimDuration quiet = std::chrono::milliseconds(50);
 };
 
 struct ReplayCounts {
@@ -97,6 +103,7 @@ class Replayer {
 
  private:
   std::optional<SimTime> arrival_of(const TraceRequest& q);
+  void idle_before(SimTime arrival);
   RequestTiming command(TraceOp op, uint64_t offset, uint64_t len, bool fua, SimTime arrival,
                         const TraceRequest& q);
   void account(TraceOp op, uint64_t len, SimTime arrival, SimTime end);
