@@ -22,6 +22,7 @@
 #include <span>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "core/util/error.h"
@@ -249,6 +250,10 @@ class MemoryBackingStore final : public BackingStore {
   // A store holding a copy of an image (tools snapshot and reopen).
   explicit MemoryBackingStore(std::vector<std::byte> bytes) : bytes_(std::move(bytes)) {}
   const std::vector<std::byte>& bytes() const { return bytes_; }
+  // Moves the image out, leaving the store empty (size 0): a tool that
+  // prepared an image hands it on without holding it twice.
+  // REQUIRES: nothing reads or writes the store again (its disk is closed).
+  std::vector<std::byte> take_bytes() { return std::exchange(bytes_, {}); }
   uint64_t size_bytes() const override { return bytes_.size(); }
   void read(uint64_t offset, std::span<std::byte> out) override;
   void write(uint64_t offset, std::span<const std::byte> data) override;

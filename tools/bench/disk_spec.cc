@@ -68,7 +68,7 @@ std::vector<std::byte> prepared_image(const DiskSpec& spec, const Superblock& sb
     for (uint64_t i = 0; i < warm; ++i) sync_update(ctl, pick(rng), std::nullopt);
   }
   ctl.close();
-  return raw->bytes();  // ctl (and the store) outlive this copy
+  return raw->take_bytes();  // the disk is closed: hand the image on
 }
 
 json disk_json(const DiskSpec& spec, const Superblock& sb) {

@@ -62,7 +62,7 @@ std::vector<std::byte> prepared_lld_image(const DiskSpec& spec, const LldSpec& l
   *warm = *ctl.mode_report().lld;
   (*warm)["writes"] = writes;
   ctl.close();
-  return raw->bytes();
+  return raw->take_bytes();  // the disk is closed: hand the image on
 }
 
 // The counters of an lld report (docs/stats.md) that a run adds to.

@@ -48,7 +48,7 @@ std::vector<std::byte> filled_image(const QdBenchSpec& spec, const Superblock& s
   DiskController ctl(make_disk(std::move(store), sb, DiskOptions{}));
   fill_in_order(ctl, region_blocks(spec), bench_payload());
   ctl.close();
-  return raw->bytes();
+  return raw->take_bytes();  // the disk is closed: hand the image on
 }
 
 struct Point {

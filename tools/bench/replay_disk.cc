@@ -76,7 +76,7 @@ std::vector<std::byte> aged_image(const ReplaySpec& spec, const Superblock& sb) 
     for (uint64_t i = 0; i < region / 2; ++i) sync_update(ctl, pick(rng), std::nullopt);
   }
   ctl.close();
-  return raw->bytes();
+  return raw->take_bytes();  // the disk is closed: hand the image on
 }
 
 ReplayDisk open_new_disk(const ReplaySpec& spec) {
