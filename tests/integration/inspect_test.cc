@@ -32,6 +32,7 @@
 #include <iterator>
 #include <map>
 #include <set>
+#include <regex>
 #include <string>
 #include <vector>
 
@@ -562,6 +563,12 @@ TEST(Inspect, RefusesAnImageInUse) {
   EXPECT_EQ(inspect_unchanged(dir, image, {"--check", image}).exit_code, 0);
 }
 
+// The report without the one thing in it that is not a function of the
+// image: the host's time to walk the map ("6.4 ms simulated (0.1 ms here)").
+std::string without_host_time(const std::string& report) {
+  return std::regex_replace(report, std::regex(R"(\([0-9.]+ ms here\))"), "(- ms here)");
+}
+
 // A server opens an existing image read-only until its first writable
 // connection, and writes nothing before it (crash contract clause 9): till
 // then vld-inspect reads the image as it is on disk. From that connection
@@ -575,7 +582,7 @@ TEST(Inspect, ReadsAnImageUntilAServerWritesIt) {
   NbdkitServer server(dir, {"file=" + image, "latency=none"});
   const InspectRun beside = inspect_unchanged(dir, image, {image});
   EXPECT_EQ(beside.exit_code, 0) << beside.err;
-  EXPECT_EQ(beside.out, offline.out);
+  EXPECT_EQ(without_host_time(beside.out), without_host_time(offline.out));
   NbdHandle h = server.connect();
   EXPECT_EQ(nbd_is_read_only(h.get()), 0);
   const InspectRun written = inspect(dir, {image});
