@@ -21,7 +21,7 @@ DriveModel::DriveModel(const DriveGeometry& geometry, uint32_t simulated_cylinde
     : geometry_(geometry),
       simulated_cylinders_(simulated_cylinders),
       revolution_ns_(geometry.revolution().count()),
-      buffer_(geometry.sectors_per_track) {}
+      buffer_(geometry.max_sectors_per_track()) {}
 
 void DriveModel::set_head(HeadPosition h) {
   assert(h.cylinder < geometry_.cylinders && h.head < geometry_.tracks_per_cylinder);
@@ -43,14 +43,14 @@ int64_t floor_mod(int64_t a, int64_t m) {
 }
 }  // namespace
 
-double DriveModel::angle_sectors(SimTime t) const {
+double DriveModel::angle_sectors(SimTime t, uint32_t spt) const {
   int64_t phase = floor_mod(t.time_since_epoch().count(), revolution_ns_);
-  return static_cast<double>(phase) * geometry_.sectors_per_track /
+  return static_cast<double>(phase) * spt /
          static_cast<double>(revolution_ns_);
 }
 
-SimDuration DriveModel::rotational_wait(SimTime at, uint32_t slot) const {
-  const int64_t spt = geometry_.sectors_per_track;
+SimDuration DriveModel::rotational_wait(SimTime at, uint32_t slot, uint32_t track_sectors) const {
+  const int64_t spt = track_sectors;
   const int64_t units_per_rev = revolution_ns_ * spt;
   int64_t phase = floor_mod(at.time_since_epoch().count(), revolution_ns_) * spt;
   int64_t diff = int64_t{slot} * revolution_ns_ - phase;
@@ -59,8 +59,8 @@ SimDuration DriveModel::rotational_wait(SimTime at, uint32_t slot) const {
   return SimDuration{(diff + spt - 1) / spt};  // round up to the nanosecond
 }
 
-uint32_t DriveModel::next_slot(SimTime at) const {
-  const int64_t spt = geometry_.sectors_per_track;
+uint32_t DriveModel::next_slot(SimTime at, uint32_t track_sectors) const {
+  const int64_t spt = track_sectors;
   // Phase in slot units, less the slack, rounded up to a whole slot.
   int64_t phase = floor_mod(at.time_since_epoch().count(), revolution_ns_) * spt;
   int64_t units = phase - kOnTimeSlackNs * spt;
@@ -68,8 +68,8 @@ uint32_t DriveModel::next_slot(SimTime at) const {
   return static_cast<uint32_t>(slot % spt);
 }
 
-SimDuration DriveModel::transfer_time(uint32_t sectors) const {
-  const int64_t spt = geometry_.sectors_per_track;
+SimDuration DriveModel::transfer_time(uint32_t sectors, uint32_t track_sectors) const {
+  const int64_t spt = track_sectors;
   return SimDuration{(int64_t{sectors} * revolution_ns_ + spt - 1) / spt};
 }
 
@@ -91,13 +91,13 @@ ServiceBreakdown DriveModel::reposition(HeadPosition from, HeadPosition to) cons
 
 template <typename Fn>
 void DriveModel::for_each_track_piece(std::span<const SectorRun> runs, Fn fn) const {
-  const uint32_t spt = geometry_.sectors_per_track;
   for (const SectorRun& r : runs) {
-    assert(r.first_psn + r.count <= uint64_t{geometry_.cylinders} * geometry_.sectors_per_cylinder());
+    assert(r.first_psn + r.count <= geometry_.sectors_in_cylinders(geometry_.cylinders));
     uint64_t psn = r.first_psn;
     uint32_t left = r.count;
     while (left > 0) {
       const Chs chs = geometry_.chs_of(psn);
+      const uint32_t spt = spt_of(chs);
       const uint32_t n = std::min(left, spt - chs.sector);  // to the end of this track
       fn(chs, n);
       psn += n;
@@ -115,8 +115,9 @@ Access DriveModel::run(std::span<const SectorRun> runs, SimTime start, HeadPosit
     HeadPosition target{chs.cylinder, chs.head};
     ServiceBreakdown move = reposition(*head, target);
     t += move.seek + move.head_switch;
-    move.rotation = rotational_wait(t, geometry_.angular_slot(chs));
-    move.transfer = transfer_time(n);
+    const uint32_t spt = spt_of(chs);
+    move.rotation = rotational_wait(t, geometry_.angular_slot(chs), spt);
+    move.transfer = transfer_time(n, spt);
     t += move.rotation + move.transfer;
     a.breakdown += move;
     *head = target;
@@ -155,7 +156,7 @@ Access DriveModel::access(std::span<const SectorRun> runs, SimTime start, bool c
 }
 
 uint32_t DriveModel::sector_at_slot(uint32_t track, uint32_t slot) const {
-  const uint32_t spt = geometry_.sectors_per_track;
+  const uint32_t spt = geometry_.track_sectors(track);
   const uint32_t tpc = geometry_.tracks_per_cylinder;
   const uint32_t offset = geometry_.angular_slot(Chs{track / tpc, track % tpc, 0});
   return (slot % spt + spt - offset) % spt;
@@ -164,9 +165,10 @@ uint32_t DriveModel::sector_at_slot(uint32_t track, uint32_t slot) const {
 void DriveModel::read_ahead(SimTime until) {
   if (!read_ahead_since_ || !buffer_.track() || buffer_.full()) return;
   const SimTime since = *read_ahead_since_;
-  const int64_t spt = geometry_.sectors_per_track;
-  const uint32_t slot = next_slot(since);
-  const SimTime first_start = since + rotational_wait(since, slot);
+  const uint32_t track_sectors = geometry_.track_sectors(*buffer_.track());
+  const int64_t spt = track_sectors;
+  const uint32_t slot = next_slot(since, track_sectors);
+  const SimTime first_start = since + rotational_wait(since, slot, track_sectors);
   if (until <= first_start) return;
   // Slot k (from `slot`) has wholly passed once first_start + (k + 1)
   // sector times <= until; the slack absorbs the nanosecond rounding.
@@ -183,8 +185,8 @@ Access DriveModel::read(std::span<const SectorRun> runs, SimTime start, bool cha
   Access a;
   if (charge_overhead) a.breakdown.overhead = geometry_.controller_overhead;
   SimTime t = start + a.breakdown.overhead;
-  const uint32_t spt = geometry_.sectors_per_track;
   for_each_track_piece(runs, [&](const Chs& chs, uint32_t n) {
+    const uint32_t spt = spt_of(chs);
     const HeadPosition target{chs.cylinder, chs.head};
     const uint32_t track = track_of(target);
     read_ahead(t);
@@ -195,7 +197,7 @@ Access DriveModel::read(std::span<const SectorRun> runs, SimTime start, bool cha
     // Read-ahead already running on this track (the head stayed here) is
     // reading the sector under the head, if it began before that sector.
     const bool continuing = head_ == target && read_ahead_since_ && buffer_.track() == track;
-    if (buffer_.track() != track) buffer_.start(track);
+    if (buffer_.track() != track) buffer_.start(track, spt);
     if (!continuing) read_ahead_since_ = t;
     head_ = target;
     read_ahead(t);
@@ -203,11 +205,11 @@ Access DriveModel::read(std::span<const SectorRun> runs, SimTime start, bool cha
     // them from the next slot: the read ends when the last has passed. The
     // sector under the head, if running read-ahead is reading it, ends
     // when the next slot begins.
-    const uint32_t from = next_slot(t);
-    const SimTime next = t + rotational_wait(t, from);
+    const uint32_t from = next_slot(t, spt);
+    const SimTime next = t + rotational_wait(t, from, spt);
     std::optional<uint32_t> under;
     if (continuing && next > t &&
-        next - transfer_time(1) + SimDuration{kOnTimeSlackNs} >= *read_ahead_since_)
+        next - transfer_time(1, spt) + SimDuration{kOnTimeSlackNs} >= *read_ahead_since_)
       under = sector_at_slot(track, from + spt - 1);
     uint32_t first = spt, last = 0, wanted = 0;
     bool under_wanted = false;
@@ -228,10 +230,10 @@ Access DriveModel::read(std::span<const SectorRun> runs, SimTime start, bool cha
     }
     SimTime end = under_wanted ? next : t;
     if (first < spt)
-      end = t + rotational_wait(t, (from + first) % spt) + transfer_time(last - first + 1);
+      end = t + rotational_wait(t, (from + first) % spt, spt) + transfer_time(last - first + 1, spt);
     // Breakdown: the wanted sectors' own passing is transfer; the rest
     // (waiting for the first, passing others in between) is rotation.
-    move.transfer = std::min(end - t, transfer_time(wanted));
+    move.transfer = std::min(end - t, transfer_time(wanted, spt));
     move.rotation = (end - t) - move.transfer;
     t = end;
     a.breakdown += move;

@@ -25,8 +25,12 @@
 // order they come (a zero-latency read). Writes neither use nor discard the
 // buffer, but stop the read-ahead.
 //
+// On a zoned drive the revolution is the same on every track and the number
+// of slots is the track's zone's sectors per track: every rotational
+// question names that number (`spt`).
+//
 // All rotational arithmetic is in integers: the phase of the platter at time
-// t is (t mod revolution) * sectors_per_track "slot units", slot j starts at
+// t is (t mod revolution) * spt "slot units", slot j starts at
 // j * revolution units, and waits round up to the next nanosecond. A run that
 // starts at most kOnTimeSlackNs after its slot began counts as on time: each
 // wait and transfer rounds up by under a nanosecond, and a few of them in a
@@ -87,7 +91,7 @@ class DriveModel {
   const DriveGeometry& geometry() const { return geometry_; }
   uint32_t simulated_cylinders() const { return simulated_cylinders_; }
   uint64_t simulated_sectors() const {
-    return uint64_t{simulated_cylinders_} * geometry_.sectors_per_cylinder();
+    return geometry_.sectors_in_cylinders(simulated_cylinders_);
   }
 
   HeadPosition head() const { return head_; }
@@ -99,15 +103,17 @@ class DriveModel {
   bool track_buffer() const { return buffer_on_; }
   const TrackBuffer& buffer() const { return buffer_; }
 
-  // Rotational position at t in sectors, in [0, sectors_per_track).
-  double angle_sectors(SimTime t) const;
-  // From `at`, how long until angular slot `slot` starts under the head.
-  SimDuration rotational_wait(SimTime at, uint32_t slot) const;
-  // The first angular slot whose start is at or after `at` (within the
-  // on-time slack): where a transfer beginning at `at` can start.
-  uint32_t next_slot(SimTime at) const;
-  // Time for `sectors` consecutive sectors to pass under the head.
-  SimDuration transfer_time(uint32_t sectors) const;
+  // Rotational position at t in sectors of a track of `spt`, in [0, spt).
+  double angle_sectors(SimTime t, uint32_t spt) const;
+  // From `at`, how long until angular slot `slot` of a track of `spt`
+  // sectors starts under the head.
+  SimDuration rotational_wait(SimTime at, uint32_t slot, uint32_t spt) const;
+  // The first angular slot of a track of `spt` whose start is at or after
+  // `at` (within the on-time slack): where a transfer at `at` can start.
+  uint32_t next_slot(SimTime at, uint32_t spt) const;
+  // Time for `sectors` consecutive sectors of a track of `spt` to pass
+  // under the head.
+  SimDuration transfer_time(uint32_t sectors, uint32_t spt) const;
   // Moving the head between tracks: a seek, a head switch, or nothing; a
   // seek that also changes heads takes max(seek, head switch).
   ServiceBreakdown reposition(HeadPosition from, HeadPosition to) const;
@@ -136,6 +142,10 @@ class DriveModel {
   template <typename Fn>
   void for_each_track_piece(std::span<const SectorRun> runs, Fn fn) const;
   uint32_t track_of(HeadPosition h) const { return h.cylinder * geometry_.tracks_per_cylinder + h.head; }
+  // Sectors on the track of chs: its zone's.
+  uint32_t spt_of(const Chs& chs) const {
+    return geometry_.zone(geometry_.zone_index_of_cylinder(chs.cylinder)).sectors_per_track;
+  }
   // The sector of `track` that passes under the head at angular slot `slot`.
   uint32_t sector_at_slot(uint32_t track, uint32_t slot) const;
   // Buffers the sectors that have passed wholly under the head, on the

@@ -21,6 +21,7 @@
 #define VLD_GEOMETRY_TRACK_BUFFER_H_
 
 #include <algorithm>
+#include <cassert>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -29,13 +30,17 @@ namespace vld {
 
 class TrackBuffer {
  public:
-  explicit TrackBuffer(uint32_t sectors_per_track)
-      : spt_(sectors_per_track), bits_((sectors_per_track + 63) / 64, 0) {}
+  // max_sectors_per_track: the longest track of the drive (its outer zone's).
+  explicit TrackBuffer(uint32_t max_sectors_per_track)
+      : bits_((max_sectors_per_track + 63) / 64, 0) {}
 
   std::optional<uint32_t> track() const { return track_; }
-  // Empties the buffer and dedicates it to `track`.
-  void start(uint32_t track) {
+  // Empties the buffer and dedicates it to `track`, which has `sectors`.
+  // REQUIRES: sectors <= the constructor's max_sectors_per_track.
+  void start(uint32_t track, uint32_t sectors) {
+    assert(sectors <= bits_.size() * 64);
     track_ = track;
+    spt_ = sectors;
     std::fill(bits_.begin(), bits_.end(), 0);
     count_ = 0;
   }
@@ -53,7 +58,7 @@ class TrackBuffer {
       ++count_;
     }
   }
-  bool full() const { return count_ == spt_; }
+  bool full() const { return track_ && count_ == spt_; }
   // Whether sectors [first, first + count) of `track` (no wrap) are all here.
   bool has_all(uint32_t track, uint32_t first, uint32_t count) const {
     if (track_ != track) return false;
@@ -64,7 +69,7 @@ class TrackBuffer {
   }
 
  private:
-  uint32_t spt_;
+  uint32_t spt_ = 0;  // the buffered track's sectors
   std::optional<uint32_t> track_;
   std::vector<uint64_t> bits_;
   uint32_t count_ = 0;

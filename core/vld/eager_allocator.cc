@@ -10,8 +10,7 @@ EagerAllocator::EagerAllocator(const DriveModel& drive, FreeSpaceMap& free_space
                                AllocatorPolicy policy)
     : drive_(drive),
       free_(free_space),
-      policy_(policy),
-      track_skew_(drive.geometry().track_skew_sectors % drive.geometry().sectors_per_track) {}
+      policy_(policy) {}
 
 std::optional<EagerAllocator::Choice> EagerAllocator::on_track(
     uint32_t track, uint32_t len, HeadPosition from, SimTime at,
@@ -27,7 +26,7 @@ std::optional<EagerAllocator::Choice> EagerAllocator::on_track_at(
     uint32_t track, uint32_t len, SimDuration move_time, SimTime arrive, uint32_t offset,
     std::optional<SimDuration> limit) const {
   const DriveGeometry& g = drive_.geometry();
-  const uint32_t spt = g.sectors_per_track;
+  const uint32_t spt = free_.sectors_on(track);
   uint32_t max_skipped = UINT32_MAX;
   if (limit) {
     if (move_time > *limit) return std::nullopt;
@@ -36,19 +35,27 @@ std::optional<EagerAllocator::Choice> EagerAllocator::on_track_at(
     // reached after `limit`. A margin of one sector more, never less.
     const int64_t rev_ns = g.revolution().count();
     max_skipped = static_cast<uint32_t>(std::min<int64_t>(
-        ((*limit - move_time).count() + kOnTimeSlackNs + 1) * g.sectors_per_track / rev_ns + 1,
+        ((*limit - move_time).count() + kOnTimeSlackNs + 1) * spt / rev_ns + 1,
         UINT32_MAX));
   }
   // The sector under the head on arrival, and the run's angular slot: both
   // offset by the track's skew (no division: this is every search's path).
-  const uint32_t slot = next_slot(arrive);
+  const uint32_t slot = next_slot(arrive, spt);
   const uint32_t first = slot >= offset ? slot - offset : slot + spt - offset;
   auto run = free_.first_free_run(track, first, len, max_skipped);
   if (!run) return std::nullopt;
   const uint32_t run_slot = run->sector + offset >= spt ? run->sector + offset - spt
                                                         : run->sector + offset;
   return Choice{Extent{track, run->sector, len},
-                move_time + drive_.rotational_wait(arrive, run_slot)};
+                move_time + drive_.rotational_wait(arrive, run_slot, spt)};
+}
+
+SimDuration EagerAllocator::transfer_time_on(uint32_t track, uint32_t sectors) const {
+  return drive_.transfer_time(sectors, free_.sectors_on(track));
+}
+
+SimDuration EagerAllocator::fastest_transfer_time(uint32_t sectors) const {
+  return drive_.transfer_time(sectors, drive_.geometry().max_sectors_per_track());
 }
 
 SimDuration EagerAllocator::move_time_to(HeadPosition from, HeadPosition to) const {
@@ -56,10 +63,11 @@ SimDuration EagerAllocator::move_time_to(HeadPosition from, HeadPosition to) con
   return move.seek + move.head_switch;
 }
 
-uint32_t EagerAllocator::next_slot(SimTime at) const {
+uint32_t EagerAllocator::next_slot(SimTime at, uint32_t spt) const {
   // A search asks for every track of a cylinder at the same instant.
-  if (!slot_memo_ || slot_memo_->first != at) slot_memo_.emplace(at, drive_.next_slot(at));
-  return slot_memo_->second;
+  if (!slot_memo_ || slot_memo_->at != at || slot_memo_->spt != spt)
+    slot_memo_ = SlotMemo{at, spt, drive_.next_slot(at, spt)};
+  return slot_memo_->slot;
 }
 
 bool EagerAllocator::beyond(SimDuration earliest, const std::optional<Choice>& best, bool or_tie,
@@ -124,16 +132,19 @@ std::optional<EagerAllocator::Choice> EagerAllocator::nearest(
 void EagerAllocator::consider_cylinder(Search& s, uint32_t c, uint32_t d) const {
   const DriveGeometry& g = drive_.geometry();
   // Every head but the current one costs the same move, and each head's
-  // skew adds track_skew to the one before.
+  // skew adds the zone's track skew to the one before.
   const SimDuration move_same = move_time_to(s.head, HeadPosition{c, s.head.head});
   const SimDuration move_other = move_time_to(s.head, HeadPosition{c, s.head.head == 0 ? 1u : 0u});
+  const Zone zone = g.zone(g.zone_index_of_cylinder(c));
+  const uint32_t spt = zone.sectors_per_track;
+  const uint32_t track_skew = zone.track_skew_sectors % spt;
   uint32_t offset = g.angular_slot(Chs{c, 0, 0});
   for (uint32_t h = 0; h < g.tracks_per_cylinder; ++h) {
     if (!(d == 0 && h == s.head.head))  // the head's own track: nearest() looks first
       consider(s, c * g.tracks_per_cylinder + h, d, h == s.head.head ? move_same : move_other,
                offset);
-    offset += track_skew_;
-    if (offset >= g.sectors_per_track) offset -= g.sectors_per_track;
+    offset += track_skew;
+    if (offset >= spt) offset -= spt;
   }
 }
 
@@ -223,7 +234,7 @@ bool EagerAllocator::fill_track_usable(std::optional<uint32_t> fill, uint32_t le
   const DriveGeometry& g = drive_.geometry();
   uint32_t track = *fill;
   if (!window.contains(track / g.tracks_per_cylinder, drive_.simulated_cylinders())) return false;
-  double used = 1.0 - static_cast<double>(free_.free_sectors(track)) / g.sectors_per_track;
+  double used = 1.0 - static_cast<double>(free_.free_sectors(track)) / free_.sectors_on(track);
   // Below the threshold, and the piece still fits somewhere on the track.
   return used < policy_.fill_fraction && free_.free_sectors(track) >= len;
 }
@@ -282,7 +293,8 @@ void EagerAllocator::count(AllocatorStats& stats, size_t pieces, const Choice& c
   stats.pieces += pieces;
   if (greedy) stats.greedy_pieces += pieces;
   stats.skipped_sectors += static_cast<uint64_t>(std::llround(
-      static_cast<double>(choice.locate.count()) / drive_.geometry().sector_time_ns()));
+      static_cast<double>(choice.locate.count()) /
+      drive_.geometry().sector_time_ns(choice.extent.track)));
 }
 
 std::optional<std::vector<Extent>> EagerAllocator::place(std::span<const uint32_t> piece_sectors,
@@ -374,22 +386,24 @@ void EagerAllocator::try_small_first(std::span<const uint32_t> piece_sectors, He
 std::optional<std::vector<Extent>> EagerAllocator::try_one_run(
     std::span<const uint32_t> piece_sectors, HeadPosition head, SimTime start,
     const CylinderWindow& window, PlaceMode mode, const Plan& a, std::vector<size_t>* time_order) {
-  const uint32_t spt = drive_.geometry().sectors_per_track;
   uint32_t total = 0;
   for (uint32_t len : piece_sectors) total += len;
-  if (total > spt) return std::nullopt;
+  if (total > drive_.geometry().max_sectors_per_track()) return std::nullopt;
+  // The soonest the run can pass under the head: on the fastest track.
+  const SimDuration transfer = fastest_transfer_time(total);
   if (a.extents) release_all(*a.extents);
   std::optional<uint32_t> fill_b = fill_track_;
   bool greedy_b = false;
   // Only a run that ends before plan A is taken: the search stops there.
   std::optional<SimDuration> limit;
-  if (a.extents && mode != PlaceMode::kRepack) limit = a.end - start - drive_.transfer_time(total);
+  if (a.extents && mode != PlaceMode::kRepack) limit = a.end - start - transfer;
   auto b = choose(total, head, start, window, &fill_b, &greedy_b, mode, limit);
-  if (!b || (a.extents && !(start + b->locate + drive_.transfer_time(total) < a.end))) {
+  if (!b || (a.extents && !(start + b->locate + transfer_time_on(b->extent.track, total) < a.end))) {
     if (a.extents) allocate_all(*a.extents);
     return std::nullopt;
   }
   std::vector<Extent> out;
+  const uint32_t spt = free_.sectors_on(b->extent.track);
   uint32_t sector = b->extent.sector;
   for (uint32_t len : piece_sectors) {
     out.push_back(Extent{b->extent.track, sector, len});
@@ -405,10 +419,10 @@ std::optional<std::vector<Extent>> EagerAllocator::try_one_run(
 }
 
 bool EagerAllocator::back_to_back(std::span<const Extent> extents) const {
-  const uint32_t spt = drive_.geometry().sectors_per_track;
   for (size_t i = 1; i < extents.size(); ++i) {
     const Extent& p = extents[i - 1];
-    if (extents[i].track != p.track || extents[i].sector != (p.sector + p.sectors) % spt)
+    if (extents[i].track != p.track ||
+        extents[i].sector != (p.sector + p.sectors) % free_.sectors_on(p.track))
       return false;
   }
   return true;
@@ -428,7 +442,7 @@ std::optional<std::vector<Extent>> EagerAllocator::plan_pieces(
     bool greedy = false;
     std::optional<SimDuration> limit;  // the latest locate that still meets the deadline
     if (deadline && mode != PlaceMode::kRepack) {
-      limit = *deadline - t - drive_.transfer_time(sectors_left);
+      limit = *deadline - t - fastest_transfer_time(sectors_left);
       if (*limit < SimDuration{0}) {
         release_all(out);
         return std::nullopt;
@@ -445,7 +459,7 @@ std::optional<std::vector<Extent>> EagerAllocator::plan_pieces(
     free_.allocate(e.track, e.sector, e.sectors);
     out.push_back(e);
     head = HeadPosition{e.track / g.tracks_per_cylinder, e.track % g.tracks_per_cylinder};
-    t += choice->locate + drive_.transfer_time(e.sectors);
+    t += choice->locate + transfer_time_on(e.track, e.sectors);
     sectors_left -= len;
   }
   *end = t;
@@ -455,7 +469,7 @@ std::optional<std::vector<Extent>> EagerAllocator::plan_pieces(
 std::vector<SectorRun> EagerAllocator::runs(std::span<const Extent> extents) const {
   std::vector<SectorRun> out;
   for (const Extent& e : extents)
-    for (const SectorRun& r : extent_runs(e, drive_.geometry().sectors_per_track))
+    for (const SectorRun& r : extent_runs(e, drive_.geometry()))
       out.push_back(r);
   return out;
 }

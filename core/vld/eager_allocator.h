@@ -66,7 +66,7 @@ struct Extent {
 // The one or two runs of physically consecutive sectors an extent occupies,
 // in the order the head meets them: two when it wraps past the end of its
 // track. The one place that knows how a wrapped extent splits.
-// Iterate it directly (`for (const SectorRun& r : extent_runs(e, spt))`):
+// Iterate it directly (`for (const SectorRun& r : extent_runs(e, geometry))`):
 // range-for keeps the temporary alive, a span taken from it would dangle.
 struct ExtentRuns {
   std::array<SectorRun, 2> runs;
@@ -76,9 +76,10 @@ struct ExtentRuns {
   std::span<const SectorRun> span() const& { return {runs.data(), count}; }
   std::span<const SectorRun> span() const&& = delete;  // would dangle
 };
-inline ExtentRuns extent_runs(const Extent& e, uint32_t sectors_per_track) {
-  const uint64_t base = uint64_t{e.track} * sectors_per_track;
-  const uint32_t first = std::min(e.sectors, sectors_per_track - e.sector);
+inline ExtentRuns extent_runs(const Extent& e, const DriveGeometry& g) {
+  const uint64_t base = g.track_first_psn(e.track);
+  const uint32_t spt = g.track_sectors(e.track);
+  const uint32_t first = std::min(e.sectors, spt - e.sector);
   ExtentRuns r;
   r.runs[0] = SectorRun{base + e.sector, first};
   if (first < e.sectors) {
@@ -88,9 +89,9 @@ inline ExtentRuns extent_runs(const Extent& e, uint32_t sectors_per_track) {
   return r;
 }
 // The extent that starts at psn and holds `sectors` (wrapping in its track).
-inline Extent extent_at(uint64_t psn, uint32_t sectors, uint32_t sectors_per_track) {
-  return Extent{static_cast<uint32_t>(psn / sectors_per_track),
-                static_cast<uint32_t>(psn % sectors_per_track), sectors};
+inline Extent extent_at(uint64_t psn, uint32_t sectors, const DriveGeometry& g) {
+  const uint32_t track = g.track_of_psn(psn);
+  return Extent{track, static_cast<uint32_t>(psn - g.track_first_psn(track)), sectors};
 }
 
 // Cylinders [first, first + count), wrapping at the last simulated cylinder.
@@ -287,10 +288,14 @@ class EagerAllocator {
   std::optional<Choice> on_track_at(uint32_t track, uint32_t len, SimDuration move_time,
                                     SimTime arrive, uint32_t offset,
                                     std::optional<SimDuration> limit) const;
+  // Time for `sectors` to pass under the head on `track`, and on the
+  // drive's fastest (outermost) track: a bound for any track.
+  SimDuration transfer_time_on(uint32_t track, uint32_t sectors) const;
+  SimDuration fastest_transfer_time(uint32_t sectors) const;
   // Seek and head switch from `from` to `to` (DriveModel::reposition).
   SimDuration move_time_to(HeadPosition from, HeadPosition to) const;
-  // drive_.next_slot(at), remembered for the last `at`.
-  uint32_t next_slot(SimTime at) const;
+  // drive_.next_slot(at, spt), remembered for the last `at` and `spt`.
+  uint32_t next_slot(SimTime at, uint32_t spt) const;
   // One nearest() search: what it looks for, and the best run so far with
   // its rank (cylinders from the head x heads + head: ties go to the lower).
   struct Search {
@@ -353,10 +358,14 @@ class EagerAllocator {
   std::optional<uint32_t> excluded_;
   std::optional<uint32_t> reserved_;
   AllocatorStats stats_;
-  const uint32_t track_skew_;  // the geometry's, modulo sectors_per_track
-  // drive_.next_slot(at) for the last `at` next_slot was asked
-  // about (a pure function of it, so never stale).
-  mutable std::optional<std::pair<SimTime, uint32_t>> slot_memo_;
+  // drive_.next_slot(at, spt) for the last `at` and `spt` next_slot was
+  // asked about (a pure function of them, so never stale).
+  struct SlotMemo {
+    SimTime at;
+    uint32_t spt;
+    uint32_t slot;
+  };
+  mutable std::optional<SlotMemo> slot_memo_;
 };
 
 }  // namespace vld

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <bit>
+#include <cassert>
+#include <numeric>
 #include <string>
 
 #include "core/util/error.h"
@@ -9,16 +11,21 @@
 namespace vld {
 
 FreeSpaceMap::FreeSpaceMap(uint32_t tracks, uint32_t sectors_per_track)
-    : tracks_(tracks),
-      spt_(sectors_per_track),
-      words_per_track_((sectors_per_track + 63) / 64),
-      bits_(size_t{tracks} * words_per_track_, 0),
-      free_(tracks, sectors_per_track),
-      longest_(tracks, sectors_per_track),
-      holes_(tracks, kStale),
-      free_total_(uint64_t{tracks} * sectors_per_track),
-      empty_tracks_(tracks),
-      empty_bits_((size_t{tracks} + 63) / 64, ~uint64_t{0}) {}
+    : FreeSpaceMap(std::vector<uint32_t>(tracks, sectors_per_track)) {}
+
+FreeSpaceMap::FreeSpaceMap(std::vector<uint32_t> track_sectors)
+    : tracks_(static_cast<uint32_t>(track_sectors.size())),
+      spt_(std::move(track_sectors)),
+      words_per_track_((*std::max_element(spt_.begin(), spt_.end()) + 63) / 64),
+      bits_(size_t{tracks_} * words_per_track_, 0),
+      free_(spt_),
+      longest_(spt_),
+      holes_(tracks_, kStale),
+      free_total_(std::accumulate(spt_.begin(), spt_.end(), uint64_t{0})),
+      empty_tracks_(tracks_),
+      empty_bits_((size_t{tracks_} + 63) / 64, ~uint64_t{0}) {
+  assert(!spt_.empty());
+}
 
 bool FreeSpaceMap::any_empty(uint32_t first, uint32_t count) const {
   return count_empty(first, count) > 0;
@@ -37,21 +44,22 @@ uint32_t FreeSpaceMap::count_empty(uint32_t first, uint32_t count) const {
 }
 
 void FreeSpaceMap::set(uint32_t track, uint32_t sector, uint32_t count, bool used) {
-  if (track >= tracks_ || sector >= spt_ || count > spt_)
+  if (track >= tracks_ || sector >= spt_[track] || count > spt_[track])
     throw Error("free space map: track " + std::to_string(track) + " sector " +
                     std::to_string(sector) + " count " + std::to_string(count) + " out of range",
                 EIO);
-  const bool was_empty = free_[track] == spt_;
+  const uint32_t spt = spt_[track];
+  const bool was_empty = free_[track] == spt;
   // Check every sector before changing any: a refused call changes nothing.
   for (uint32_t i = 0; i < count; ++i) {
-    uint32_t s = (sector + i) % spt_;
+    uint32_t s = (sector + i) % spt;
     if (!is_free(track, s) == used)
       throw Error("free space map: sector " + std::to_string(s) + " of track " +
                       std::to_string(track) + (used ? " allocated twice" : " freed twice"),
                   EIO);
   }
   for (uint32_t i = 0; i < count; ++i) {
-    uint32_t s = (sector + i) % spt_;
+    uint32_t s = (sector + i) % spt;
     bits_[index(track, s)] ^= uint64_t{1} << (s % 64);
   }
   if (used) {
@@ -63,7 +71,7 @@ void FreeSpaceMap::set(uint32_t track, uint32_t sector, uint32_t count, bool use
   }
   longest_[track] = kStale;
   holes_[track] = kStale;
-  const bool is_empty_now = free_[track] == spt_;
+  const bool is_empty_now = free_[track] == spt;
   if (was_empty != is_empty_now) {
     if (is_empty_now) ++empty_tracks_;
     else --empty_tracks_;
@@ -77,10 +85,11 @@ void FreeSpaceMap::allocate(uint32_t track, uint32_t sector, uint32_t count) {
 void FreeSpaceMap::release(uint32_t track, uint32_t sector, uint32_t count) {
   set(track, sector, count, false);
 }
-void FreeSpaceMap::reserve_track(uint32_t track) { set(track, 0, spt_, true); }
+void FreeSpaceMap::reserve_track(uint32_t track) { set(track, 0, spt_[track], true); }
 
 uint32_t FreeSpaceMap::compute_longest(uint32_t track) const {
-  if (free_[track] == spt_) return spt_;
+  const uint32_t spt = spt_[track];
+  if (free_[track] == spt) return spt;
   if (free_[track] == 0) return 0;
   uint32_t longest = 0;
   uint32_t first_start = next_with(track, 0, false);
@@ -89,9 +98,9 @@ uint32_t FreeSpaceMap::compute_longest(uint32_t track) const {
   uint32_t pos = first_end;
   uint32_t last_len = 0;
   longest = first_end - first_start;
-  while (pos < spt_) {
+  while (pos < spt) {
     uint32_t start = next_with(track, pos, false);
-    if (start >= spt_) break;
+    if (start >= spt) break;
     uint32_t end = next_with(track, start, true);
     last_len = end - start;
     last_end = end;
@@ -99,39 +108,41 @@ uint32_t FreeSpaceMap::compute_longest(uint32_t track) const {
     pos = end;
   }
   // A run ending at the last sector continues at sector 0.
-  if (first_start == 0 && last_end == spt_ && last_len > 0)
+  if (first_start == 0 && last_end == spt && last_len > 0)
     longest = std::max(longest, last_len + first_end);
   return longest;
 }
 
 uint32_t FreeSpaceMap::next_with(uint32_t track, uint32_t pos, bool used) const {
-  // The first sector at or after pos whose bit is `used`, or spt_.
+  const uint32_t spt = spt_[track];
+  // The first sector at or after pos whose bit is `used`, or spt.
   const uint64_t* w = &bits_[index(track, 0)];
-  while (pos < spt_) {
+  while (pos < spt) {
     uint64_t word = used ? w[pos / 64] : ~w[pos / 64];
     word &= ~uint64_t{0} << (pos % 64);  // ignore bits before pos
     if (word != 0) {
       uint32_t found = (pos / 64) * 64 + static_cast<uint32_t>(std::countr_zero(word));
-      return std::min(found, spt_);
+      return std::min(found, spt);
     }
     pos = (pos / 64 + 1) * 64;
   }
-  return spt_;
+  return spt;
 }
 
 std::optional<FreeSpaceMap::Run> FreeSpaceMap::first_free_run(uint32_t track,
                                                               uint32_t from_sector,
                                                               uint32_t len,
                                                               uint32_t max_skipped) const {
-  if (len == 0 || len > spt_ || longest_free_run(track) < len) return std::nullopt;
-  from_sector %= spt_;
-  if (free_[track] == spt_) return Run{from_sector, 0};
+  const uint32_t spt = spt_[track];
+  if (len == 0 || len > spt || longest_free_run(track) < len) return std::nullopt;
+  from_sector %= spt;
+  if (free_[track] == spt) return Run{from_sector, 0};
   // Free sectors from p onwards, going round past the end of the track
   // (never more than a whole track).
   auto run_from = [&](uint32_t p) {
     uint32_t end = next_with(track, p, true);
     uint32_t n = end - p;
-    if (end == spt_) n += std::min(next_with(track, 0, true), p);  // continues at sector 0
+    if (end == spt) n += std::min(next_with(track, 0, true), p);  // continues at sector 0
     return n;
   };
   // The head may already be over a run with room to spare.
@@ -141,11 +152,11 @@ std::optional<FreeSpaceMap::Run> FreeSpaceMap::first_free_run(uint32_t track,
   // then from sector 0 back up to the head.
   uint32_t pos = next_with(track, from_sector, true);  // past the run under the head
   for (int lap = 0; lap < 2; ++lap) {
-    const uint32_t limit = lap == 0 ? spt_ : from_sector + 1;
+    const uint32_t limit = lap == 0 ? spt : from_sector + 1;
     while (pos < limit) {
       uint32_t start = next_with(track, pos, false);
       if (start >= limit) break;
-      const uint32_t skipped = (start + spt_ - from_sector) % spt_;
+      const uint32_t skipped = (start + spt - from_sector) % spt;
       if (skipped > max_skipped) return std::nullopt;  // later runs are later still
       if (run_from(start) >= len) return Run{start, skipped};
       pos = next_with(track, start, true);
@@ -158,19 +169,20 @@ std::optional<FreeSpaceMap::Run> FreeSpaceMap::first_free_run(uint32_t track,
 std::optional<FreeSpaceMap::Run> FreeSpaceMap::first_free_run_slow(uint32_t track,
                                                                    uint32_t from_sector,
                                                                    uint32_t len) const {
-  if (len == 0 || len > spt_ || free_[track] < len) return std::nullopt;
-  if (free_[track] == spt_) return Run{from_sector % spt_, 0};
+  const uint32_t spt = spt_[track];
+  if (len == 0 || len > spt || free_[track] < len) return std::nullopt;
+  if (free_[track] == spt) return Run{from_sector % spt, 0};
   // Walk one revolution plus the run length, counting consecutive free
   // sectors; the run starting at the first position whose count reaches len
   // wins.
   uint32_t streak = 0;
-  for (uint32_t i = 0; i < spt_ + len - 1; ++i) {
-    uint32_t s = (from_sector + i) % spt_;
+  for (uint32_t i = 0; i < spt + len - 1; ++i) {
+    uint32_t s = (from_sector + i) % spt;
     if (is_free(track, s)) {
       if (++streak == len) {
         uint32_t skipped = i + 1 - len;
-        if (skipped >= spt_) return std::nullopt;
-        return Run{(from_sector + skipped) % spt_, skipped};
+        if (skipped >= spt) return std::nullopt;
+        return Run{(from_sector + skipped) % spt, skipped};
       }
     } else {
       streak = 0;
@@ -189,7 +201,8 @@ uint32_t FreeSpaceMap::holes_for(uint32_t track, uint32_t len) const {
 }
 
 uint32_t FreeSpaceMap::compute_holes(uint32_t track, uint32_t len) const {
-  if (free_[track] == spt_) return spt_ / len;
+  const uint32_t spt = spt_[track];
+  if (free_[track] == spt) return spt / len;
   if (free_[track] < len) return 0;
   // Free runs in sector order, a word at a time (next_with). A run that
   // ends at the last sector continues at sector 0, as in compute_longest:
@@ -197,12 +210,12 @@ uint32_t FreeSpaceMap::compute_holes(uint32_t track, uint32_t len) const {
   // idle step, so it must not walk sector by sector.
   uint32_t holes = 0, first_len = 0, last_len = 0;
   const uint32_t first_start = next_with(track, 0, false);
-  for (uint32_t pos = first_start; pos < spt_;) {
+  for (uint32_t pos = first_start; pos < spt;) {
     const uint32_t end = next_with(track, pos, true);
     const uint32_t n = end - pos;
     if (pos == first_start) first_len = n;
     holes += n / len;
-    last_len = end == spt_ ? n : 0;
+    last_len = end == spt ? n : 0;
     pos = next_with(track, end, false);
   }
   if (first_start == 0 && last_len > 0)  // two runs that are one (the whole track is free above)

@@ -7,6 +7,9 @@
 // 1: waiting for a block boundary costs what formula (9) says), and a map
 // sector takes a single sector, often the one right behind the data.
 //
+// Tracks need not be the same size: on a zoned drive each track has its
+// zone's sectors per track (spt below is the track's own).
+//
 // A run may wrap past the end of a track: sector spt-1 passes under the head
 // immediately before sector 0, so a block starting at sector s of track T
 // occupies sectors s, s+1, ... mod spt of T, one rotational pass.
@@ -26,10 +29,13 @@ namespace vld {
 
 class FreeSpaceMap {
  public:
+  // Every track of the same size (a single-zone drive).
   FreeSpaceMap(uint32_t tracks, uint32_t sectors_per_track);
+  // Track t has track_sectors[t] sectors.
+  explicit FreeSpaceMap(std::vector<uint32_t> track_sectors);
 
   uint32_t tracks() const { return tracks_; }
-  uint32_t sectors_per_track() const { return spt_; }
+  uint32_t sectors_on(uint32_t track) const { return spt_[track]; }
 
   bool is_free(uint32_t track, uint32_t sector) const {
     return (bits_[index(track, sector)] >> (sector % 64) & 1) == 0;
@@ -39,7 +45,7 @@ class FreeSpaceMap {
   // allocation or double free is a bug and throws).
   void allocate(uint32_t track, uint32_t sector, uint32_t count);
   void release(uint32_t track, uint32_t sector, uint32_t count);
-  void reserve_track(uint32_t track);  // allocate(track, 0, spt), permanently
+  void reserve_track(uint32_t track);  // allocate(track, 0, its sectors), permanently
 
   uint32_t free_sectors(uint32_t track) const { return free_[track]; }
   // Free sectors on tracks [first, first + count).
@@ -55,7 +61,7 @@ class FreeSpaceMap {
     return longest_[track];
   }
   uint64_t free_sectors() const { return free_total_; }
-  bool is_empty(uint32_t track) const { return free_[track] == spt_; }
+  bool is_empty(uint32_t track) const { return free_[track] == spt_[track]; }
   uint32_t empty_tracks() const { return empty_tracks_; }
   // Whether any of tracks [first, first + count) is empty: a search for an
   // empty track passes over a full cylinder a word at a time.
@@ -93,7 +99,9 @@ class FreeSpaceMap {
   void set(uint32_t track, uint32_t sector, uint32_t count, bool used);
   uint32_t next_with(uint32_t track, uint32_t pos, bool used) const;
 
-  uint32_t tracks_, spt_, words_per_track_;
+  uint32_t tracks_;
+  std::vector<uint32_t> spt_;  // sectors of each track
+  uint32_t words_per_track_;   // for the longest track
   std::vector<uint64_t> bits_;  // 1 = used
   std::vector<uint32_t> free_;  // free sectors per track
   static constexpr uint32_t kStale = UINT32_MAX;

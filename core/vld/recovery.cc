@@ -35,7 +35,7 @@ class Reader {
   std::vector<std::byte> block(uint64_t psn) {
     std::vector<std::byte> out(size_t{layout_.block_sectors} * kSectorBytes);
     std::byte* p = out.data();
-    for (const SectorRun& r : extent_runs(extent_at(psn, layout_.block_sectors, layout_.spt), layout_.spt)) {
+    for (const SectorRun& r : extent_runs(extent_at(psn, layout_.block_sectors, layout_.geometry), layout_.geometry)) {
       store_.read(layout_.byte_offset(r.first_psn), std::span(p, size_t{r.count} * kSectorBytes));
       p += size_t{r.count} * kSectorBytes;
     }
@@ -63,7 +63,7 @@ class Reader {
 
  private:
   void charge(uint64_t psn, uint32_t sectors) {
-    ExtentRuns r = extent_runs(extent_at(psn, sectors, layout_.spt), layout_.spt);
+    ExtentRuns r = extent_runs(extent_at(psn, sectors, layout_.geometry), layout_.geometry);
     now_ = drive_.read(r.span(), now_, /*charge_overhead=*/false).end;
     report_.sectors_read += sectors;
   }
@@ -457,7 +457,7 @@ class Recovery {
     std::vector<unsigned char> block(size_t{L_.block_sectors} * kSectorBytes);
     for (const DataKey& key : it->second) {
       unsigned char* p = block.data();
-      for (const SectorRun& r : extent_runs(extent_at(key.psn, L_.block_sectors, L_.spt), L_.spt)) {
+      for (const SectorRun& r : extent_runs(extent_at(key.psn, L_.block_sectors, L_.geometry), L_.geometry)) {
         const size_t at = size_t{r.first_psn % L_.spt} * kSectorBytes;
         p = std::copy_n(track.data() + at, size_t{r.count} * kSectorBytes, p);
       }

@@ -75,12 +75,12 @@ void VldDisk::Impl::format(BackingStore& store, const Superblock& sb) {
 }
 
 Extent VldDisk::Impl::extent_of(const MapEntry& e) const {
-  return extent_at(e.psn(), layout_.block_sectors, layout_.spt);
+  return extent_at(e.psn(), layout_.block_sectors, layout_.geometry);
 }
 
 void VldDisk::Impl::store_write(const Extent& e, const void* bytes) {
   const auto* p = static_cast<const std::byte*>(bytes);
-  for (const SectorRun& r : extent_runs(e, layout_.spt)) {
+  for (const SectorRun& r : extent_runs(e, layout_.geometry)) {
     const size_t n = size_t{r.count} * kSectorBytes;
     store_->write(layout_.byte_offset(r.first_psn), std::span(p, n));
     p += n;
@@ -89,7 +89,7 @@ void VldDisk::Impl::store_write(const Extent& e, const void* bytes) {
 
 void VldDisk::Impl::store_read(const Extent& e, void* bytes) {
   auto* p = static_cast<std::byte*>(bytes);
-  for (const SectorRun& r : extent_runs(e, layout_.spt)) {
+  for (const SectorRun& r : extent_runs(e, layout_.geometry)) {
     const size_t n = size_t{r.count} * kSectorBytes;
     store_->read(layout_.byte_offset(r.first_psn), std::span(p, n));
     p += n;
@@ -192,7 +192,7 @@ void VldDisk::Impl::write_checkpoint(RecoveredState& st) {
   };
   for (uint32_t psn : st.protected_psns) keep(psn);
   for (uint32_t psn : st.protected_data_psns)
-    for (const SectorRun& r : extent_runs(extent_at(psn, layout_.block_sectors, layout_.spt), layout_.spt))
+    for (const SectorRun& r : extent_runs(extent_at(psn, layout_.block_sectors, layout_.geometry), layout_.geometry))
       for (uint32_t i = 0; i < r.count; ++i) keep(r.first_psn + i);
   for (uint32_t p = 0; p < layout_.pieces; ++p)
     if (st.nodes[p].seq) log_.set_node(p, st.nodes[p].psn, st.nodes[p].seq, {});

@@ -23,7 +23,8 @@ namespace vld {
 // Layout facts recovery, VldDisk and vld-inspect share.
 struct VldLayout {
   explicit VldLayout(const Superblock& sb)
-      : spt(sb.geometry.sectors_per_track),
+      : geometry(sb.geometry),
+        spt(sb.geometry.sectors_per_track),
         heads(sb.geometry.tracks_per_cylinder),
         cylinders(sb.simulated_cylinders),
         tracks(sb.simulated_cylinders * sb.geometry.tracks_per_cylinder),
@@ -31,6 +32,7 @@ struct VldLayout {
         blocks(sb.export_bytes / sb.block_bytes),
         pieces((sb.export_bytes / sb.block_bytes + kEntriesPerPiece - 1) / kEntriesPerPiece),
         platter_offset(sb.platter_offset) {}
+  DriveGeometry geometry;
   uint32_t spt, heads, cylinders, tracks;
   uint32_t block_sectors;
   uint64_t blocks, pieces;

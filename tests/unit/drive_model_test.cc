@@ -37,53 +37,53 @@ constexpr int64_t kStRev = 6'000'000;
 
 TEST(DriveModel, AngleIsTimeModuloRevolution) {
   DriveModel m(preset("st19101"), 10);
-  EXPECT_DOUBLE_EQ(m.angle_sectors(at_ns(0)), 0.0);
-  EXPECT_DOUBLE_EQ(m.angle_sectors(at_ns(3'000'000)), 128.0);
-  EXPECT_DOUBLE_EQ(m.angle_sectors(at_ns(kStRev)), 0.0);
-  EXPECT_DOUBLE_EQ(m.angle_sectors(at_ns(5 * kStRev + 46'875)), 2.0);
-  EXPECT_DOUBLE_EQ(m.angle_sectors(at_ns(23'437)), 23'437.0 / 23'437.5);
+  EXPECT_DOUBLE_EQ(m.angle_sectors(at_ns(0), m.geometry().sectors_per_track), 0.0);
+  EXPECT_DOUBLE_EQ(m.angle_sectors(at_ns(3'000'000), m.geometry().sectors_per_track), 128.0);
+  EXPECT_DOUBLE_EQ(m.angle_sectors(at_ns(kStRev), m.geometry().sectors_per_track), 0.0);
+  EXPECT_DOUBLE_EQ(m.angle_sectors(at_ns(5 * kStRev + 46'875), m.geometry().sectors_per_track), 2.0);
+  EXPECT_DOUBLE_EQ(m.angle_sectors(at_ns(23'437), m.geometry().sectors_per_track), 23'437.0 / 23'437.5);
 }
 
 TEST(DriveModel, RotationalWaitAtTimeZero) {
   DriveModel m(preset("st19101"), 10);
-  EXPECT_EQ(m.rotational_wait(at_ns(0), 0).count(), 0);
-  EXPECT_EQ(m.rotational_wait(at_ns(0), 128).count(), 3'000'000);  // half a turn
+  EXPECT_EQ(m.rotational_wait(at_ns(0), 0, m.geometry().sectors_per_track).count(), 0);
+  EXPECT_EQ(m.rotational_wait(at_ns(0), 128, m.geometry().sectors_per_track).count(), 3'000'000);  // half a turn
   // 6 ms * 255 / 256 = 5,976,562.5 ns, rounded up to the nanosecond.
-  EXPECT_EQ(m.rotational_wait(at_ns(0), 255).count(), 5'976'563);
-  EXPECT_EQ(m.rotational_wait(at_ns(0), 1).count(), 23'438);  // 23,437.5 up
+  EXPECT_EQ(m.rotational_wait(at_ns(0), 255, m.geometry().sectors_per_track).count(), 5'976'563);
+  EXPECT_EQ(m.rotational_wait(at_ns(0), 1, m.geometry().sectors_per_track).count(), 23'438);  // 23,437.5 up
   // Whole revolutions later, the same.
-  EXPECT_EQ(m.rotational_wait(at_ns(7 * kStRev), 128).count(), 3'000'000);
+  EXPECT_EQ(m.rotational_wait(at_ns(7 * kStRev), 128, m.geometry().sectors_per_track).count(), 3'000'000);
 }
 
 TEST(DriveModel, RotationalWaitOneSectorIn) {
   DriveModel m(preset("st19101"), 10);
   // At t = 23,437 ns (just before slot 1 starts, at 23,437.5), slot 0 has
   // passed: wait a full revolution minus that, 6,000,000 - 23,437.
-  EXPECT_EQ(m.rotational_wait(at_ns(23'437), 0).count(), 5'976'563);
+  EXPECT_EQ(m.rotational_wait(at_ns(23'437), 0, m.geometry().sectors_per_track).count(), 5'976'563);
   // Slot 1 starts half a nanosecond later: round up to 1 ns.
-  EXPECT_EQ(m.rotational_wait(at_ns(23'437), 1).count(), 1);
+  EXPECT_EQ(m.rotational_wait(at_ns(23'437), 1, m.geometry().sectors_per_track).count(), 1);
   // Slot 2 starts exactly at 46,875 ns.
-  EXPECT_EQ(m.rotational_wait(at_ns(46'875), 2).count(), 0);
-  EXPECT_EQ(m.rotational_wait(at_ns(23'437), 2).count(), 46'875 - 23'437);
+  EXPECT_EQ(m.rotational_wait(at_ns(46'875), 2, m.geometry().sectors_per_track).count(), 0);
+  EXPECT_EQ(m.rotational_wait(at_ns(23'437), 2, m.geometry().sectors_per_track).count(), 46'875 - 23'437);
 }
 
 TEST(DriveModel, UpToTheSlackLateIsOnTime) {
   DriveModel m(preset("st19101"), 10);
   // Slot 1 starts at 23,437.5 ns; 23,438 is the ceiling of the boundary,
   // 0.5 ns late: the rounding of a previous transfer, not a missed sector.
-  EXPECT_EQ(m.rotational_wait(at_ns(23'438), 1).count(), 0);
-  EXPECT_EQ(m.rotational_wait(at_ns(kStRev + 23'438), 1).count(), 0);
+  EXPECT_EQ(m.rotational_wait(at_ns(23'438), 1, m.geometry().sectors_per_track).count(), 0);
+  EXPECT_EQ(m.rotational_wait(at_ns(kStRev + 23'438), 1, m.geometry().sectors_per_track).count(), 0);
   // Several roundings in a row (a wrapped block, then a map sector) stay
   // within kOnTimeSlackNs: still on time.
-  EXPECT_EQ(m.rotational_wait(at_ns(23'439), 1).count(), 0);
-  EXPECT_EQ(m.rotational_wait(at_ns(46'875 + kOnTimeSlackNs), 2).count(), 0);
+  EXPECT_EQ(m.rotational_wait(at_ns(23'439), 1, m.geometry().sectors_per_track).count(), 0);
+  EXPECT_EQ(m.rotational_wait(at_ns(46'875 + kOnTimeSlackNs), 2, m.geometry().sectors_per_track).count(), 0);
   // One nanosecond past the slack is late: wait for the next turn.
-  EXPECT_EQ(m.rotational_wait(at_ns(46'875 + kOnTimeSlackNs + 1), 2).count(),
+  EXPECT_EQ(m.rotational_wait(at_ns(46'875 + kOnTimeSlackNs + 1), 2, m.geometry().sectors_per_track).count(),
             kStRev - kOnTimeSlackNs - 1);
   // next_slot agrees: within the slack the slot is still ahead, past it not.
-  EXPECT_EQ(m.next_slot(at_ns(46'875 + kOnTimeSlackNs)), 2u);
-  EXPECT_EQ(m.next_slot(at_ns(46'875 + kOnTimeSlackNs + 1)), 3u);
-  EXPECT_EQ(m.next_slot(at_ns(46'874)), 2u);
+  EXPECT_EQ(m.next_slot(at_ns(46'875 + kOnTimeSlackNs), m.geometry().sectors_per_track), 2u);
+  EXPECT_EQ(m.next_slot(at_ns(46'875 + kOnTimeSlackNs + 1), m.geometry().sectors_per_track), 3u);
+  EXPECT_EQ(m.next_slot(at_ns(46'874), m.geometry().sectors_per_track), 2u);
 }
 
 TEST(DriveModel, ConsecutiveRunsOnATrackAreOnePass) {
@@ -112,7 +112,7 @@ TEST(DriveModel, RotationalWaitLandsOnTheSlotWithinOneRevolution) {
     for (int i = 0; i < 20000; ++i) {
       int64_t t = time(rng);
       uint32_t s = slot(rng);
-      int64_t w = m.rotational_wait(at_ns(t), s).count();
+      int64_t w = m.rotational_wait(at_ns(t), s, m.geometry().sectors_per_track).count();
       ASSERT_GE(w, 0) << name;
       ASSERT_LT(w, rev) << name;
       // Positions relative to the start of slot s (at s * rev / n ns into the
@@ -141,13 +141,13 @@ TEST(DriveModel, RotationalWaitLandsOnTheSlotWithinOneRevolution) {
 
 TEST(DriveModel, TransferTimeIsSectorsTimesSectorTimeRoundedUp) {
   DriveModel m(preset("st19101"), 10);
-  EXPECT_EQ(m.transfer_time(0).count(), 0);
-  EXPECT_EQ(m.transfer_time(1).count(), 23'438);
-  EXPECT_EQ(m.transfer_time(8).count(), 187'500);  // 4 KiB
-  EXPECT_EQ(m.transfer_time(256).count(), kStRev);
+  EXPECT_EQ(m.transfer_time(0, m.geometry().sectors_per_track).count(), 0);
+  EXPECT_EQ(m.transfer_time(1, m.geometry().sectors_per_track).count(), 23'438);
+  EXPECT_EQ(m.transfer_time(8, m.geometry().sectors_per_track).count(), 187'500);  // 4 KiB
+  EXPECT_EQ(m.transfer_time(256, m.geometry().sectors_per_track).count(), kStRev);
   DriveModel hp(preset("hp97560"), 10);
   // 8 * 14,992,503 / 72 = 1,665,833.67 ns
-  EXPECT_EQ(hp.transfer_time(8).count(), 1'665'834);
+  EXPECT_EQ(hp.transfer_time(8, hp.geometry().sectors_per_track).count(), 1'665'834);
 }
 
 // --------------------------------------------------------- repositioning
@@ -212,8 +212,8 @@ TEST(DriveModel, ReadAfterASeekThatChangesHeadsWaitsForTheHeadSwitch) {
   // charged 3.64 ms would be ready 1.36 ms (6.5 sectors) too early.
   const SimTime ready = a.end + sim_ms(2.3) + sim_ms(5);
   EXPECT_EQ(b.breakdown.seek.count() + b.breakdown.head_switch.count(), 5'000'000);
-  EXPECT_EQ(b.breakdown.rotation, m.rotational_wait(ready, 47));
-  EXPECT_EQ(b.end, ready + m.rotational_wait(ready, 47) + m.transfer_time(8));
+  EXPECT_EQ(b.breakdown.rotation, m.rotational_wait(ready, 47, m.geometry().sectors_per_track));
+  EXPECT_EQ(b.end, ready + m.rotational_wait(ready, 47, m.geometry().sectors_per_track) + m.transfer_time(8, m.geometry().sectors_per_track));
 }
 
 TEST(DriveModel, CrossingACylinderWithALongHeadSwitchLosesNoRevolution) {

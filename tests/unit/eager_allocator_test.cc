@@ -129,7 +129,7 @@ TEST(EagerAllocator, SeeksEitherWayToTheSoonestRunUnlessOneWay) {
   const uint32_t heads = g.tracks_per_cylinder;
   const SimDuration seek1 = drive.reposition(HeadPosition{1, 0}, HeadPosition{0, 0}).seek;
   ASSERT_EQ(seek1, drive.reposition(HeadPosition{1, 0}, HeadPosition{2, 0}).seek);
-  const uint32_t land = drive.next_slot(kSimEpoch + seek1);
+  const uint32_t land = drive.next_slot(kSimEpoch + seek1, drive.geometry().sectors_per_track);
   for (bool one_way : {false, true}) {
     FreeSpaceMap m(4 * heads, g.sectors_per_track);
     for (uint32_t t = 0; t < 4 * heads; ++t)
@@ -143,7 +143,7 @@ TEST(EagerAllocator, SeeksEitherWayToTheSoonestRunUnlessOneWay) {
     ASSERT_TRUE(c.has_value());
     const uint32_t cylinder = one_way ? 2 : 0, slot = one_way ? land + 20 : land + 2;
     EXPECT_EQ(c->extent.track, cylinder * heads) << "one_way " << one_way;
-    EXPECT_EQ(c->locate, seek1 + drive.rotational_wait(kSimEpoch + seek1, slot));
+    EXPECT_EQ(c->locate, seek1 + drive.rotational_wait(kSimEpoch + seek1, slot, drive.geometry().sectors_per_track));
   }
 }
 
@@ -500,13 +500,13 @@ TEST(EagerAllocator, NearestIsTheSoonestRunOfTheWholeWindow) {
             for (uint32_t h = 0; h < heads; ++h) {
               const ServiceBreakdown move = drive.reposition(head, HeadPosition{c, h});
               const SimTime arrive = at + move.seek + move.head_switch;
-              const uint32_t first = (drive.next_slot(arrive) + spt -
+              const uint32_t first = (drive.next_slot(arrive, drive.geometry().sectors_per_track) + spt -
                                       g.angular_slot(Chs{c, h, 0})) % spt;
               auto run = m.first_free_run_slow(c * heads + h, first, len);
               if (!run) continue;
               const SimDuration locate =
                   move.seek + move.head_switch +
-                  drive.rotational_wait(arrive, g.angular_slot(Chs{c, h, run->sector}));
+                  drive.rotational_wait(arrive, g.angular_slot(Chs{c, h, run->sector}), drive.geometry().sectors_per_track);
               auto key = std::make_tuple(locate, uint64_t{d} * heads + h,
                                          ahead_d <= behind_d ? 0 : 1, c * heads + h, run->sector);
               if (!best || key < *best) best = key;

@@ -19,22 +19,22 @@ namespace {
 // Free sectors of a track, counted bit by bit through is_free().
 uint32_t count_free(const FreeSpaceMap& m, uint32_t track) {
   uint32_t n = 0;
-  for (uint32_t s = 0; s < m.sectors_per_track(); ++s) n += m.is_free(track, s) ? 1 : 0;
+  for (uint32_t s = 0; s < m.sectors_on(track); ++s) n += m.is_free(track, s) ? 1 : 0;
   return n;
 }
 
 // A track with exactly the given sectors free (the rest allocated).
 void leave_free(FreeSpaceMap& m, uint32_t track, const std::vector<uint32_t>& free_sectors) {
-  std::vector<bool> keep(m.sectors_per_track(), false);
+  std::vector<bool> keep(m.sectors_on(track), false);
   for (uint32_t s : free_sectors) keep[s] = true;
-  for (uint32_t s = 0; s < m.sectors_per_track(); ++s)
+  for (uint32_t s = 0; s < m.sectors_on(track); ++s)
     if (!keep[s]) m.allocate(track, s, 1);
 }
 
 TEST(FreeSpaceMap, StartsEmptyAndCountsAllocations) {
   FreeSpaceMap m(4, 100);
   EXPECT_EQ(m.tracks(), 4u);
-  EXPECT_EQ(m.sectors_per_track(), 100u);
+  EXPECT_EQ(m.sectors_on(0), 100u);
   EXPECT_EQ(m.free_sectors(), 400u);
   EXPECT_EQ(m.empty_tracks(), 4u);
   for (uint32_t t = 0; t < 4; ++t) {

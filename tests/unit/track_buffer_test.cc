@@ -86,7 +86,7 @@ TEST(TrackBuffer, StartsEmptyOnNoTrack) {
 
 TEST(TrackBuffer, HasAllOnlyForItsTrackAndOnlyWhenEverySectorIsThere) {
   TrackBuffer b(256);
-  b.start(7);
+  b.start(7, 256);
   ASSERT_EQ(b.track(), 7u);
   for (uint32_t s = 60; s < 70; ++s) b.add(s);  // crosses a 64-bit word
   EXPECT_TRUE(b.has_all(7, 60, 10));
@@ -105,7 +105,7 @@ TEST(TrackBuffer, HasAllOnlyForItsTrackAndOnlyWhenEverySectorIsThere) {
 TEST(TrackBuffer, FullAfterEverySectorOnceAndAddIsIdempotent) {
   // 72 sectors (hp97560): the last word is partly used.
   TrackBuffer b(72);
-  b.start(3);
+  b.start(3, 72);
   for (uint32_t s = 0; s < 71; ++s) {
     b.add(s);
     b.add(s);  // counted once
@@ -121,10 +121,10 @@ TEST(TrackBuffer, FullAfterEverySectorOnceAndAddIsIdempotent) {
 
 TEST(TrackBuffer, StartEmptiesAndRededicatesClearForgetsTheTrack) {
   TrackBuffer b(256);
-  b.start(1);
+  b.start(1, 256);
   for (uint32_t s = 0; s < 256; ++s) b.add(s);
   ASSERT_TRUE(b.full());
-  b.start(2);
+  b.start(2, 256);
   EXPECT_EQ(b.track(), 2u);
   EXPECT_FALSE(b.full());
   EXPECT_FALSE(b.has(0));

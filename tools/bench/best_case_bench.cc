@@ -34,12 +34,13 @@ void check(const BestCaseSpec& spec, const DriveGeometry& g) {
   if (spec.writes == 0) throw Error("best-case: --writes must be at least 1", EINVAL);
 }
 
+// REQUIRES: every track of `free` the same size (a single-zone drive).
 // Every track of `free` holds `holes_per_track` holes of `hole` sectors on
 // average (the whole part on each, the fraction by chance), at distinct
 // random slots of a grid with a random phase; the rest is in use.
 void draw_free_space(FreeSpaceMap& free, uint32_t hole, double holes_per_track,
                      std::mt19937_64& rng) {
-  const uint32_t spt = free.sectors_per_track(), slots = spt / hole;
+  const uint32_t spt = free.sectors_on(0), slots = spt / hole;
   const auto whole = static_cast<uint32_t>(holes_per_track);
   std::bernoulli_distribution one_more(holes_per_track - whole);
   std::uniform_int_distribution<uint32_t> phase(0, spt - slots * hole);

@@ -171,7 +171,7 @@ void check_claims(const Inspection& in, Findings& findings) {
     for (uint64_t b = 0; b < in.state.map.size(); ++b) {
       const MapEntry& e = in.state.map[b];
       if (!e.mapped() || e.psn() < layout.spt || e.psn() >= in.sectors) continue;
-      for (const SectorRun& run : extent_runs(extent_at(e.psn(), layout.block_sectors, layout.spt), layout.spt))
+      for (const SectorRun& run : extent_runs(extent_at(e.psn(), layout.block_sectors, layout.geometry), layout.geometry))
         if (psn >= run.first_psn && psn < run.first_psn + run.count) owners.push_back("block " + std::to_string(b));
     }
     for (uint32_t p = 0; p < layout.pieces; ++p)

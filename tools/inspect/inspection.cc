@@ -121,9 +121,9 @@ void claim_recovered_state(Inspection& in) {
       in.bad_mappings.push_back(BadMapping{block, entry.psn()});
       continue;
     }
-    const Extent extent = extent_at(entry.psn(), layout.block_sectors, layout.spt);
+    const Extent extent = extent_at(entry.psn(), layout.block_sectors, layout.geometry);
     in.live_sectors[extent.track] += extent.sectors;
-    for (const SectorRun& run : extent_runs(extent, layout.spt))
+    for (const SectorRun& run : extent_runs(extent, layout.geometry))
       for (uint64_t p = run.first_psn; p < run.first_psn + run.count; ++p)
         claim(in, *in.data_claims, p);
   }
