@@ -19,6 +19,44 @@ constexpr size_t kNvramBytesAt = 192;    // format_versions 2 to 4
 constexpr size_t kFieldsEndV1 = 184;
 constexpr size_t kFieldsEndV2 = 200;
 constexpr size_t kNameBytes = 32;
+// A zoned drive's zone table (any version): a u32 count, a u32 zero, then
+// per zone u32 first_cylinder, sectors_per_track, track_skew_sectors,
+// cylinder_skew_sectors. A single-zone drive's count is 0.
+constexpr size_t kWriteSettleAt = 248;  // u64 ns, any version
+constexpr size_t kZoneCountAt = 256;
+constexpr size_t kZonesAt = 264;
+constexpr size_t kZoneBytes = 16;
+constexpr uint32_t kMaxSuperblockZones = (kChecksumAt - kZonesAt) / kZoneBytes;  // 239
+static_assert(kMaxSuperblockZones >= kMaxZones);
+
+// Where the zone table's bytes end: nothing after it may be nonzero.
+size_t zone_table_end(uint32_t zone_count) { return kZonesAt + size_t{zone_count} * kZoneBytes; }
+
+void encode_zones(const DriveGeometry& g, unsigned char* p) {
+  if (!g.zoned()) return;
+  encode_fixed32(p + kZoneCountAt, static_cast<uint32_t>(g.zones.size()));
+  unsigned char* z = p + kZonesAt;
+  for (const Zone& zone : g.zones) {
+    encode_fixed32(z, zone.first_cylinder);
+    encode_fixed32(z + 4, zone.sectors_per_track);
+    encode_fixed32(z + 8, zone.track_skew_sectors);
+    encode_fixed32(z + 12, zone.cylinder_skew_sectors);
+    z += kZoneBytes;
+  }
+}
+
+// REQUIRES: the count at kZoneCountAt is at most kMaxSuperblockZones.
+void decode_zones(const unsigned char* p, DriveGeometry* g) {
+  const uint32_t count = decode_fixed32(p + kZoneCountAt);
+  g->zones.resize(count);
+  const unsigned char* z = p + kZonesAt;
+  for (Zone& zone : g->zones) {
+    zone = Zone{decode_fixed32(z), decode_fixed32(z + 4), decode_fixed32(z + 8),
+                decode_fixed32(z + 12), 0};
+    z += kZoneBytes;
+  }
+  g->number_zones();
+}
 }  // namespace
 
 const char* mode_name(DiskMode m) {
@@ -77,6 +115,9 @@ std::array<unsigned char, kSuperblockBytes> encode_superblock(const Superblock& 
   std::memcpy(p + 144, sb.secret.data(), sb.secret.size());
   encode_fixed64(p + 176, sb.platter_offset);
   static_assert(kFieldsEndV1 == kSegmentBytesAt && kFieldsEndV2 == kNvramBytesAt + 8);
+  static_assert(kFieldsEndV2 <= kWriteSettleAt && kWriteSettleAt + 8 == kZoneCountAt);
+  encode_fixed64(p + kWriteSettleAt, static_cast<uint64_t>(g.write_settle.count()));
+  encode_zones(g, p);
   if (sb.mode == DiskMode::kLld) {
     encode_fixed64(p + kSegmentBytesAt, sb.segment_bytes);
     encode_fixed64(p + kNvramBytesAt, sb.nvram_bytes);
@@ -91,8 +132,14 @@ namespace {
 // this build reads, and of which mode.
 DecodeResult decode_header(const unsigned char* p, Superblock* sb, std::string* why) {
   if (std::memcmp(p, kMagic, 8) != 0) {
+    auto zero = [](const unsigned char* from, const unsigned char* to) {
+      return std::all_of(from, to, [](unsigned char c) { return c == 0; });
+    };
+    const uint32_t zones = decode_fixed32(p + kZoneCountAt);
     const bool shaped = decode_fixed64(p + kChecksumAt) != 0 &&
-                        std::all_of(p + kFieldsEndV2, p + kChecksumAt, [](unsigned char c) { return c == 0; });
+                        zero(p + kFieldsEndV2, p + kWriteSettleAt) && zones <= kMaxSuperblockZones &&
+                        zero(p + kZoneCountAt + 4, p + kZonesAt) &&
+                        zero(p + zone_table_end(zones), p + kChecksumAt);
     return shaped ? DecodeResult::kDamagedStart : DecodeResult::kNotVld;
   }
   if (decode_fixed64(p + kChecksumAt) != checksum64(p, kChecksumAt))
@@ -131,14 +178,23 @@ void decode_fields(const unsigned char* p, Superblock* sb) {
   g.name.assign(reinterpret_cast<const char*>(p + 112), strnlen(reinterpret_cast<const char*>(p + 112), kNameBytes));
   std::memcpy(sb->secret.data(), p + 144, sb->secret.size());
   sb->platter_offset = decode_fixed64(p + 176);
+  g.write_settle = SimDuration{static_cast<int64_t>(decode_fixed64(p + kWriteSettleAt))};
+  if (decode_fixed32(p + kZoneCountAt) <= kMaxSuperblockZones) decode_zones(p, &g);
   const bool lld = sb->mode == DiskMode::kLld;
   sb->segment_bytes = lld ? decode_fixed64(p + kSegmentBytesAt) : 0;
   sb->nvram_bytes = lld ? decode_fixed64(p + kNvramBytesAt) : 0;
 }
 
 // "" if the decoded fields are consistent, else which one is not.
-std::string invalid_field(const Superblock& sb) {
+std::string invalid_field(const unsigned char* p, const Superblock& sb) {
   const DriveGeometry& g = sb.geometry;
+  const uint32_t zones = decode_fixed32(p + kZoneCountAt);
+  if (zones > kMaxSuperblockZones)
+    return "zone count " + std::to_string(zones) + " (at most " +
+           std::to_string(kMaxSuperblockZones) + ")";
+  if (!std::all_of(p + zone_table_end(zones), p + kChecksumAt,
+                   [](unsigned char c) { return c == 0; }))
+    return "bytes after the zone table are not zero";
   if (std::string w = g.check(); !w.empty()) return "geometry: " + w;
   if (sb.block_bytes < kSectorBytes || sb.block_bytes > 65536 ||
       (sb.block_bytes & (sb.block_bytes - 1)) != 0)
@@ -152,8 +208,7 @@ std::string invalid_field(const Superblock& sb) {
     return "export size " + std::to_string(sb.export_bytes);
   if (sb.mode == DiskMode::kLld && sb.segment_bytes == 0) return "segment bytes 0";
   // plan_image refuses to make such an image; one that claims it is damaged.
-  if (has_32bit_psns(sb.mode) &&
-      uint64_t{sb.simulated_cylinders} * g.sectors_per_cylinder() > kMaxPlatterSectors)
+  if (has_32bit_psns(sb.mode) && g.sectors_in_cylinders(sb.simulated_cylinders) > kMaxPlatterSectors)
     return "platters of more than 2^32 - 1 sectors";
   return "";
 }
@@ -163,7 +218,7 @@ std::string invalid_field(const Superblock& sb) {
 DecodeResult decode_superblock(const unsigned char* p, Superblock* sb, std::string* why) {
   if (DecodeResult r = decode_header(p, sb, why); r != DecodeResult::kOk) return r;
   decode_fields(p, sb);
-  if (std::string w = invalid_field(*sb); !w.empty()) {
+  if (std::string w = invalid_field(p, *sb); !w.empty()) {
     *why = w;
     return DecodeResult::kInvalid;
   }
@@ -181,8 +236,19 @@ uint32_t cylinders_needed(const DriveGeometry& g, uint64_t export_bytes, uint32_
   uint64_t payload = export_bytes + metadata_allowance_bytes(export_bytes, block_bytes);
   // Round the spare up so that a full export never exceeds 100/(100+spare).
   __int128 physical = (static_cast<__int128>(payload) * (100 + spare_percent) + 99) / 100;
-  __int128 cyl = (physical + g.cylinder_bytes() - 1) / g.cylinder_bytes();
-  return cyl > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(cyl);
+  if (!g.zoned()) {
+    __int128 cyl = (physical + g.cylinder_bytes() - 1) / g.cylinder_bytes();
+    return cyl > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(cyl);
+  }
+  // The outermost cylinders, as few as hold it (UINT32_MAX: the drive cannot).
+  if (physical > static_cast<__int128>(g.bytes_in_cylinders(g.cylinders))) return UINT32_MAX;
+  uint32_t lo = 1, hi = g.cylinders;
+  while (lo < hi) {
+    const uint32_t mid = lo + (hi - lo) / 2;
+    if (static_cast<__int128>(g.bytes_in_cylinders(mid)) >= physical) hi = mid;
+    else lo = mid + 1;
+  }
+  return lo;
 }
 
 }  // namespace vld

@@ -35,12 +35,23 @@
 //                here, outside the exported range, so no client can read it
 //   176 u64      platter_offset
 //   format_version 1:
-//   184 ..       zero
+//   184 ..       zero up to 248
 //   format_versions 2 and 3 (mode=lld):
 //   184 u64      segment_bytes: segment= as given (> 0; the layout rounds it)
 //   192 u64      nvram_bytes: nvram= (0: no NVRAM)
-//   200 ..       zero
+//   200 ..       zero up to 248
+//   every version:
+//   248 u64      write_settle_ns: added to a seek before a write (0: none)
+//   256 u32      zone_count: 0 for a single-zone drive (sectors_per_track and
+//                the skews above), else 1..239 and those three fields 0
+//   260 u32      zero
+//   264 16 bytes per zone: u32 first_cylinder, sectors_per_track,
+//                track_skew_sectors, cylinder_skew_sectors
+//   .. 4088      zero
 //   4088 u64     XXH3-64 of bytes [0, 4088)
+//
+// A zoned drive's image keeps its format_version: its sectors_per_track
+// field is 0, which builds that know no zones refuse as a bad geometry.
 //
 // An inplace or vld image is format_version 1, byte for byte as before
 // mode=lld existed, so older vld builds still open it; only an lld image
@@ -118,7 +129,7 @@ struct Superblock {
 
   uint32_t version() const { return format_version ? format_version : format_version_of(mode); }
 
-  uint64_t platter_bytes() const { return simulated_cylinders * geometry.cylinder_bytes(); }
+  uint64_t platter_bytes() const { return geometry.bytes_in_cylinders(simulated_cylinders); }
   uint64_t image_bytes() const { return platter_offset + platter_bytes(); }
   uint64_t physical_blocks() const { return platter_bytes() / block_bytes; }
 };

@@ -9,7 +9,6 @@ namespace vld {
 
 namespace {
 constexpr int64_t kMaxFixedCostNs = 1'000'000'000;
-constexpr uint32_t kMaxZones = 256;
 }  // namespace
 
 SimDuration DriveGeometry::revolution() const {
@@ -206,6 +205,8 @@ std::string DriveGeometry::check() const {
     return "head_switch_us must be from 0 to 1000000 (1 s)";
   if (controller_overhead.count() < 0 || controller_overhead.count() > kMaxFixedCostNs)
     return "overhead_us must be from 0 to 1000000 (1 s)";
+  if (write_settle.count() < 0 || write_settle.count() > kMaxFixedCostNs)
+    return "write_settle_us must be from 0 to 1000000 (1 s)";
   if (auto why = seek.check(cylinders); !why.empty()) return "seek curve: " + why;
   // The longest seek, across the drive, at most 10 s: no drive's is longer,
   // and a curve from a crafted superblock would overflow simulated time.

@@ -44,6 +44,8 @@
 namespace vld {
 
 inline constexpr uint32_t kSectorBytes = 512;
+// The most zones a drive may have (the superblock's table holds them).
+inline constexpr uint32_t kMaxZones = 200;
 
 struct Chs {
   uint32_t cylinder = 0;
@@ -72,6 +74,10 @@ struct DriveGeometry {
   uint32_t rpm = 0;
   SimDuration head_switch{};         // s in paper 001
   SimDuration controller_overhead{}; // o in paper 001 ("SCSI overhead"), per command
+  // Added to a seek before writing: a write needs the head settled on the
+  // track more exactly than a read (DiskSim's "additional write settling
+  // delay"); 0 on the paper's drives.
+  SimDuration write_settle{};
   SeekCurve seek;
   uint32_t track_skew_sectors = 0;     // single-zone drive; 0 on a zoned one
   uint32_t cylinder_skew_sectors = 0;  // single-zone drive; 0 on a zoned one

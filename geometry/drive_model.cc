@@ -107,13 +107,14 @@ void DriveModel::for_each_track_piece(std::span<const SectorRun> runs, Fn fn) co
 }
 
 Access DriveModel::run(std::span<const SectorRun> runs, SimTime start, HeadPosition* head,
-                       bool charge_overhead) const {
+                       Transfer transfer, bool charge_overhead) const {
   Access a;
   if (charge_overhead) a.breakdown.overhead = geometry_.controller_overhead;
   SimTime t = start + a.breakdown.overhead;
   auto pass = [&](const Chs& chs, uint32_t n) {
     HeadPosition target{chs.cylinder, chs.head};
     ServiceBreakdown move = reposition(*head, target);
+    if (transfer == Transfer::kWrite) move.seek += write_settle(*head, target);
     t += move.seek + move.head_switch;
     const uint32_t spt = spt_of(chs);
     move.rotation = rotational_wait(t, geometry_.angular_slot(chs), spt);
@@ -143,16 +144,16 @@ Access DriveModel::run(std::span<const SectorRun> runs, SimTime start, HeadPosit
   return a;
 }
 
-Access DriveModel::estimate(std::span<const SectorRun> runs, SimTime start,
+Access DriveModel::estimate(std::span<const SectorRun> runs, SimTime start, Transfer transfer,
                             bool charge_overhead) const {
   HeadPosition h = head_;
-  return run(runs, start, &h, charge_overhead);
+  return run(runs, start, &h, transfer, charge_overhead);
 }
 
 Access DriveModel::access(std::span<const SectorRun> runs, SimTime start, bool charge_overhead) {
   read_ahead(start);
   read_ahead_since_.reset();  // the head writes (or moves away to)
-  return run(runs, start, &head_, charge_overhead);
+  return run(runs, start, &head_, Transfer::kWrite, charge_overhead);
 }
 
 uint32_t DriveModel::sector_at_slot(uint32_t track, uint32_t slot) const {
@@ -181,7 +182,7 @@ void DriveModel::read_ahead(SimTime until) {
 }
 
 Access DriveModel::read(std::span<const SectorRun> runs, SimTime start, bool charge_overhead) {
-  if (!buffer_on_) return run(runs, start, &head_, charge_overhead);
+  if (!buffer_on_) return run(runs, start, &head_, Transfer::kRead, charge_overhead);
   Access a;
   if (charge_overhead) a.breakdown.overhead = geometry_.controller_overhead;
   SimTime t = start + a.breakdown.overhead;

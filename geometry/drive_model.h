@@ -6,7 +6,8 @@
 // that time spent on? The answer is broken down as in paper 001, Figure 9:
 //
 //   overhead    controller time per command (Table 1, "SCSI overhead")
-//   seek        moving the actuator to another cylinder (SeekCurve)
+//   seek        moving the actuator to another cylinder (SeekCurve), and
+//               before a write, the write settle
 //   head_switch selecting another head on the same cylinder
 //   rotation    waiting for the first sector of a run to come under the head
 //   transfer    sectors passing under the head while they are read or written
@@ -82,6 +83,10 @@ struct Access {
   ServiceBreakdown breakdown;
 };
 
+// What a command does with its sectors: a write after a seek also waits for
+// the write settle (DriveGeometry::write_settle).
+enum class Transfer { kRead, kWrite };
+
 class DriveModel {
  public:
   // simulated_cylinders: how many cylinders, from cylinder 0, the backing
@@ -117,10 +122,15 @@ class DriveModel {
   // Moving the head between tracks: a seek, a head switch, or nothing; a
   // seek that also changes heads takes max(seek, head switch).
   ServiceBreakdown reposition(HeadPosition from, HeadPosition to) const;
+  // The extra wait before writing after moving from `from` to `to`: the
+  // write settle if the arm moved, else nothing.
+  SimDuration write_settle(HeadPosition from, HeadPosition to) const {
+    return from.cylinder != to.cylinder ? geometry_.write_settle : SimDuration{0};
+  }
 
   // Cost of one command transferring `runs` in order, from the current head
   // position, without moving the head. Pays the controller overhead once.
-  Access estimate(std::span<const SectorRun> runs, SimTime start,
+  Access estimate(std::span<const SectorRun> runs, SimTime start, Transfer transfer,
                   bool charge_overhead = true) const;
   // The same, and leaves the head where the last sector ended. Work inside
   // a command already paid for (a read-modify-write's write, a log record
@@ -135,7 +145,7 @@ class DriveModel {
 
  private:
   Access run(std::span<const SectorRun> runs, SimTime start, HeadPosition* head,
-             bool charge_overhead = true) const;
+             Transfer transfer, bool charge_overhead) const;
 
   // Calls fn(chs, n) for each piece of the runs that lies on one track, in
   // order: n sectors from chs, up to the end of that track.

@@ -42,7 +42,7 @@ nlohmann::json by_size_json(const std::array<LatencyHistogram, kSizeClasses>& h)
 
 nlohmann::json geometry_json(const Superblock& sb) {
   const DriveGeometry& g = sb.geometry;
-  return {
+  nlohmann::json j = {
       {"name", g.name},
       {"sectors_per_track", g.sectors_per_track},
       {"tracks_per_cylinder", g.tracks_per_cylinder},
@@ -59,6 +59,19 @@ nlohmann::json geometry_json(const Superblock& sb) {
       {"export_bytes", sb.export_bytes},
       {"platter_bytes", sb.platter_bytes()},
   };
+  // A zoned drive's zones, and a write settle: only where there is one, so
+  // that a single-zone drive's stats are as they always were.
+  if (g.write_settle.count() > 0) j["write_settle_us"] = to_us(g.write_settle);
+  if (g.zoned()) {
+    nlohmann::json zones = nlohmann::json::array();
+    for (const Zone& z : g.zones)
+      zones.push_back({{"first_cylinder", z.first_cylinder},
+                       {"sectors_per_track", z.sectors_per_track},
+                       {"track_skew_sectors", z.track_skew_sectors},
+                       {"cylinder_skew_sectors", z.cylinder_skew_sectors}});
+    j["zones"] = zones;
+  }
+  return j;
 }
 
 nlohmann::json requests_json(const RequestCounts& r) {

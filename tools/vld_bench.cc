@@ -38,6 +38,9 @@
 //   replay  a block trace (fio iolog, blkparse, nbdkit's log filter, MSR
 //           Cambridge) on one mode, open or closed loop, with the stats
 //           file's output (tools/bench/replay_bench.h, docs/traces.md)
+//   drive   the drive model alone: random 4 KiB reads and writes one at a
+//           time, and each zone's sequential rate, as a drive validation
+//           measures them (tools/bench/drive_bench.h, docs/geometry.md)
 //   fill    every block of a new disk written once, 4 KiB at a time, back to
 //           back (as with latency=none), in order or shuffled: the write
 //           time as the disk fills, and the repacks that keep the last
@@ -65,6 +68,7 @@
 #include "tools/bench/disk_spec.h"
 #include "tools/bench/fig10_bench.h"
 #include "tools/bench/fig11_bench.h"
+#include "tools/bench/drive_bench.h"
 #include "tools/bench/fig2_bench.h"
 #include "tools/bench/fill_bench.h"
 #include "tools/bench/qd_bench.h"
@@ -98,6 +102,7 @@ struct BenchOptions {
   uint32_t fig2_sectors = 1;
   uint64_t fig2_writes = 20000;
   bool fig2_strict = false;
+  DriveBenchSpec drive;
   FillSpec fill;
   uint32_t fill_spare = 25;
   LldSpec lld;
@@ -134,6 +139,7 @@ struct Subcommands {
   CLI::App* recovery;
   CLI::App* best_case;
   CLI::App* replay;
+  CLI::App* drive;
 };
 
 // --stats and --stats-interval (tools/bench/stats_recorder.h).
@@ -261,6 +267,27 @@ CLI::App* add_fig2(CLI::App& app, BenchOptions& options) {
   fig2->add_flag("--strict", options.fig2_strict,
                  "the paper's policy: stay on a track until the threshold, whatever the wait");
   return fig2;
+}
+
+CLI::App* add_drive(CLI::App& app, BenchOptions& options) {
+  auto* drive = app.add_subcommand(
+      "drive", "the drive model alone: random 4 KiB reads and writes one at a time, and each "
+               "zone's sequential rate");
+  drive->add_option("--geometry", options.disk.geometry,
+                    "drive preset (" + preset_names_joined(", ") + ") or drive file")
+      ->capture_default_str();
+  drive->add_option("--requests", options.drive.requests, "requests per random workload")
+      ->capture_default_str();
+  drive->add_option("--gap-ms", options.drive.gap_ms, "idle time before each random request")
+      ->capture_default_str();
+  drive->add_option("--request-sectors", options.drive.request_sectors,
+                    "sectors per random request (8: 4 KiB)")
+      ->capture_default_str();
+  drive->add_option("--sequential-cylinders", options.drive.sequential_cylinders,
+                    "cylinders read from each zone's first, in one command")
+      ->capture_default_str();
+  drive->add_option("--seed", options.disk.seed)->capture_default_str();
+  return drive;
 }
 
 CLI::App* add_fill(CLI::App& app, BenchOptions& options) {
@@ -507,6 +534,7 @@ int run(BenchOptions options, const Subcommands& sub) {
   if (*sub.fig11) return cmd_fig11(spec, options.bursts);
   if (auto status = run_own_spec(options, sub)) return *status;
   if (*sub.table2) return cmd_table2(spec, options.table2_writes);
+  if (*sub.drive) return cmd_drive(spec, options.drive);
   if (*sub.fig2) return cmd_fig2(spec, options.fig2_thresholds, options.fig2_sectors, options.fig2_writes, options.fig2_strict);
   if (*sub.fill) {
     spec.spare_percent = options.fill_spare;
@@ -572,7 +600,7 @@ int main(int argc, char** argv) {
                         add_fig2(app, options), add_fill(app, options), add_aru(app, options),
                         add_qd(app, options), add_scan(app, options),
                         add_recovery(app, options), add_best_case(app, options),
-                        add_replay(app, options)};
+                        add_replay(app, options), add_drive(app, options)};
   // One line, as every other error of vld-bench (CLI11's default adds a
   // second, "Run with --help"). A misspelt subcommand is left over as an
   // argument and CLI11 only says that one is required: name it instead.

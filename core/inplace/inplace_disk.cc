@@ -60,11 +60,12 @@ Completion InplaceDisk::read(uint64_t offset, std::span<std::byte> out, SimTime 
   return Completion{a.end, a.breakdown, 0, blocks_covering(offset, out.size())};
 }
 
-SimDuration InplaceDisk::positioning_estimate(bool, uint64_t offset, uint64_t len,
+SimDuration InplaceDisk::positioning_estimate(bool write, uint64_t offset, uint64_t len,
                                               SimTime start) const {
   if (len == 0) return SimDuration{0};
   const SectorRun run = covering_run(offset, len);
-  return drive_.estimate(std::span(&run, 1), start).breakdown.locate();
+  return drive_.estimate(std::span(&run, 1), start, write ? Transfer::kWrite : Transfer::kRead)
+      .breakdown.locate();
 }
 
 Completion InplaceDisk::write(uint64_t offset, std::span<const std::byte> data, bool fua,
@@ -306,7 +307,7 @@ void InplaceDisk::recover() {
   Clock clock{kSimEpoch};
   if (read_bytes > 0) {
     const SectorRun run = covering_run(journal_.offset(), read_bytes);
-    clock.add(drive_.estimate(std::span(&run, 1), clock.now));
+    clock.add(drive_.estimate(std::span(&run, 1), clock.now, Transfer::kRead));
   }
   recovery_.sectors_read = read_bytes / kSectorBytes;
   if (r) {

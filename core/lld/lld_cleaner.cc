@@ -395,7 +395,7 @@ bool LldDisk::Impl::idle_read(SimTime idle_ends, LldClock& c) {
     return SectorRun{from, static_cast<uint32_t>(to - from)};
   };
   const auto ends_in_time = [&](const SectorRun& run) {  // the read and the way back
-    const SimTime end = drive_.estimate(std::span(&run, 1), c.now).end;
+    const SimTime end = drive_.estimate(std::span(&run, 1), c.now, Transfer::kRead).end;
     return ends_by(end + back_to_log_head(head_at(run.first_psn + run.count - 1)), idle_ends);
   };
   size_t lo = v.read, hi = v.blocks.size();
@@ -471,7 +471,7 @@ bool LldDisk::Impl::idle_move_write(uint32_t reserve, SimTime idle_ends, LldCloc
 bool LldDisk::Impl::idle_checkpoint(SimTime idle_ends, LldClock& c) {
   // write_checkpoint's one drive command; then back.
   const std::vector<SectorRun> runs = checkpoint_runs();
-  const SimTime end = drive_.estimate(runs, c.now).end;
+  const SimTime end = drive_.estimate(runs, c.now, Transfer::kWrite).end;
   const uint64_t last = runs.back().first_psn + runs.back().count - 1;
   if (!ends_by(end + back_to_log_head(head_at(last)), idle_ends)) return false;
   const SimTime before = c.now;
@@ -483,7 +483,7 @@ bool LldDisk::Impl::idle_checkpoint(SimTime idle_ends, LldClock& c) {
 
 bool LldDisk::Impl::pause_holds_a_segment_write(SimTime now, SimTime idle_ends) const {
   const SectorRun run{layout_.segment_first_psn(*usage_.open_segment()), shape_.segment_sectors};
-  return ends_by(drive_.estimate(std::span(&run, 1), now).end, idle_ends);
+  return ends_by(drive_.estimate(std::span(&run, 1), now, Transfer::kWrite).end, idle_ends);
 }
 
 bool LldDisk::Impl::idle_victim_current() const {
@@ -528,7 +528,7 @@ std::pair<size_t, size_t> LldDisk::Impl::entries_that_fit(
 SimTime LldDisk::Impl::log_write_end(uint64_t sectors, SimTime start) const {
   const SectorRun run{layout_.segment_first_psn(*usage_.open_segment()) + head_sector_,
                       static_cast<uint32_t>(sectors)};
-  return drive_.estimate(std::span(&run, 1), start).end;
+  return drive_.estimate(std::span(&run, 1), start, Transfer::kWrite).end;
 }
 
 }  // namespace vld

@@ -60,7 +60,7 @@ SimDuration EagerAllocator::fastest_transfer_time(uint32_t sectors) const {
 
 SimDuration EagerAllocator::move_time_to(HeadPosition from, HeadPosition to) const {
   const ServiceBreakdown move = drive_.reposition(from, to);
-  return move.seek + move.head_switch;
+  return move.seek + move.head_switch + drive_.write_settle(from, to);
 }
 
 uint32_t EagerAllocator::next_slot(SimTime at, uint32_t spt) const {
@@ -197,8 +197,7 @@ std::optional<uint32_t> EagerAllocator::nearest_empty_track(HeadPosition head, S
         uint32_t track = c * g.tracks_per_cylinder + h;
         if (!free_.is_empty(track) || !usable(track)) continue;
         // An empty track can be written from wherever the head lands on it.
-        ServiceBreakdown move = drive_.reposition(head, HeadPosition{c, h});
-        SimDuration cost = move.seek + move.head_switch;
+        SimDuration cost = move_time_to(head, HeadPosition{c, h});
         if (!best || cost < best_cost) {
           best = track;
           best_cost = cost;

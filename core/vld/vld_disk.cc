@@ -517,7 +517,7 @@ bool VldDisk::Impl::apply(std::vector<Update>& updates, std::span<const uint32_t
   SimTime data_only_end = clock.now;
   if (data_pieces > 0) {
     std::vector<SectorRun> data_runs = alloc_.runs(std::span(ext.data(), data_pieces));
-    data_only_end = drive_.estimate(data_runs, clock.now, false).end;
+    data_only_end = drive_.estimate(data_runs, clock.now, Transfer::kWrite, false).end;
   }
   std::vector<Extent> in_time;
   for (size_t i : placed->order) in_time.push_back(ext[i]);
@@ -791,7 +791,7 @@ SimDuration VldDisk::Impl::positioning_estimate(bool write, uint64_t offset, uin
     if (!map_[b].mapped()) continue;
     const Extent ext = extent_of(map_[b]);
     const std::vector<SectorRun> runs = alloc_.runs(std::span(&ext, 1));
-    return drive_.estimate(runs, start).breakdown.locate();
+    return drive_.estimate(runs, start, Transfer::kRead).breakdown.locate();
   }
   return SimDuration{0};  // all holes: read as zeros, no media access
 }

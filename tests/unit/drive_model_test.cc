@@ -94,8 +94,8 @@ TEST(DriveModel, ConsecutiveRunsOnATrackAreOnePass) {
   std::vector<SectorRun> singles;
   for (uint64_t s = 0; s < 256; ++s) singles.push_back(SectorRun{256 + s, 1});
   const SectorRun whole{256, 256};
-  const Access one = m.estimate(std::span(&whole, 1), at_ns(0), false);
-  const Access many = m.estimate(singles, at_ns(0), false);
+  const Access one = m.estimate(std::span(&whole, 1), at_ns(0), Transfer::kWrite, false);
+  const Access many = m.estimate(singles, at_ns(0), Transfer::kWrite, false);
   EXPECT_EQ(many.end, one.end);
   EXPECT_LT((many.end - at_ns(0)).count(), 2 * kStRev);
 }
@@ -225,7 +225,7 @@ TEST(DriveModel, CrossingACylinderWithALongHeadSwitchLosesNoRevolution) {
   SectorRun run{72 * 19 - 4, 8};  // the last 4 sectors of (0,18), 4 of (1,0)
   SectorRun first_track{72 * 19 - 4, 4};
   const SimDuration first_wait =
-      m.estimate(std::span(&first_track, 1), at_ns(0)).breakdown.rotation;
+      m.estimate(std::span(&first_track, 1), at_ns(0), Transfer::kWrite).breakdown.rotation;
   Access a = m.access(std::span(&run, 1), at_ns(0));
   EXPECT_EQ(a.breakdown.seek.count() + a.breakdown.head_switch.count(), 5'000'000);
   EXPECT_LT((a.breakdown.rotation - first_wait).count(), 208'230);
@@ -371,7 +371,7 @@ TEST(DriveModel, OverheadIsChargedOncePerCommand) {
 TEST(DriveModel, EstimateDoesNotMoveTheHead) {
   DriveModel m(preset("st19101"), 10);
   SectorRun run{4096 * 5 + 256 * 3, 8};
-  Access e = m.estimate(std::span(&run, 1), at_ns(1000));
+  Access e = m.estimate(std::span(&run, 1), at_ns(1000), Transfer::kWrite);
   EXPECT_EQ(m.head(), (HeadPosition{0, 0}));
   Access a = m.access(std::span(&run, 1), at_ns(1000));
   EXPECT_EQ(m.head(), (HeadPosition{5, 3}));

@@ -25,8 +25,15 @@ DriveGeometry preset(const char* name) {
 
 // ---------------------------------------------------------------- presets
 
-TEST(Presets, NamesAreTheThreeDocumented) {
-  EXPECT_EQ(preset_names(), (std::vector<std::string>{"hp97560", "hp97560-rw", "st19101", "savvio10k4"}));
+TEST(Presets, NamesAreTheDocumented) {
+  EXPECT_EQ(preset_names(), (std::vector<std::string>{"hp97560", "hp97560-rw", "st19101",
+                                                      "savvio10k4", "atlas10k", "cheetah9lp"}));
+  for (const std::string& name : preset_names()) {
+    auto g = find_preset(name);
+    ASSERT_TRUE(g.has_value()) << name;
+    EXPECT_EQ(g->check(), "") << name;
+    EXPECT_EQ(g->name, name);
+  }
   EXPECT_FALSE(find_preset("foo").has_value());
   EXPECT_FALSE(find_preset("").has_value());
   EXPECT_FALSE(find_preset("HP97560").has_value());

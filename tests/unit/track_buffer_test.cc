@@ -163,7 +163,7 @@ TEST(TrackBufferRead, WholeTrackCostsOneRevolutionFromAnyStart) {
     SectorRun whole{0, 256};
     // Without the buffer, the same read waits for sector 0 (slot 0 of the
     // next turn): 6,000,000 - 1,334,567 = 4,665,433 ns.
-    Access e = m.estimate(std::span(&whole, 1), at_ns(start));
+    Access e = m.estimate(std::span(&whole, 1), at_ns(start), Transfer::kRead);
     EXPECT_EQ(ns_of(e.end), start + kOverhead + 4'665'433 + kRev);
     Access a = m.read(std::span(&whole, 1), at_ns(start));
     EXPECT_EQ(ns_of(a.end), start + kOverhead + 1'371 + kRev);
@@ -417,7 +417,7 @@ TEST(TrackBufferRead, WithTheBufferOffReadIsAccess) {
         runs.push_back({rng() % (sectors - 600), 1 + static_cast<uint32_t>(rng() % 520)});
     }
     const bool overhead = rng() % 4 != 0;
-    Access e = m.estimate(runs, at_ns(t), overhead);
+    Access e = m.estimate(runs, at_ns(t), Transfer::kRead, overhead);
     Access r = m.read(runs, at_ns(t), overhead);
     Access w = twin.access(runs, at_ns(t), overhead);
     ASSERT_EQ(r.end, e.end) << i;

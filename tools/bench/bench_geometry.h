@@ -9,17 +9,26 @@
 #include <string>
 
 #include "core/util/error.h"
+#include "geometry/drive_file.h"
 #include "geometry/drive_geometry.h"
 #include "geometry/presets.h"
 
 namespace vld {
 
-// The preset `geometry` (skews derived, as find_preset gives them). Throws
-// Error(EINVAL) naming the presets if there is no such one.
+// The preset `geometry` (skews derived, as find_preset gives them), or the
+// drive file it names (geometry/drive_file.h). Throws Error(EINVAL) naming
+// the presets if there is no such preset, or the file's error.
 inline DriveGeometry bench_geometry(const std::string& geometry) {
+  if (names_drive_file(geometry)) {
+    std::string why;
+    auto g = load_drive(geometry, &why);
+    if (!g) throw Error("--geometry " + why, EINVAL);
+    return *g;
+  }
   auto g = find_preset(geometry);
   if (!g)
-    throw Error("--geometry " + geometry + ": unknown; choose one of " + preset_names_joined(", "),
+    throw Error("--geometry " + geometry + ": unknown; choose one of " + preset_names_joined(", ") +
+                    ", or a drive file (a path, or NAME.drive)",
                 EINVAL);
   return *g;
 }

@@ -1,0 +1,67 @@
+"""The validated presets against DiskSim 4.0's validated models.
+
+vld-bench drive runs the drive model alone (random 4 KiB reads and writes
+one at a time, and each zone's sequential rate); data/disksim-validation.json
+holds what DiskSim's own model of the same drive gives for the same
+workload (its provenance is in the file and in docs/geometry.md). Targets:
+mean and p90 within 5%; every zone's sequential rate within 2% of its zone
+table's. Runs the build's vld-bench ($VLD_BENCH, else build/ then
+build-dev/)."""
+import json
+import os
+import pathlib
+import subprocess
+
+import pytest
+
+REPO = pathlib.Path(__file__).resolve().parents[2]
+REFERENCE = json.loads((pathlib.Path(__file__).parent / "data" /
+                        "disksim-validation.json").read_text())
+
+
+def vld_bench():
+    env = os.environ.get("VLD_BENCH")
+    if env:
+        return env
+    for build in ("build", "build-dev"):
+        p = REPO / build / "tools" / "vld-bench"
+        if p.exists():
+            return str(p)
+    return None
+
+
+pytestmark = pytest.mark.skipif(vld_bench() is None, reason="no vld-bench built (scripts/build)")
+
+
+def drive(geometry):
+    out = subprocess.run([vld_bench(), "drive", "--geometry", geometry], capture_output=True,
+                         text=True, check=True).stdout
+    return [json.loads(line) for line in out.splitlines()]
+
+
+@pytest.mark.parametrize("geometry", sorted(REFERENCE["drives"]))
+@pytest.mark.parametrize("workload", ["random-read", "random-write"])
+def test_random_4k_within_5_percent_of_disksim(geometry, workload):
+    ref = REFERENCE["drives"][geometry][workload]
+    (got,) = [r for r in drive(geometry) if r["workload"] == workload]
+    assert got["requests"] == 10000
+    for stat in ("mean", "p90"):
+        ours, theirs = got[f"{stat}_us"] / 1e3, ref[stat]
+        assert abs(ours / theirs - 1) <= 0.05, f"{stat}: vld {ours:.3f} ms, DiskSim {theirs:.3f} ms"
+
+
+@pytest.mark.parametrize("geometry", sorted(REFERENCE["drives"]) + ["st19101", "savvio10k4"])
+def test_sequential_rate_of_every_zone_within_2_percent_of_its_table(geometry):
+    zones = [r for r in drive(geometry) if r["workload"] == "sequential-read"]
+    assert zones, "no zone measured"
+    for z in zones:
+        assert abs(z["mb_per_s"] / z["table_mb_per_s"] - 1) <= 0.02, z
+    # Outer zones hold at least as many sectors per track as inner ones.
+    spt = [z["sectors_per_track"] for z in zones]
+    assert spt == sorted(spt, reverse=True)
+
+
+def test_the_zoned_presets_have_their_disksim_zone_count():
+    counts = {g: len([r for r in drive(g) if r["workload"] == "sequential-read"])
+              for g in REFERENCE["drives"]}
+    assert counts == {"atlas10k": 24, "cheetah9lp": 11}
