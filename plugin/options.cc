@@ -7,6 +7,7 @@
 
 #include "core/lld/cleaner_policy.h"
 #include "core/vld/compactor.h"
+#include "geometry/drive_file.h"
 #include "geometry/presets.h"
 #include "plugin/parameters.h"
 
@@ -139,8 +140,11 @@ std::string read_value(const ParameterDoc& p, const std::string& v, const ValueP
       return with_expected(read_microseconds(v, out));
     case ValueKind::kOnOff:
       return with_expected(read_bool(v, parsers, out));
-    case ValueKind::kPreset:
-      return find_preset(v) ? "" : expected + join_presets();
+    case ValueKind::kPreset: {
+      if (!names_drive_file(v)) return find_preset(v) ? "" : expected + join_presets();
+      std::string why;
+      return load_drive(v, &why) ? "" : why;
+    }
     case ValueKind::kSeekCurve: {
       std::string why;
       out->seek = SeekCurve::parse(v, &why);
@@ -179,9 +183,39 @@ std::string set_option(PluginOptions* o, std::string_view key, std::string_view 
 
 namespace {
 
+// A zoned drive's overrides: sectors_per_track= has no meaning (each zone
+// has its own); rpm=, head_switch_us= and seek= move every zone's skews,
+// which are derived afresh.
+std::string resolve_zoned(const PluginOptions& o, DriveGeometry* g) {
+  if (o.sectors_per_track)
+    return "sectors_per_track=" + std::to_string(*o.sectors_per_track) + " applies to a "
+           "single-zone drive, and geometry=" + g->name + " has " +
+           std::to_string(g->zones.size()) + " zones; drop sectors_per_track= or use a drive "
+           "file with the zones you want";
+  if (o.tracks_per_cylinder) g->tracks_per_cylinder = *o.tracks_per_cylinder;
+  if (o.cylinders) g->cylinders = *o.cylinders;
+  if (o.overhead_us) g->controller_overhead = sim_us(*o.overhead_us);
+  const bool moves_skews = o.rpm || o.head_switch_us || o.seek;
+  if (o.rpm) g->rpm = *o.rpm;
+  if (o.head_switch_us) g->head_switch = sim_us(*o.head_switch_us);
+  if (o.seek) g->seek = *o.seek;
+  if (!g->zones.empty() && g->zones.back().first_cylinder >= g->cylinders)
+    return "geometry: cylinders=" + std::to_string(g->cylinders) + " ends before the last "
+           "zone of geometry=" + g->name + " (at cylinder " +
+           std::to_string(g->zones.back().first_cylinder) + "); give more cylinders";
+  g->number_zones();
+  if (std::string why = g->check(); !why.empty()) return "geometry: " + why;
+  if (moves_skews) g->derive_skews();
+  return "";
+}
+
 // The geometry the options describe: preset plus overrides, skews derived.
 std::string resolve_geometry(const PluginOptions& o, DriveGeometry* g) {
-  *g = *find_preset(o.geometry.value_or(kDefaultGeometry));
+  std::string why;
+  auto drive = load_drive(o.geometry.value_or(kDefaultGeometry), &why);
+  if (!drive) return "geometry=" + o.geometry.value_or(kDefaultGeometry) + ": " + why;
+  *g = *drive;
+  if (g->zoned()) return resolve_zoned(o, g);
   if (o.sectors_per_track) g->sectors_per_track = *o.sectors_per_track;
   if (o.tracks_per_cylinder) g->tracks_per_cylinder = *o.tracks_per_cylinder;
   if (o.cylinders) g->cylinders = *o.cylinders;
@@ -229,6 +263,19 @@ std::string format_options(const PluginOptions& o, FormatOptions* out) {
   return "";
 }
 
+namespace {
+
+// The name a geometry= value gives the drive: a preset's, or a drive file's
+// name line ("" if the file cannot be read: then it matches no image).
+std::string drive_name(const std::string& geometry) {
+  if (!names_drive_file(geometry)) return geometry;
+  std::string why;
+  auto g = load_drive(geometry, &why);
+  return g ? g->name : "";
+}
+
+}  // namespace
+
 std::string conflicts_with_image(const PluginOptions& o, const Superblock& sb) {
   const DriveGeometry& g = sb.geometry;
   auto conflict = [&](const std::string& key, const std::string& given,
@@ -239,7 +286,8 @@ std::string conflicts_with_image(const PluginOptions& o, const Superblock& sb) {
   auto num = [](auto x) { return std::to_string(x); };
   if (o.size_bytes && *o.size_bytes != sb.export_bytes)
     return conflict("size", num(*o.size_bytes), num(sb.export_bytes));
-  if (o.geometry && *o.geometry != g.name) return conflict("geometry", *o.geometry, g.name);
+  if (o.geometry && drive_name(*o.geometry) != g.name)
+    return conflict("geometry", *o.geometry, g.name);
   if (o.mode && *o.mode != sb.mode)
     return conflict("mode", mode_name(*o.mode), mode_name(sb.mode));
   if (o.block_bytes && *o.block_bytes != sb.block_bytes)

@@ -156,11 +156,11 @@ inline constexpr ParameterDoc kParameters[] = {
      "B<cleaner_policy=>). See L</DESCRIPTION>.",
      "B<vld>|B<inplace>|B<lld>"},
 
-    {"geometry", "NAME", ParameterGroup::kFormat,
+    {"geometry", "NAME|FILE", ParameterGroup::kFormat,
      {ValueKind::kPreset, "unknown geometry; choose one of "},
      [](PluginOptions& o, const ParameterValue& v) { o.geometry = v.text; return true; },
-     "drive preset: hp97560|hp97560-rw|st19101|savvio10k4\n"
-     "(default st19101)",
+     "drive preset: hp97560|hp97560-rw|st19101|savvio10k4|\n"
+     "atlas10k|cheetah9lp, or a drive file (default st19101)",
      "The drive: one of the presets\n\n"
      "=over 4\n\n"
      "=item B<hp97560>\n\n"
@@ -178,11 +178,22 @@ inline constexpr ParameterDoc kParameters[] = {
      "=item B<savvio10k4>\n\n"
      "Seagate Savvio 10K.4 (2009): 1323 sectors per track, 6 heads, 147,620 cylinders, "
      "10,000 RPM, 0.2 ms controller overhead.\n\n"
+     "=item B<atlas10k>\n\n"
+     "Quantum Atlas 10K (1999), zoned: 24 zones of 334 to 229 sectors per track, 6 heads, "
+     "10,042 cylinders, 10,025 RPM; DiskSim 4.0's validated model of the real drive.\n\n"
+     "=item B<cheetah9lp>\n\n"
+     "Seagate Cheetah 9LP (1998), zoned: 11 zones of 254 to 167 sectors per track, 12 "
+     "heads, 6962 cylinders, 10,045 RPM; DiskSim 4.0's validated model.\n\n"
      "=back\n\n"
-     "Each number of the preset can be overridden by the parameters that follow; the "
-     "resulting geometry is stored in the image. Where each number comes from is in "
+     "or a drive file: a path (with a C</>) or a name ending in C<.drive>, whose lines give "
+     "the drive's name, heads, cylinders, rpm, seek curve and either sectors_per_track or "
+     "one zone per line (F<docs/geometry.md>, \"Drive files\").\n\n"
+     "Each number of the preset can be overridden by the parameters that follow "
+     "(sectors_per_track= only on a single-zone drive; on a zoned one, rpm=, "
+     "head_switch_us= and seek= derive every zone's skews afresh); the resulting geometry, "
+     "zones included, is stored in the image. Where each number comes from is in "
      "F<docs/geometry.md> of the source.",
-     "B<hp97560>|B<hp97560-rw>|B<st19101>|B<savvio10k4>"},
+     "B<hp97560>|B<hp97560-rw>|B<st19101>|B<savvio10k4>|B<atlas10k>|B<cheetah9lp>|I<FILE>"},
 
     {"block", "BYTES", ParameterGroup::kFormat,
      {ValueKind::kSize, "expected a power of two from 512 to 64K (bytes), e.g. block=4096", 512,
