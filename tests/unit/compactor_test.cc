@@ -60,17 +60,17 @@ Compactor make_compactor(CompactionPolicy p, uint32_t block_sectors = 8, uint64_
   CompactorOptions o;
   o.policy = p;
   o.seed = seed;
-  return Compactor(o, kSpt, block_sectors);
+  return Compactor(o, block_sectors);
 }
 
 // A track that takes anything and is never a victim itself (the fill
 // track), with `holes` block holes.
 TrackCensus sink(uint32_t track, uint32_t holes) {
-  return TrackCensus{track, 10, holes, kSimEpoch, /*may_be_victim=*/false};
+  return TrackCensus{track, kSpt, 10, holes, kSimEpoch, /*may_be_victim=*/false};
 }
 TrackCensus candidate(uint32_t track, uint32_t used, uint32_t holes = 0,
                       SimTime last_write = kSimEpoch) {
-  return TrackCensus{track, used, holes, last_write, true};
+  return TrackCensus{track, kSpt, used, holes, last_write, true};
 }
 
 // Each rule on its own: the census is one candidate and a sink with room.
@@ -89,7 +89,7 @@ TEST(Compactor, QualificationRules) {
     EXPECT_FALSE(choose({sink(1, 1000), candidate(5, 0)}).has_value());
     // The fill track, however empty it is otherwise.
     EXPECT_FALSE(
-        choose({sink(1, 1000), TrackCensus{5, 100, 0, kSimEpoch, false}}).has_value());
+        choose({sink(1, 1000), TrackCensus{5, kSpt, 100, 0, kSimEpoch, false}}).has_value());
     // kMaxVictimUse = 0.9 of 256 = 230.4 sectors: 230 may be emptied, 231 not.
     EXPECT_EQ(choose({sink(1, 1000), candidate(5, 230)}), 5u);
     EXPECT_FALSE(choose({sink(1, 1000), candidate(5, 231)}).has_value());
