@@ -179,6 +179,29 @@ TEST(Compactor, CostBenefitWeighsFreeSpaceByAge) {
   EXPECT_EQ(cb.choose(v, now), 5u);
 }
 
+// Tracks of different sizes (a zoned drive): each rule, and the use u,
+// against the track's own sectors.
+TEST(Compactor, EachTrackIsMeasuredByItsOwnSize) {
+  auto on = [](uint32_t track, uint32_t sectors, uint32_t used, SimTime last_write = kSimEpoch) {
+    return TrackCensus{track, sectors, used, 0, last_write, true};
+  };
+  Compactor c = make_compactor(CompactionPolicy::kFewestLive);
+  // kMaxVictimUse = 0.9 of 192 = 172.8: 172 may be emptied, 173 not
+  // (on a 256-sector track both may).
+  EXPECT_EQ(c.choose(std::vector{sink(1, 1000), on(5, 192, 172)}, kSimEpoch), 5u);
+  EXPECT_FALSE(c.choose(std::vector{sink(1, 1000), on(5, 192, 173)}, kSimEpoch).has_value());
+  EXPECT_EQ(c.choose(std::vector{sink(1, 1000), on(5, 256, 173)}, kSimEpoch), 5u);
+  // Fewer free sectors than a 64-sector block: 128 of 192 used leaves 64.
+  Compactor c64 = make_compactor(CompactionPolicy::kFewestLive, 64);
+  EXPECT_EQ(c64.choose(std::vector{sink(1, 1000), on(5, 192, 128)}, kSimEpoch), 5u);
+  EXPECT_FALSE(c64.choose(std::vector{sink(1, 1000), on(5, 192, 129)}, kSimEpoch).has_value());
+  // Cost-benefit at equal age and used sectors: the larger track is the
+  // emptier (96 of 256: u = 0.375; 96 of 192: u = 0.5).
+  Compactor cb = make_compactor(CompactionPolicy::kCostBenefit);
+  EXPECT_EQ(cb.choose(std::vector{sink(1, 1000), on(5, 192, 96), on(6, 256, 96)}, at_us(100)),
+            6u);
+}
+
 TEST(Compactor, RandomPicksUniformlyAmongQualifyingTracksOnly) {
   // Qualifying: 3, 8, 11, 20. Not: the sink 1, empty 2, too full 7.
   const std::vector<TrackCensus> v = {sink(1, 1000),      candidate(3, 100), candidate(2, 0),
