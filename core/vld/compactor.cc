@@ -22,15 +22,13 @@ const char* policy_name(CompactionPolicy p) {
   return "?";
 }
 
-Compactor::Compactor(CompactorOptions options, uint32_t sectors_per_track,
-                     uint32_t block_sectors)
-    : options_(options), spt_(sectors_per_track), block_sectors_(block_sectors),
-      rng_(options.seed) {}
+Compactor::Compactor(CompactorOptions options, uint32_t block_sectors)
+    : options_(options), block_sectors_(block_sectors), rng_(options.seed) {}
 
 bool Compactor::qualifies(const TrackCensus& t, uint64_t holes_elsewhere) const {
   if (!t.may_be_victim || t.used_sectors == 0) return false;
-  if (spt_ - t.used_sectors < block_sectors_) return false;  // nothing to gain
-  if (t.used_sectors > kMaxVictimUse * spt_) return false;
+  if (t.sectors - t.used_sectors < block_sectors_) return false;  // nothing to gain
+  if (t.used_sectors > kMaxVictimUse * t.sectors) return false;
   // Its blocks (and a map sector per move, which small holes take) must fit
   // elsewhere; used sectors over-count live blocks, which errs safe.
   const uint64_t blocks = (t.used_sectors + block_sectors_ - 1) / block_sectors_;
@@ -38,7 +36,7 @@ bool Compactor::qualifies(const TrackCensus& t, uint64_t holes_elsewhere) const 
 }
 
 double Compactor::score(const TrackCensus& t, SimTime now) const {
-  const double u = static_cast<double>(t.used_sectors) / spt_;
+  const double u = static_cast<double>(t.used_sectors) / t.sectors;
   switch (options_.policy) {
     case CompactionPolicy::kRandom: return 0;
     case CompactionPolicy::kFewestLive: return -static_cast<double>(t.used_sectors);

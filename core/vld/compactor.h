@@ -67,6 +67,7 @@ inline constexpr double kMaxVictimUse = 0.9;
 // One track of the region being compacted, as VldDisk sees it now.
 struct TrackCensus {
   uint32_t track = 0;
+  uint32_t sectors = 0;        // the track's (its zone's sectors per track)
   uint32_t used_sectors = 0;   // not free (live, or waiting to be freed)
   uint32_t block_holes = 0;    // blocks that fit into its free runs
   SimTime last_write{};        // when data was last placed on it
@@ -132,7 +133,7 @@ struct CompactionCosts {
 
 class Compactor {
  public:
-  Compactor(CompactorOptions options, uint32_t sectors_per_track, uint32_t block_sectors);
+  Compactor(CompactorOptions options, uint32_t block_sectors);
 
   const CompactorOptions& options() const { return options_; }
   // The next victim among `tracks` (every track of the region that holds
@@ -149,7 +150,6 @@ class Compactor {
   double score(const TrackCensus& t, SimTime now) const;  // higher is better
 
   CompactorOptions options_;
-  uint32_t spt_;
   uint32_t block_sectors_;
   std::mt19937_64 rng_;
   CompactorStats stats_;

@@ -217,7 +217,7 @@ class EagerAllocator {
   // The access that transfers `extents` in order (wrapped extents split).
   std::vector<SectorRun> runs(std::span<const Extent> extents) const;
   uint64_t psn(const Extent& e) const {
-    return uint64_t{e.track} * drive_.geometry().sectors_per_track + e.sector;
+    return drive_.geometry().track_first_psn(e.track) + e.sector;
   }
 
   const AllocatorStats& stats() const { return stats_; }

@@ -44,9 +44,9 @@ class Reader {
   }
   // A whole track, read from wherever the head lands: one revolution.
   std::vector<unsigned char> track(uint32_t t) {
-    std::vector<unsigned char> out(size_t{layout_.spt} * kSectorBytes);
-    store_.read(layout_.byte_offset(uint64_t{t} * layout_.spt), std::as_writable_bytes(std::span(out)));
-    const SectorRun whole{uint64_t{t} * layout_.spt, layout_.spt};
+    const SectorRun whole{layout_.track_first_psn(t), layout_.track_sectors(t)};
+    std::vector<unsigned char> out(size_t{whole.count} * kSectorBytes);
+    store_.read(layout_.byte_offset(whole.first_psn), std::as_writable_bytes(std::span(out)));
     if (drive_.track_buffer()) {
       now_ = drive_.read(std::span(&whole, 1), now_, /*charge_overhead=*/false).end;
     } else {
@@ -55,7 +55,7 @@ class Reader {
       now_ += move.seek + move.head_switch + drive_.geometry().revolution();
       drive_.set_head(to);
     }
-    report_.sectors_read += layout_.spt;
+    report_.sectors_read += whole.count;
     ++report_.tracks_scanned;
     return out;
   }
@@ -84,9 +84,11 @@ struct Found {
 // after_seq on a track just read.
 void map_sectors_on(const std::vector<unsigned char>& track, uint32_t t, const VldLayout& L,
                     const Secret& secret, uint64_t after_seq, std::vector<Found>* out) {
-  for (uint32_t s = 0; s < L.spt; ++s) {
+  const uint32_t first = static_cast<uint32_t>(L.track_first_psn(t));
+  const uint32_t sectors = static_cast<uint32_t>(track.size() / kSectorBytes);
+  for (uint32_t s = 0; s < sectors; ++s) {
     auto m = decode_map_sector(track.data() + size_t{s} * kSectorBytes, secret);
-    if (m && m->seq > after_seq && m->piece < L.pieces) out->push_back(Found{t * L.spt + s, *m});
+    if (m && m->seq > after_seq && m->piece < L.pieces) out->push_back(Found{first + s, *m});
   }
 }
 
@@ -210,7 +212,7 @@ class Salvage {
         const uint64_t block = uint64_t{f->m.piece} * kEntriesPerPiece + e;
         const MapEntry& me = f->m.entries[e];
         if (block >= L_.blocks || !me.mapped()) continue;
-        if (me.psn() < L_.spt || me.psn() + L_.block_sectors > uint64_t{L_.tracks} * L_.spt)
+        if (L_.on_system_track(me.psn()) || me.psn() + L_.block_sectors > L_.platter_sectors())
           return Inconsistency{fmt::format("block {} maps outside the platters", block), f->m.seq};
         if (!data_ok(block, me))
           return Inconsistency{fmt::format("data block {} at physical sector {} fails its checksum",
@@ -345,7 +347,7 @@ class Recovery {
   // blocks (and every piece below it) as zeros.
   LogWalkVisit visit_base(const LogWalkStep& at) {
     if (at.piece >= L_.pieces) return LogWalkVisit{};
-    if (at.psn < VldLayout::kRecordSlots || at.psn >= uint64_t{L_.tracks} * L_.spt)
+    if (at.psn < VldLayout::kRecordSlots || at.psn >= L_.platter_sectors())
       throw base_damaged(at, "is outside the platters");
     SectorBytes b = reader_.sector(at.psn);
     if (++st_.report.map_sectors_walked % 4096 == 0 && progress_)
@@ -442,8 +444,8 @@ class Recovery {
   void want_data_of(const MapSector& m, uint64_t at) {
     for (uint32_t e = 0; e < kEntriesPerPiece; ++e) {
       const MapEntry& me = m.entries[e];
-      if (!wrote_data(m, e) || me.psn() >= uint64_t{L_.tracks} * L_.spt) continue;
-      const uint32_t t = static_cast<uint32_t>(me.psn() / L_.spt);
+      if (!wrote_data(m, e) || me.psn() >= L_.platter_sectors()) continue;
+      const uint32_t t = L_.track_of(me.psn());
       const std::optional<uint64_t> when = scan_index(t);
       if (when && *when >= at)
         wanted_[t].push_back(DataKey{static_cast<uint32_t>(me.psn()), uint64_t{m.piece} * kEntriesPerPiece + e});
@@ -455,10 +457,11 @@ class Recovery {
     auto it = wanted_.find(t);
     if (it == wanted_.end()) return;
     std::vector<unsigned char> block(size_t{L_.block_sectors} * kSectorBytes);
+    const uint64_t first = L_.track_first_psn(t);
     for (const DataKey& key : it->second) {
       unsigned char* p = block.data();
       for (const SectorRun& r : extent_runs(extent_at(key.psn, L_.block_sectors, L_.geometry), L_.geometry)) {
-        const size_t at = size_t{r.first_psn % L_.spt} * kSectorBytes;
+        const size_t at = size_t{r.first_psn - first} * kSectorBytes;
         p = std::copy_n(track.data() + at, size_t{r.count} * kSectorBytes, p);
       }
       data_sums_[key] = data_checksum(block.data(), block.size(), key.block);
@@ -473,8 +476,8 @@ class Recovery {
       st_.protected_psns.push_back(f.psn);
       for (uint32_t e = 0; e < kEntriesPerPiece; ++e) {
         const MapEntry& me = f.m.entries[e];
-        if (wrote_data(f.m, e) && me.psn() >= L_.spt &&
-            me.psn() < uint64_t{L_.tracks} * L_.spt)
+        if (wrote_data(f.m, e) && !L_.on_system_track(me.psn()) &&
+            me.psn() < L_.platter_sectors())
           st_.protected_data_psns.push_back(static_cast<uint32_t>(me.psn()));
       }
     }
@@ -549,7 +552,7 @@ class Recovery {
       const MapEntry& me = m.entries[e];
       if (!wrote_data(m, e)) continue;
       const uint64_t block = uint64_t{m.piece} * kEntriesPerPiece + e;
-      if (block >= L_.blocks || me.psn() >= uint64_t{L_.tracks} * L_.spt)
+      if (block >= L_.blocks || me.psn() >= L_.platter_sectors())
         return fmt::format("block {} maps outside the platters", block);
       ++st_.report.data_blocks_checked;
       if (data_sum(static_cast<uint32_t>(me.psn()), block) != me.checksum)

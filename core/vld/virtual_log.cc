@@ -151,10 +151,10 @@ void VirtualLog::set_node(uint32_t piece, uint32_t psn, uint64_t seq,
 }
 
 void VirtualLog::relist(uint32_t piece, uint32_t psn, uint64_t seq) {
-  if (spt_ == 0) return;
+  if (!tracked_) return;
   const LogNode& node = nodes_[piece];
-  if (node.seq != 0) on_track_.remove(node.psn / spt_, piece);
-  if (seq != 0) on_track_.add(psn / spt_, piece);
+  if (node.seq != 0) on_track_.remove(geometry_.track_of_psn(node.psn), piece);
+  if (seq != 0) on_track_.add(geometry_.track_of_psn(psn), piece);
 }
 
 std::string VirtualLog::check() const {
@@ -179,10 +179,10 @@ std::string VirtualLog::check() const {
 }
 
 std::string VirtualLog::check_track_lists() const {
-  if (spt_ == 0) return "";
+  if (!tracked_) return "";
   std::string why = on_track_.check([this](uint32_t p) -> std::optional<uint32_t> {
     if (nodes_[p].seq == 0) return std::nullopt;
-    return nodes_[p].psn / spt_;
+    return geometry_.track_of_psn(nodes_[p].psn);
   });
   return why.empty() ? "" : "map sectors per track: " + why;
 }

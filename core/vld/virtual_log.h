@@ -28,10 +28,12 @@
 #include <optional>
 #include <string>
 #include <span>
+#include <utility>
 #include <vector>
 
 #include "core/vld/map_sector.h"
 #include "core/vld/track_lists.h"
+#include "geometry/drive_geometry.h"
 
 namespace vld {
 
@@ -58,11 +60,14 @@ struct PlannedNode {
 
 class VirtualLog {
  public:
-  // With tracks and sectors_per_track, it also keeps which pieces' live map
-  // sectors lie on each track (pieces_on); without, it does not.
-  explicit VirtualLog(uint32_t pieces, uint32_t tracks = 0, uint32_t sectors_per_track = 0)
+  // Without tracks, it keeps no track lists.
+  explicit VirtualLog(uint32_t pieces) : VirtualLog(pieces, 0, DriveGeometry{}) {}
+  // With the tracks and the geometry that numbers their sectors, it also
+  // keeps which pieces' live map sectors lie on each track (pieces_on).
+  VirtualLog(uint32_t pieces, uint32_t tracks, DriveGeometry geometry)
       : nodes_(pieces),
-        spt_(sectors_per_track),
+        geometry_(std::move(geometry)),
+        tracked_(tracks != 0),
         on_track_(tracks, tracks ? pieces : 0, /*doubly_linked=*/true) {}
 
   uint32_t pieces() const { return static_cast<uint32_t>(nodes_.size()); }
@@ -74,7 +79,7 @@ class VirtualLog {
   // Appends the pieces whose live map sector is on `track`, in no order.
   // REQUIRES: constructed with tracks.
   void pieces_on(uint32_t track, std::vector<uint32_t>* out) const {
-    assert(spt_ != 0);
+    assert(tracked_);
     on_track_.items(track, out);
   }
   const TrackLists& track_lists() const { return on_track_; }
@@ -113,7 +118,8 @@ class VirtualLog {
   void relist(uint32_t piece, uint32_t psn, uint64_t seq);
 
   std::vector<LogNode> nodes_;
-  uint32_t spt_;           // 0: no on_track_
+  DriveGeometry geometry_;  // numbers the psns of on_track_
+  bool tracked_;            // false: no on_track_
   TrackLists on_track_;    // pieces by the track of their live map sector
   std::optional<uint32_t> root_;
   uint64_t next_seq_ = 1;

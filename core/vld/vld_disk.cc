@@ -37,16 +37,16 @@ VldDisk::Impl::Impl(Recovered recovered, const Superblock& sb, VldOptions option
       layout_(sb),
       options_(options),
       drive_(sb.geometry, sb.simulated_cylinders),
-      free_(layout_.tracks, layout_.spt),
+      free_(layout_.track_sizes()),
       alloc_(drive_, free_, AllocatorPolicy{options.fill_fraction, true, options.one_way_seeks}),
-      log_(static_cast<uint32_t>(layout_.pieces), layout_.tracks, layout_.spt),
+      log_(static_cast<uint32_t>(layout_.pieces), layout_.tracks, layout_.geometry),
       blocks_on_(layout_.tracks, layout_.blocks, /*doubly_linked=*/false),
-      compactor_(options.compactor, layout_.spt, layout_.block_sectors),
+      compactor_(options.compactor, layout_.block_sectors),
       track_written_(layout_.tracks),
       scattered_(layout_.pieces, 0),
       shadow_on_track_(layout_.tracks, 0) {
   // psns are 32-bit (MapEntry, LogNode): read_superblock refuses more.
-  assert(uint64_t{layout_.tracks} * layout_.spt <= kMaxPlatterSectors);
+  assert(layout_.platter_sectors() <= kMaxPlatterSectors);
   if (options_.window_cylinders == 0) options_.window_cylinders = kDefaultWindowCylinders;
   options_.window_cylinders = std::min(options_.window_cylinders, layout_.cylinders);
   drive_.set_track_buffer(track_buffer);
@@ -109,9 +109,10 @@ void VldDisk::Impl::install(RecoveredState& st) {
   map_ = std::move(st.map);
   assert(map_.size() == layout_.blocks);
   live_blocks_ = 0;
+  const uint64_t platter_sectors = layout_.platter_sectors();
   for (uint64_t b = 0; b < map_.size(); ++b) {
     if (!map_[b].mapped()) continue;
-    if (map_[b].psn() >= uint64_t{layout_.tracks} * layout_.spt || map_[b].psn() < layout_.spt)
+    if (map_[b].psn() >= platter_sectors || layout_.on_system_track(map_[b].psn()))
       throw Error("image damaged: block " + std::to_string(b) + " maps outside the platters", EIO);
     Extent e = extent_of(map_[b]);
     free_.allocate(e.track, e.sector, e.sectors);  // throws if mapped twice
@@ -172,7 +173,10 @@ bool VldDisk::Impl::install_tree(RecoveredState& st) {
   }
   for (uint32_t p = 0; p < layout_.pieces; ++p) {
     const LogNode& n = st.nodes[p];
-    if (n.seq) free_.allocate(n.psn / layout_.spt, n.psn % layout_.spt, 1);
+    if (n.seq) {
+      const Extent e = sector_at(n.psn);
+      free_.allocate(e.track, e.sector, 1);
+    }
   }
   return true;
 }
@@ -182,18 +186,23 @@ void VldDisk::Impl::write_checkpoint(RecoveredState& st) {
   // sectors, and the data of every request since the record) until the new
   // record is durable: a crash in between recovers the same way, however
   // often it happens (crash contract clause 4).
-  std::vector<uint32_t> kept;
-  auto keep = [&](uint64_t psn) {
-    const uint32_t t = static_cast<uint32_t>(psn / layout_.spt), s = psn % layout_.spt;
-    if (free_.is_free(t, s)) {
-      free_.allocate(t, s, 1);
-      kept.push_back(static_cast<uint32_t>(psn));
+  std::vector<Extent> kept;  // one sector each
+  auto keep = [&](uint32_t track, uint32_t sector) {
+    if (free_.is_free(track, sector)) {
+      free_.allocate(track, sector, 1);
+      kept.push_back(Extent{track, sector, 1});
     }
   };
-  for (uint32_t psn : st.protected_psns) keep(psn);
-  for (uint32_t psn : st.protected_data_psns)
-    for (const SectorRun& r : extent_runs(extent_at(psn, layout_.block_sectors, layout_.geometry), layout_.geometry))
-      for (uint32_t i = 0; i < r.count; ++i) keep(r.first_psn + i);
+  for (uint32_t psn : st.protected_psns) {
+    const Extent e = sector_at(psn);
+    keep(e.track, e.sector);
+  }
+  for (uint32_t psn : st.protected_data_psns) {
+    const Extent e = extent_at(psn, layout_.block_sectors, layout_.geometry);
+    const uint32_t spt = free_.sectors_on(e.track);
+    for (uint32_t i = 0, s = e.sector; i < e.sectors; ++i, s = s + 1 == spt ? 0 : s + 1)
+      keep(e.track, s);
+  }
   for (uint32_t p = 0; p < layout_.pieces; ++p)
     if (st.nodes[p].seq) log_.set_node(p, st.nodes[p].psn, st.nodes[p].seq, {});
   log_.set_next_seq(st.next_seq);
@@ -204,7 +213,7 @@ void VldDisk::Impl::write_checkpoint(RecoveredState& st) {
   // After a full scan one slot may still hold a damaged record: a second
   // record replaces it, so the next open trusts the records again.
   if (st.report.method == "full-scan") write_record(false, clock, std::nullopt, "both slots whole");
-  for (uint32_t psn : kept) free_.release(psn / layout_.spt, psn % layout_.spt, 1);
+  for (const Extent& e : kept) free_.release(e.track, e.sector, 1);
   st.report.simulated_ms += to_ms(clock.now - kSimEpoch);
 }
 
@@ -312,7 +321,7 @@ void VldDisk::Impl::write_record(bool clean, ServiceClock& clock,
   // Now nothing needs what was replaced before the record.
   for (const Extent& e : pending_data_) free_.release(e.track, e.sector, e.sectors);
   pending_data_.clear();
-  for (uint32_t psn : retired_map_) free_.release(psn / layout_.spt, psn % layout_.spt, 1);
+  for (uint32_t psn : retired_map_) release_sector(psn);
   retired_map_.clear();
   if (next_reserve_) {  // the last repack's victim, empty now
     alloc_.set_excluded_track(std::nullopt);
@@ -427,7 +436,7 @@ void VldDisk::Impl::charge_read(std::span<const SectorRun> runs, ServiceClock& c
 }
 
 void VldDisk::Impl::read_track(uint32_t track, ServiceClock& clock) {
-  const SectorRun whole{uint64_t{track} * layout_.spt, layout_.spt};
+  const SectorRun whole{layout_.track_first_psn(track), layout_.track_sectors(track)};
   charge_read(std::span(&whole, 1), clock);
 }
 
@@ -759,10 +768,10 @@ Completion VldDisk::Impl::read(uint64_t offset, std::span<std::byte> out, SimTim
   const HeadPosition h = drive_.head();
   auto key = [&](uint64_t b) {
     uint64_t psn = map_[b].psn();
-    uint32_t track = static_cast<uint32_t>(psn / layout_.spt);
+    uint32_t track = layout_.track_of(psn);
     uint32_t c = track / layout_.heads;
     uint32_t d = (c + layout_.cylinders - h.cylinder) % layout_.cylinders;
-    return std::tuple(d, track % layout_.heads, psn % layout_.spt);
+    return std::tuple(d, track % layout_.heads, psn);  // psn: in sector order within the track
   };
   std::sort(order.begin(), order.end(), [&](uint64_t a, uint64_t b) { return key(a) < key(b); });
   std::vector<std::byte> buf(bs);

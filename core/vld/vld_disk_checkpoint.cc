@@ -99,7 +99,7 @@ void VldDisk::Impl::add_rotation(std::vector<uint32_t>* pieces) {
 
 uint32_t VldDisk::Impl::delta_group_pieces() const {
   const uint32_t n = options_.checkpoint_group_pieces;
-  return n ? n : layout_.spt;
+  return n ? n : layout_.geometry.min_sectors_per_track();
 }
 
 void VldDisk::Impl::begin_delta() {

@@ -35,7 +35,8 @@ bool VldDisk::Impl::choose_victim(SimTime now) {
       const uint32_t t = c * layout_.heads + h;
       if (t == 0 || free_.is_empty(t)) continue;  // the system track; empty ones
       if (shadow_on_track_[t]) continue;  // an ARU's placed blocks stay put
-      census.push_back(TrackCensus{t, layout_.spt - free_.free_sectors(t),
+      census.push_back(TrackCensus{t, free_.sectors_on(t),
+                                   free_.sectors_on(t) - free_.free_sectors(t),
                                    free_.holes_for(t, layout_.block_sectors), track_written_[t],
                                    t != fill});
     }
@@ -56,8 +57,9 @@ bool VldDisk::Impl::choose_victim(SimTime now) {
             "victim track {} (cylinder {} head {}), {}: {} of {} sectors in use, {} data blocks "
             "and {} map sectors to move; chosen from {} tracks with data in cylinders {}+{}",
             v.track, v.track / layout_.heads, v.track % layout_.heads,
-            policy_name(compactor_.options().policy), layout_.spt - free_.free_sectors(v.track),
-            layout_.spt, v.blocks.size(), v.pieces.size(), census.size(), window_.first,
+            policy_name(compactor_.options().policy),
+            free_.sectors_on(v.track) - free_.free_sectors(v.track), free_.sectors_on(v.track),
+            v.blocks.size(), v.pieces.size(), census.size(), window_.first,
             window_.count);
   victim_ = std::move(v);
   alloc_.set_excluded_track(*track);
@@ -68,7 +70,9 @@ bool VldDisk::Impl::choose_victim(SimTime now) {
 // move found no hole (the victim is then given up).
 bool VldDisk::Impl::move_next(ServiceClock& clock) {
   Victim& v = *victim_;
-  const auto on_victim = [&](uint64_t psn) { return psn / layout_.spt == v.track; };
+  const uint64_t victim_first = layout_.track_first_psn(v.track);
+  const uint64_t victim_end = victim_first + free_.sectors_on(v.track);
+  const auto on_victim = [&](uint64_t psn) { return psn >= victim_first && psn < victim_end; };
   while (v.next_block < v.blocks.size()) {
     const uint64_t b = v.blocks[v.next_block++];
     if (!map_[b].mapped() || !on_victim(map_[b].psn())) continue;  // rewritten meanwhile
@@ -221,12 +225,14 @@ std::optional<Completion> VldDisk::Impl::idle_checkpoint(SimTime start, SimTime 
   if (!compactor_.options().enabled || !compaction_settled_ || victim_ || next_reserve_)
     return std::nullopt;
   // The groups go into holes near the head, about a pass per track they
-  // fill; a worst-case record and the way back to the head after it.
+  // fill (the smallest tracks: the most passes); a worst-case record and
+  // the way back to the head after it.
   const DriveGeometry& g = drive_.geometry();
   const uint64_t sectors = delta_.active
                                ? delta_.todo.size() - delta_.done + scattered_pieces_.size()
                                : scattered_pieces_.size() * 3 / 2;
-  const SimDuration cost = g.revolution() * static_cast<int64_t>(2 + 2 * sectors / layout_.spt) +
+  const uint64_t passes = 2 + 2 * sectors / g.min_sectors_per_track();
+  const SimDuration cost = g.revolution() * static_cast<int64_t>(passes) +
                            2 * compactor_.costs().record.max();
   if (!fits(start, idle_ends, cost)) return std::nullopt;
   ServiceClock clock{start, {}, true, 0, 0};
@@ -318,14 +324,15 @@ std::optional<Completion> VldDisk::Impl::idle_work(SimTime start, SimTime idle_e
 // ---- running out of room for whole blocks ------------------------------------
 
 bool VldDisk::Impl::block_runs_scarce() const {
-  // Fewer tracks with a free run that holds a block than a track holds
-  // blocks (an empty track counts for all it holds), the reserve aside. The
-  // longest run is cached per track, so this costs one look per track.
-  const uint32_t enough = layout_.spt / layout_.block_sectors;
+  // Fewer tracks with a free run that holds a block than the largest track
+  // holds blocks (an empty track counts for all it holds), the reserve
+  // aside. The longest run is cached per track, so this costs one look per
+  // track.
+  const uint32_t enough = layout_.max_track_sectors() / layout_.block_sectors;
   uint32_t runs = 0;
   for (uint32_t t = 1; t < layout_.tracks && runs < enough; ++t) {
     if (!alloc_.usable(t)) continue;
-    if (free_.is_empty(t)) runs += enough;
+    if (free_.is_empty(t)) runs += free_.sectors_on(t) / layout_.block_sectors;
     else if (free_.longest_free_run(t) >= layout_.block_sectors) ++runs;
   }
   return runs < enough;
@@ -353,13 +360,13 @@ std::vector<std::pair<uint32_t, uint32_t>> VldDisk::Impl::repack_victims(uint32_
   for (uint32_t t = 1; t < layout_.tracks; ++t)
     if (t != reserve && !free_.is_empty(t) && shadow_on_track_[t] == 0 &&
         free_.free_sectors(t) >= layout_.block_sectors &&
-        (blocks_on_.count(t) + 1) * layout_.block_sectors <= layout_.spt)
+        (blocks_on_.count(t) + 1) * layout_.block_sectors <= free_.sectors_on(reserve))
       by_free.emplace_back(free_.free_sectors(t), t);
   std::sort(by_free.begin(), by_free.end(), std::greater<>());
   return by_free;
 }
 
-bool VldDisk::Impl::repack_gains(uint32_t track, std::span<const uint64_t> blocks,
+bool VldDisk::Impl::repack_gains(uint32_t track, uint32_t reserve, std::span<const uint64_t> blocks,
                            std::span<const uint32_t> pieces) const {
   // The move's group rewrites the map sector of every piece it touches
   // (its blocks' and those whose map sector is on the track), plus a relay
@@ -373,8 +380,9 @@ bool VldDisk::Impl::repack_gains(uint32_t track, std::span<const uint64_t> block
   const size_t touched = touched_pieces(pieces, blocks, [](uint64_t b) { return b; }).size();
   constexpr uint64_t kRelays = 2;
   const uint64_t used = blocks.size() * layout_.block_sectors + touched + kRelays;
-  if (used >= layout_.spt) return false;
-  const uint64_t holds_after = (layout_.spt - used) / layout_.block_sectors;
+  const uint32_t room = free_.sectors_on(reserve);
+  if (used >= room) return false;
+  const uint64_t holds_after = (room - used) / layout_.block_sectors;
   return holds_after > free_.holes_for(track, layout_.block_sectors);
 }
 
@@ -404,7 +412,7 @@ bool VldDisk::Impl::repack(ServiceClock& clock, RepackFor why) {
     std::vector<uint64_t> blocks;
     std::vector<uint32_t> pieces;
     live_on(track, &blocks, &pieces);
-    if (why == RepackFor::kIdle && !repack_gains(track, blocks, pieces)) continue;
+    if (why == RepackFor::kIdle && !repack_gains(track, *reserve, blocks, pieces)) continue;
     // Read the whole track (one revolution); a block that fails its
     // checksum is not moved (a new checksum would hide the damage): try
     // the next track.

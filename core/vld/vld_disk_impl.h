@@ -269,7 +269,7 @@ class VldDisk::Impl {
   // Whether moving `blocks` (and the map sectors of `pieces`) of `track`
   // onto the empty reserve leaves a run there that holds more blocks than
   // the track's free runs hold now, even if those map sectors land there.
-  bool repack_gains(uint32_t track, std::span<const uint64_t> blocks,
+  bool repack_gains(uint32_t track, uint32_t reserve, std::span<const uint64_t> blocks,
                     std::span<const uint32_t> pieces) const;
   void choose_reserve();
   // Whether so few free runs hold a block that idle time should repack.
@@ -318,7 +318,14 @@ class VldDisk::Impl {
   // One revolution puts a whole track in the track buffer.
   void read_track(uint32_t track, ServiceClock& clock);
   Extent extent_of(const MapEntry& e) const;
-  uint32_t track_of(const MapEntry& e) const { return static_cast<uint32_t>(e.psn() / layout_.spt); }
+  uint32_t track_of(const MapEntry& e) const { return layout_.track_of(e.psn()); }
+  // The one sector at psn (a map sector), as a free_ extent.
+  Extent sector_at(uint64_t psn) const { return extent_at(psn, 1, layout_.geometry); }
+  // Frees the map sector at psn.
+  void release_sector(uint64_t psn) {
+    const Extent e = sector_at(psn);
+    free_.release(e.track, e.sector, 1);
+  }
   // map_[block] = e, keeping blocks_on_ in step.
   void set_map(uint64_t block, const MapEntry& e);
   void store_write(const Extent& e, const void* bytes);

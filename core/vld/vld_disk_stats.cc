@@ -98,7 +98,7 @@ void VldDisk::Impl::trace_recovery(const RecoveredState& st) const {
 // ---- checks and stats -----------------------------------------------------
 
 std::string VldDisk::Impl::check_consistency() const {
-  FreeSpaceMap expect(layout_.tracks, layout_.spt);
+  FreeSpaceMap expect(layout_.track_sizes());
   try {
     expect.reserve_track(0);
     uint64_t live = 0;
@@ -116,9 +116,15 @@ std::string VldDisk::Impl::check_consistency() const {
     if (!why.empty()) return "data blocks per track: " + why;
     for (uint32_t p = 0; p < layout_.pieces; ++p) {
       const LogNode& n = log_.node(p);
-      if (n.seq) expect.allocate(n.psn / layout_.spt, n.psn % layout_.spt, 1);
+      if (n.seq) {
+        const Extent e = sector_at(n.psn);
+        expect.allocate(e.track, e.sector, 1);
+      }
     }
-    for (uint32_t psn : retired_map_) expect.allocate(psn / layout_.spt, psn % layout_.spt, 1);
+    for (uint32_t psn : retired_map_) {
+      const Extent e = sector_at(psn);
+      expect.allocate(e.track, e.sector, 1);
+    }
     for (const Extent& e : pending_data_) expect.allocate(e.track, e.sector, e.sectors);
     std::vector<uint32_t> shadow_on_track(layout_.tracks, 0);
     for (const auto& [token, copy] : shadow_) {
@@ -131,7 +137,7 @@ std::string VldDisk::Impl::check_consistency() const {
     return std::string("a physical sector is claimed twice: ") + e.what();
   }
   for (uint32_t t = 0; t < layout_.tracks; ++t)
-    for (uint32_t s = 0; s < layout_.spt; ++s)
+    for (uint32_t s = 0; s < free_.sectors_on(t); ++s)
       if (expect.is_free(t, s) != free_.is_free(t, s))
         return "free map disagrees at track " + std::to_string(t) + " sector " + std::to_string(s) +
                (free_.is_free(t, s) ? " (in use but marked free)" : " (leaked)");

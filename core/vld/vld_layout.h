@@ -20,11 +20,13 @@
 
 namespace vld {
 
-// Layout facts recovery, VldDisk and vld-inspect share.
+// Layout facts recovery, VldDisk and vld-inspect share. Tracks need not
+// hold the same number of sectors (a zoned drive, geometry/drive_geometry.h):
+// every question about a track's sectors goes through the helpers below,
+// asked once per track, not once per sector.
 struct VldLayout {
   explicit VldLayout(const Superblock& sb)
       : geometry(sb.geometry),
-        spt(sb.geometry.sectors_per_track),
         heads(sb.geometry.tracks_per_cylinder),
         cylinders(sb.simulated_cylinders),
         tracks(sb.simulated_cylinders * sb.geometry.tracks_per_cylinder),
@@ -33,26 +35,38 @@ struct VldLayout {
         pieces((sb.export_bytes / sb.block_bytes + kEntriesPerPiece - 1) / kEntriesPerPiece),
         platter_offset(sb.platter_offset) {}
   DriveGeometry geometry;
-  uint32_t spt, heads, cylinders, tracks;
+  uint32_t heads, cylinders, tracks;
   uint32_t block_sectors;
   uint64_t blocks, pieces;
   uint64_t platter_offset;
   static constexpr uint32_t kRecordSlots = 2;  // psn 0 and 1, on system track 0
   uint64_t byte_offset(uint64_t psn) const { return platter_offset + psn * kSectorBytes; }
 
+  // Sectors of track t, and the PSN of its sector 0. REQUIRES: t < tracks.
+  uint32_t track_sectors(uint32_t t) const { return geometry.track_sectors(t); }
+  uint64_t track_first_psn(uint32_t t) const { return geometry.track_first_psn(t); }
+  // The track a PSN is on, and its sector there. REQUIRES: psn < platter_sectors().
+  uint32_t track_of(uint64_t psn) const { return geometry.track_of_psn(psn); }
+  uint32_t sector_of(uint64_t psn) const {
+    return static_cast<uint32_t>(psn - track_first_psn(track_of(psn)));
+  }
+  // Every sector of the simulated cylinders: PSNs [0, platter_sectors()).
+  uint64_t platter_sectors() const { return geometry.sectors_in_cylinders(cylinders); }
+  // Whether psn is on system track 0 (log records, never a block or map sector).
+  bool on_system_track(uint64_t psn) const { return psn < track_sectors(0); }
+  // Sectors of each track, for FreeSpaceMap.
+  std::vector<uint32_t> track_sizes() const;
+  // The most sectors any track holds (the outermost zone's).
+  uint32_t max_track_sectors() const { return geometry.max_sectors_per_track(); }
+
   // The blocks the platters hold however writes have fragmented the
   // tracks: every track but system track 0 and the repack reserve, each
   // with the whole blocks that fit after one sector of crumbs, less two map
-  // sectors a piece (its live version and one retired). Creation checks
-  // the export against it (check_vld_fillable); what is left beyond the
-  // export bounds one request (VldDisk::max_atomic_write_bytes).
-  uint64_t block_capacity() const {
-    const uint64_t per_track = (spt - 1) / block_sectors;
-    if (tracks <= 2 || per_track == 0) return 0;
-    const uint64_t raw = (uint64_t{tracks} - 2) * per_track;
-    const uint64_t map_blocks = (2 * pieces + block_sectors - 1) / block_sectors;
-    return raw > map_blocks ? raw - map_blocks : 0;
-  }
+  // sectors a piece (its live version and one retired). The reserve may be
+  // any track, so the count leaves out the track holding the most. Creation
+  // checks the export against it (check_vld_fillable); what is left beyond
+  // the export bounds one request (VldDisk::max_atomic_write_bytes).
+  uint64_t block_capacity() const;
 };
 
 // `pieces` and the pieces of the logical blocks block_of(item) of `items`,

@@ -49,8 +49,9 @@ struct VldOptions {
   uint32_t checkpoint_every_map_sectors = 4096;  // checkpoint_every=
   double checkpoint_every_s = 60;                 // checkpoint_s=
   // Pieces per group of a delta checkpoint, and so per request while one
-  // is spread over requests. 0: a track's worth (sectors per track); the
-  // tests set a few, so that short workloads spread theirs.
+  // is spread over requests. 0: a track's worth (the sectors of the
+  // smallest track, which any track holds); the tests set a few, so that
+  // short workloads spread theirs.
   uint32_t checkpoint_group_pieces = 0;
   // Seek only ahead of the head (AllocatorPolicy::one_way_seeks), for
   // vld-bench's comparisons (docs/compaction.md section 2a).

@@ -12,7 +12,8 @@ uint64_t vld_block_capacity(const Superblock& sb) { return VldLayout(sb).block_c
 void check_vld_fillable(const FormatOptions& o, const Superblock& sb) {
   const uint64_t blocks = sb.export_bytes / sb.block_bytes;
   if (sb.mode != DiskMode::kVld || vld_block_capacity(sb) >= blocks) return;
-  const uint32_t spt = o.geometry.sectors_per_track;
+  // A block on the largest track: inner zones' tracks may hold none.
+  const uint32_t spt = o.geometry.max_sectors_per_track();
   if (o.block_bytes / kSectorBytes > spt - 1) {
     uint32_t fits = kSectorBytes;
     while (fits * 2 / kSectorBytes <= spt - 1) fits *= 2;

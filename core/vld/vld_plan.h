@@ -15,9 +15,10 @@
 namespace vld {
 
 // The most blocks the platters are sure to hold whatever order the writes
-// come in: floor((sectors_per_track - 1) / block sectors) on every track but
-// the system and reserve tracks (a block beside at least one map sector),
-// less room for two versions of every map sector. Writes strand the few
+// come in: floor((the track's sectors - 1) / block sectors) on every track
+// but the system and reserve tracks (a block beside at least one map
+// sector; the reserve counted as the track holding the most), less room
+// for two versions of every map sector. Writes strand the few
 // sectors the head passes during each command's overhead; repacking
 // (VldDisk::repack) recovers them up to this.
 uint64_t vld_block_capacity(const Superblock& sb);

@@ -60,17 +60,17 @@ Compactor make_compactor(CompactionPolicy p, uint32_t block_sectors = 8, uint64_
   CompactorOptions o;
   o.policy = p;
   o.seed = seed;
-  return Compactor(o, kSpt, block_sectors);
+  return Compactor(o, block_sectors);
 }
 
 // A track that takes anything and is never a victim itself (the fill
 // track), with `holes` block holes.
 TrackCensus sink(uint32_t track, uint32_t holes) {
-  return TrackCensus{track, 10, holes, kSimEpoch, /*may_be_victim=*/false};
+  return TrackCensus{track, kSpt, 10, holes, kSimEpoch, /*may_be_victim=*/false};
 }
 TrackCensus candidate(uint32_t track, uint32_t used, uint32_t holes = 0,
                       SimTime last_write = kSimEpoch) {
-  return TrackCensus{track, used, holes, last_write, true};
+  return TrackCensus{track, kSpt, used, holes, last_write, true};
 }
 
 // Each rule on its own: the census is one candidate and a sink with room.
@@ -89,7 +89,7 @@ TEST(Compactor, QualificationRules) {
     EXPECT_FALSE(choose({sink(1, 1000), candidate(5, 0)}).has_value());
     // The fill track, however empty it is otherwise.
     EXPECT_FALSE(
-        choose({sink(1, 1000), TrackCensus{5, 100, 0, kSimEpoch, false}}).has_value());
+        choose({sink(1, 1000), TrackCensus{5, kSpt, 100, 0, kSimEpoch, false}}).has_value());
     // kMaxVictimUse = 0.9 of 256 = 230.4 sectors: 230 may be emptied, 231 not.
     EXPECT_EQ(choose({sink(1, 1000), candidate(5, 230)}), 5u);
     EXPECT_FALSE(choose({sink(1, 1000), candidate(5, 231)}).has_value());
@@ -177,6 +177,29 @@ TEST(Compactor, CostBenefitWeighsFreeSpaceByAge) {
   // Ages equal: the emptiest wins ((1 - u) / (1 + u) falls with u).
   for (auto& t : v) t.last_write = at_us(5'000);
   EXPECT_EQ(cb.choose(v, now), 5u);
+}
+
+// Tracks of different sizes (a zoned drive): each rule, and the use u,
+// against the track's own sectors.
+TEST(Compactor, EachTrackIsMeasuredByItsOwnSize) {
+  auto on = [](uint32_t track, uint32_t sectors, uint32_t used, SimTime last_write = kSimEpoch) {
+    return TrackCensus{track, sectors, used, 0, last_write, true};
+  };
+  Compactor c = make_compactor(CompactionPolicy::kFewestLive);
+  // kMaxVictimUse = 0.9 of 192 = 172.8: 172 may be emptied, 173 not
+  // (on a 256-sector track both may).
+  EXPECT_EQ(c.choose(std::vector{sink(1, 1000), on(5, 192, 172)}, kSimEpoch), 5u);
+  EXPECT_FALSE(c.choose(std::vector{sink(1, 1000), on(5, 192, 173)}, kSimEpoch).has_value());
+  EXPECT_EQ(c.choose(std::vector{sink(1, 1000), on(5, 256, 173)}, kSimEpoch), 5u);
+  // Fewer free sectors than a 64-sector block: 128 of 192 used leaves 64.
+  Compactor c64 = make_compactor(CompactionPolicy::kFewestLive, 64);
+  EXPECT_EQ(c64.choose(std::vector{sink(1, 1000), on(5, 192, 128)}, kSimEpoch), 5u);
+  EXPECT_FALSE(c64.choose(std::vector{sink(1, 1000), on(5, 192, 129)}, kSimEpoch).has_value());
+  // Cost-benefit at equal age and used sectors: the larger track is the
+  // emptier (96 of 256: u = 0.375; 96 of 192: u = 0.5).
+  Compactor cb = make_compactor(CompactionPolicy::kCostBenefit);
+  EXPECT_EQ(cb.choose(std::vector{sink(1, 1000), on(5, 192, 96), on(6, 256, 96)}, at_us(100)),
+            6u);
 }
 
 TEST(Compactor, RandomPicksUniformlyAmongQualifyingTracksOnly) {

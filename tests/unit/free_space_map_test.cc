@@ -8,6 +8,7 @@
 #include <cstdio>
 #include <numeric>
 #include <random>
+#include <string>
 #include <vector>
 
 #include "core/vld/free_space_map.h"
@@ -404,6 +405,94 @@ TEST(FreeSpaceMap, HolesForFollowsEveryChange) {
     ASSERT_EQ(m.holes_for(0, 8), brute(8)) << "step " << step;
     if (step % 7 == 0) {
       ASSERT_EQ(m.holes_for(0, 3), brute(3)) << "step " << step;
+    }
+  }
+}
+
+}  // namespace
+}  // namespace vld
+
+namespace vld {
+namespace {
+
+// Tracks of different sizes (a zoned drive): each track's runs wrap at its
+// own end, the bits past a short track's end are never free sectors, and
+// the cached answers (longest run, holes, first run) are each track's own.
+// 72 and 130 leave part of a bitmap word unused; 200 and 256 span words.
+TEST(FreeSpaceMap, TracksOfDifferentSizesWrapAtTheirOwnEnds) {
+  const std::vector<uint32_t> sizes = {256, 200, 72, 130};
+  FreeSpaceMap m(sizes);
+  EXPECT_EQ(m.tracks(), 4u);
+  EXPECT_EQ(m.free_sectors(), 658u);
+  EXPECT_EQ(m.empty_tracks(), 4u);
+  for (uint32_t t = 0; t < 4; ++t) {
+    SCOPED_TRACE("track " + std::to_string(t));
+    const uint32_t spt = sizes[t];
+    EXPECT_EQ(m.sectors_on(t), spt);
+    EXPECT_EQ(m.longest_free_run(t), spt);
+    EXPECT_EQ(m.holes_for(t, 8), spt / 8);
+    // A run over the track's end: its last three sectors and its first three.
+    m.allocate(t, spt - 3, 6);
+    for (uint32_t s = 0; s < spt; ++s) EXPECT_EQ(m.is_free(t, s), s >= 3 && s < spt - 3) << s;
+    EXPECT_EQ(m.free_sectors(t), spt - 6);
+    EXPECT_EQ(m.longest_free_run(t), spt - 6);
+    EXPECT_EQ(m.holes_for(t, 8), (spt - 6) / 8);
+    m.release(t, spt - 3, 6);
+    EXPECT_TRUE(m.is_empty(t));
+    // The middle taken: the one free run is the six sectors round the end.
+    m.allocate(t, 3, spt - 6);
+    EXPECT_EQ(m.longest_free_run(t), 6u);
+    EXPECT_EQ(m.holes_for(t, 6), 1u);
+    EXPECT_EQ(m.holes_for(t, 3), 2u);
+    const auto run = m.first_free_run(t, 0, 6);
+    ASSERT_TRUE(run.has_value());
+    EXPECT_EQ(run->sector, spt - 3);
+    EXPECT_EQ(run->skipped, spt - 3);
+    EXPECT_FALSE(m.first_free_run(t, 0, 7).has_value());
+    // Out of the track's range, though within the longest track's.
+    EXPECT_THROW(m.allocate(t, spt, 1), Error);
+    EXPECT_THROW(m.allocate(t, 0, spt + 1), Error);
+  }
+  EXPECT_EQ(m.free_sectors(), 4u * 6);
+  EXPECT_EQ(m.empty_tracks(), 0u);
+  // Reserving a short track takes its sectors, no more.
+  m.release(2, 3, 66);
+  EXPECT_TRUE(m.is_empty(2));
+  EXPECT_EQ(m.empty_tracks(), 1u);
+  m.reserve_track(2);
+  EXPECT_EQ(m.free_sectors(2), 0u);
+  EXPECT_EQ(m.free_sectors(), 3u * 6);
+  EXPECT_EQ(m.longest_free_run(2), 0u);
+}
+
+// The fast search against the slow one on tracks of mixed sizes side by
+// side, the longest run against brute force.
+TEST(FreeSpaceMap, MixedTrackSizesFastSearchAgreesWithTheSlowOne) {
+  const std::vector<uint32_t> sizes = {256, 224, 192, 72, 65, 64, 130};
+  FreeSpaceMap m(sizes);
+  std::mt19937_64 rng(29);
+  for (uint32_t t = 0; t < sizes.size(); ++t)
+    for (uint32_t s = 0; s < sizes[t]; ++s)
+      if (rng() % 3 == 0) m.allocate(t, s, 1);
+  for (uint32_t t = 0; t < sizes.size(); ++t) {
+    const uint32_t spt = sizes[t];
+    uint32_t best = 0;
+    for (uint32_t start = 0; start < spt; ++start) {
+      uint32_t n = 0;
+      while (n < spt && m.is_free(t, (start + n) % spt)) ++n;
+      best = std::max(best, n);
+    }
+    EXPECT_EQ(m.longest_free_run(t), best) << "track " << t;
+    for (uint32_t len : {1u, 2u, 5u, 8u}) {
+      for (uint32_t from = 0; from < spt; ++from) {
+        auto fast = m.first_free_run(t, from, len);
+        auto slow = m.first_free_run_slow(t, from, len);
+        ASSERT_EQ(fast.has_value(), slow.has_value()) << t << " " << len << " " << from;
+        if (!fast) continue;
+        EXPECT_EQ(fast->sector, slow->sector) << t << " " << len << " " << from;
+        EXPECT_EQ(fast->skipped, slow->skipped) << t << " " << len << " " << from;
+        EXPECT_LT(fast->sector, spt);
+      }
     }
   }
 }

@@ -53,9 +53,9 @@ TEST(LayoutGridShape, SmallDriveOneColumnPerCylinder) {
   EXPECT_EQ(g.columns, 6u);
   EXPECT_EQ(g.bands, 8u);  // 128 rows / 16 heads
   EXPECT_EQ(g.rows, 128u);
-  EXPECT_EQ(g.row_of(0, 0), 0u);
-  EXPECT_EQ(g.row_of(0, 255), 7u);
-  EXPECT_EQ(g.row_of(3, 128), 3 * 8 + 4u);
+  EXPECT_EQ(g.row_of(0, 0, 256), 0u);
+  EXPECT_EQ(g.row_of(0, 255, 256), 7u);
+  EXPECT_EQ(g.row_of(3, 128, 256), 3 * 8 + 4u);
 }
 
 TEST(LayoutGridShape, LargeDriveAggregatesCylinders) {
@@ -69,6 +69,20 @@ TEST(LayoutGridShape, LargeDriveAggregatesCylinders) {
   }
   EXPECT_EQ(LayoutGrid(10, 200, 72).bands, 1u);  // more heads than rows: one band each
   EXPECT_EQ(LayoutGrid(10, 2, 4).bands, 4u);      // never more bands than sectors
+}
+
+// A zoned drive: a band is the same angle on every track, so a slot's row
+// follows its fraction of its own track; no band is empty on the smallest.
+TEST(LayoutGridShape, ZonedDriveBandsByEachTracksAngle) {
+  const LayoutGrid g(6, 16, 256, 192);
+  EXPECT_EQ(g.sectors_per_track, 256u);
+  EXPECT_EQ(g.min_sectors_per_track, 192u);
+  EXPECT_EQ(g.bands, 8u);
+  EXPECT_EQ(g.row_of(0, 96, 192), 4u);   // half way round a 192-sector track
+  EXPECT_EQ(g.row_of(0, 128, 256), 4u);  // and a 256-sector one
+  EXPECT_EQ(g.row_of(2, 191, 192), 2 * 8 + 7u);
+  EXPECT_EQ(LayoutGrid(10, 2, 256, 4).bands, 4u);  // bands by the smallest track
+  EXPECT_EQ(LayoutGrid(10, 2, 256).min_sectors_per_track, 256u);
 }
 
 TEST(JsonText, NumberArraysOnOneLine) {

@@ -86,7 +86,8 @@ void check_records(const Inspection& in, Findings& findings) {
     bad("puts the head at cylinder " + std::to_string(record.head_cylinder) + " head " +
         std::to_string(record.head) + ", off the platters");
   if (record.next_seq <= record.durable_seq) bad("has next_seq <= durable_seq");
-  if (record.has_root && (record.root.psn < layout.spt || record.root.psn >= in.sectors || record.root.piece >= layout.pieces))
+  if (record.has_root && (layout.on_system_track(record.root.psn) || record.root.psn >= in.sectors ||
+                          record.root.piece >= layout.pieces))
     bad("has its root (the log tail) at psn " + std::to_string(record.root.psn) + " piece " +
         std::to_string(record.root.piece) + ", off the platters' map area");
   if (ok) findings.passed.push_back("log record: generation " + std::to_string(record.generation) + " in slot " +
@@ -161,16 +162,16 @@ void check_claims(const Inspection& in, Findings& findings) {
   for (const BadMapping& mapping : in.bad_mappings)
     findings.error("mapping_range",
                    "logical block " + std::to_string(mapping.block) + " maps to psn " + std::to_string(mapping.psn) +
-                       (mapping.psn < layout.spt ? ", on the system track (log records)"
+                       (layout.on_system_track(mapping.psn) ? ", on the system track (log records)"
                                       : ", beyond the " + std::to_string(in.sectors) + " sectors of the platters"),
                    {{"block", mapping.block}, {"psn", mapping.psn}});
   // Who claims a doubly claimed sector (a second pass, for the first few).
   for (uint64_t psn : in.double_claims) {
     std::vector<std::string> owners;
-    if (psn < layout.spt) owners.push_back("the system track");
+    if (layout.on_system_track(psn)) owners.push_back("the system track");
     for (uint64_t b = 0; b < in.state.map.size(); ++b) {
       const MapEntry& e = in.state.map[b];
-      if (!e.mapped() || e.psn() < layout.spt || e.psn() >= in.sectors) continue;
+      if (!e.mapped() || layout.on_system_track(e.psn()) || e.psn() >= in.sectors) continue;
       for (const SectorRun& run : extent_runs(extent_at(e.psn(), layout.block_sectors, layout.geometry), layout.geometry))
         if (psn >= run.first_psn && psn < run.first_psn + run.count) owners.push_back("block " + std::to_string(b));
     }
@@ -221,8 +222,9 @@ void check_opened_disk(const Inspection& in, Findings& findings) {
   const uint64_t disk_map_sectors = disk->mode_report().vld->live_map_sectors;
   uint64_t mismatches = 0, extra = 0;
   for (uint32_t t = 0; t < layout.tracks; ++t) {
-    for (uint32_t s = 0; s < layout.spt; ++s) {
-      const uint64_t psn = uint64_t{t} * layout.spt + s;
+    const uint64_t first = layout.track_first_psn(t);
+    for (uint32_t s = 0; s < free.sectors_on(t); ++s) {
+      const uint64_t psn = first + s;
       const bool used = !free.is_free(t, s);
       const bool data = in.data_claims->test(psn), map = in.map_claims->test(psn);
       bool agrees = true;
@@ -263,24 +265,28 @@ void check_data(const Inspection& in, Findings& findings) {
   uint64_t total = 0;
   for (uint64_t b = 0; b < in.state.map.size(); ++b) {
     const MapEntry& e = in.state.map[b];
-    if (!e.mapped() || e.psn() < layout.spt || e.psn() >= in.sectors) continue;  // reported already
-    by_track[e.psn() / layout.spt].push_back(b);
+    // Mappings off the platters or on the system track: reported already.
+    if (!e.mapped() || layout.on_system_track(e.psn()) || e.psn() >= in.sectors) continue;
+    by_track[layout.track_of(e.psn())].push_back(b);
     ++total;
   }
   Progress progress("checking data blocks", total, total * sb.block_bytes);
-  std::vector<std::byte> track(size_t{layout.spt} * kSectorBytes);
+  std::vector<std::byte> track(size_t{layout.max_track_sectors()} * kSectorBytes);
   std::vector<std::byte> block(sb.block_bytes);
   const uint64_t errors_before = findings.checksum_mismatches;
   for (uint32_t t = 0; t < layout.tracks; ++t) {
     if (by_track[t].empty()) continue;
-    in.img->store->read(layout.byte_offset(uint64_t{t} * layout.spt), std::span(track));
+    const uint64_t track_first = layout.track_first_psn(t);
+    const uint32_t spt = layout.track_sectors(t);
+    in.img->store->read(layout.byte_offset(track_first),
+                        std::span(track).first(size_t{spt} * kSectorBytes));
     for (uint64_t b : by_track[t]) {
       const MapEntry& e = in.state.map[b];
       // The block's sectors in the order written, wrapping past the track's end.
-      const uint32_t first = static_cast<uint32_t>(e.psn() % layout.spt);
+      const uint32_t first = static_cast<uint32_t>(e.psn() - track_first);
       for (uint32_t i = 0; i < layout.block_sectors; ++i)
         std::memcpy(block.data() + size_t{i} * kSectorBytes,
-                    track.data() + size_t{(first + i) % layout.spt} * kSectorBytes, kSectorBytes);
+                    track.data() + size_t{(first + i) % spt} * kSectorBytes, kSectorBytes);
       const uint32_t sum = data_checksum(block.data(), block.size(), b);
       ++findings.blocks_checked;
       if (sum != e.checksum) {

@@ -37,15 +37,16 @@ void claim(Inspection& in, SectorBitmap& claims, uint64_t psn) {
 // to data, only to map sectors.
 uint64_t block_holes(const Inspection& in, uint32_t t) {
   const VldLayout& layout = in.layout;
-  const uint64_t base = uint64_t{t} * layout.spt;
+  const uint64_t base = layout.track_first_psn(t);
+  const uint32_t spt = layout.track_sectors(t);
   auto used = [&](uint32_t s) { return in.data_claims->test(base + s) || in.map_claims->test(base + s); };
   uint32_t start = 0;
-  while (start < layout.spt && !used(start)) ++start;
-  if (start == layout.spt) return layout.spt / layout.block_sectors;  // an empty track
+  while (start < spt && !used(start)) ++start;
+  if (start == spt) return spt / layout.block_sectors;  // an empty track
   uint64_t holes = 0;
   uint32_t run = 0;
-  for (uint32_t i = 1; i <= layout.spt; ++i) {  // from just after a used sector, once round
-    if (used((start + i) % layout.spt)) {
+  for (uint32_t i = 1; i <= spt; ++i) {  // from just after a used sector, once round
+    if (used((start + i) % spt)) {
       holes += run / layout.block_sectors;
       run = 0;
     } else {
@@ -89,8 +90,11 @@ void recover_or_walk(Inspection& in) {
                          if (!what.starts_with("scanning")) return;
                          if (!scanning || phase != what) {
                            phase = what;
+                           // Bytes by the mean track: the scan's tracks differ by zone.
+                           const uint64_t track_bytes =
+                               in.sectors / in.layout.tracks * kSectorBytes;
                            scanning = std::make_unique<Progress>("recovery: " + phase, total,
-                                                                 total * in.layout.spt * kSectorBytes);
+                                                                 total * track_bytes);
                          }
                          scanning->advance(1);
                          (void)done;
@@ -111,13 +115,14 @@ void claim_recovered_state(Inspection& in) {
   const VldLayout& layout = in.layout;
   in.data_claims.emplace(in.sectors);
   in.map_claims.emplace(in.sectors);
-  for (uint32_t s = 0; s < layout.spt; ++s) in.data_claims->test_and_set(s);  // the system track
+  for (uint32_t s = 0; s < layout.track_sectors(0); ++s)
+    in.data_claims->test_and_set(s);  // the system track
   in.live_sectors.assign(layout.tracks, 0);
   for (uint64_t block = 0; block < in.state.map.size(); ++block) {
     const MapEntry& entry = in.state.map[block];
     if (!entry.mapped()) continue;
     ++in.live_blocks;
-    if (entry.psn() < layout.spt || entry.psn() >= in.sectors) {
+    if (layout.on_system_track(entry.psn()) || entry.psn() >= in.sectors) {
       in.bad_mappings.push_back(BadMapping{block, entry.psn()});
       continue;
     }
@@ -143,10 +148,12 @@ void count_track_use(Inspection& in) {
   for (uint32_t t = 0; t < layout.tracks; ++t) {
     progress.advance(1);
     uint32_t used = 0;
-    for (uint64_t p = uint64_t{t} * layout.spt; p < uint64_t{t + 1} * layout.spt; ++p)
+    const uint64_t first = layout.track_first_psn(t);
+    const uint32_t spt = layout.track_sectors(t);
+    for (uint64_t p = first; p < first + spt; ++p)
       used += in.data_claims->test(p) || in.map_claims->test(p);
     in.used_sectors[t] = used;
-    in.free_sectors += layout.spt - used;
+    in.free_sectors += spt - used;
     if (used == 0) ++in.empty_tracks;
     in.free_block_holes += block_holes(in, t);
   }
@@ -170,8 +177,14 @@ void inspect_inplace(Inspection& in) {
     for (uint64_t b = rel / sb.block_bytes; b < (rel + len + sb.block_bytes - 1) / sb.block_bytes;
          ++b)
       live[b / 64] |= uint64_t{1} << (b % 64);
-    for (uint64_t s = rel / kSectorBytes; s < (rel + len + kSectorBytes - 1) / kSectorBytes; ++s)
-      ++in.live_sectors[s / layout.spt];
+    // Track by track: one zone lookup per track, not per sector.
+    const uint64_t end = (rel + len + kSectorBytes - 1) / kSectorBytes;
+    for (uint64_t s = rel / kSectorBytes; s < end;) {
+      const uint32_t t = layout.track_of(s);
+      const uint64_t track_end = std::min(end, layout.track_first_psn(t) + layout.track_sectors(t));
+      in.live_sectors[t] += static_cast<uint32_t>(track_end - s);
+      s = track_end;
+    }
   });
   for (uint64_t bits : live) in.live_blocks += static_cast<uint64_t>(__builtin_popcountll(bits));
   in.used_sectors = in.live_sectors;

@@ -102,7 +102,7 @@ struct Inspection {
   } lld;
 
   explicit Inspection(const OpenedImage& image) : img(&image), layout(image.sb) {
-    sectors = uint64_t{layout.tracks} * layout.spt;
+    sectors = layout.platter_sectors();
   }
   bool vld() const { return img->sb.mode == DiskMode::kVld; }
   bool is_lld() const { return img->sb.mode == DiskMode::kLld; }

@@ -21,22 +21,27 @@ std::vector<uint64_t> count_cells(const Inspection& in, const LayoutGrid& grid,
   std::vector<uint64_t> counts(size_t{grid.rows} * grid.columns * n_classes, 0);
   const DriveGeometry& geometry = in.img->sb.geometry;
   const uint32_t tracks = grid.cylinders * grid.heads;
-  Progress progress("layout: counting sectors", tracks,
-                    uint64_t{tracks} * grid.sectors_per_track * kSectorBytes, output);
+  Progress progress("layout: counting sectors", tracks, in.sectors * kSectorBytes, output);
   std::vector<uint8_t> classes(grid.sectors_per_track);
-  std::vector<uint32_t> band_of_slot(grid.sectors_per_track);  // no division per sector
-  for (uint32_t slot = 0; slot < grid.sectors_per_track; ++slot)
-    band_of_slot[slot] = grid.row_of(0, slot);
+  // The band of each slot of a track of `spt` sectors: no division per
+  // sector, and made again only where a zone changes the track size.
+  std::vector<uint32_t> band_of_slot;
+  uint32_t spt = 0;
   for (uint32_t t = 0; t < tracks; ++t) {
     progress.advance(1);
+    if (const uint32_t n = in.layout.track_sectors(t); n != spt) {
+      spt = n;
+      band_of_slot.resize(spt);
+      for (uint32_t slot = 0; slot < spt; ++slot) band_of_slot[slot] = grid.row_of(0, slot, spt);
+    }
     const uint32_t cylinder = t / grid.heads, head = t % grid.heads;
     const size_t column = cylinder / grid.cylinders_per_column;
     uint32_t slot = geometry.angular_slot(Chs{cylinder, head, 0});  // sector 0's
     classifier.classify(t, classes);
-    for (uint32_t s = 0; s < grid.sectors_per_track; ++s) {
+    for (uint32_t s = 0; s < spt; ++s) {
       const size_t row = size_t{head} * grid.bands + band_of_slot[slot];
       ++counts[(row * grid.columns + column) * n_classes + classes[s]];
-      slot = slot + 1 == grid.sectors_per_track ? 0 : slot + 1;
+      slot = slot + 1 == spt ? 0 : slot + 1;
     }
   }
   return counts;
@@ -136,14 +141,15 @@ json legend_json(const LayoutGrid& grid) {
 // A mark framing the cell of (cylinder, head, angular slot).
 json cell_mark(const Inspection& in, const LayoutGrid& grid, const std::string& name,
                const char* colour, uint32_t cylinder, uint32_t head, uint32_t slot) {
+  const uint32_t spt = in.layout.track_sectors(cylinder * in.layout.heads + head);
   return {{"kind", "cell"},
           {"name", name},
           {"colour", colour},
           {"cylinder", cylinder},
           {"head", head},
-          {"angle_deg", 360.0 * slot / in.layout.spt},
+          {"angle_deg", 360.0 * slot / spt},
           {"column", cylinder / grid.cylinders_per_column},
-          {"row", grid.row_of(head, slot)}};
+          {"row", grid.row_of(head, slot, spt)}};
 }
 
 // mode=vld with a log record: the log tail, the head's last position and
@@ -195,17 +201,24 @@ void add_cells(const LayoutGrid& grid, json& j) {
 
 }  // namespace
 
-LayoutGrid::LayoutGrid(uint32_t cylinder_count, uint32_t head_count, uint32_t spt)
-    : cylinders(cylinder_count), heads(head_count), sectors_per_track(spt) {
+LayoutGrid::LayoutGrid(uint32_t cylinder_count, uint32_t head_count, uint32_t max_spt,
+                       uint32_t min_spt)
+    : cylinders(cylinder_count),
+      heads(head_count),
+      sectors_per_track(max_spt),
+      min_sectors_per_track(min_spt ? min_spt : max_spt) {
   cylinders_per_column = std::max<uint32_t>(1, (cylinders + kMaxColumns - 1) / kMaxColumns);
   columns = (cylinders + cylinders_per_column - 1) / cylinders_per_column;
   bands = std::clamp<uint32_t>(kMaxRows / std::max<uint32_t>(heads, 1), 1, kMaxBandsPerHead);
-  bands = std::min(bands, std::max<uint32_t>(spt, 1));
+  // A sector a band at least, on the smallest track too.
+  bands = std::min(bands, std::max<uint32_t>(min_sectors_per_track, 1));
   rows = heads * bands;
 }
 
 LayoutGrid build_layout_grid(const Inspection& in, ProgressOutput progress) {
-  LayoutGrid grid(in.layout.cylinders, in.layout.heads, in.layout.spt);
+  const DriveGeometry& g = in.layout.geometry;
+  LayoutGrid grid(in.layout.cylinders, in.layout.heads, g.max_sectors_per_track(),
+                  g.min_sectors_per_track());
   TrackClassifier classifier = classifier_for(in);
   grid.classes = classifier.classes;
   pick_dominant(grid, count_cells(in, grid, classifier, progress));
@@ -219,6 +232,10 @@ json layout_json(const Inspection& in, const LayoutGrid& grid) {
   j["drive"] = {{"cylinders", grid.cylinders},
                 {"heads", grid.heads},
                 {"sectors_per_track", grid.sectors_per_track}};
+  if (in.layout.geometry.zoned()) {  // sectors_per_track is then the largest track's
+    j["drive"]["min_sectors_per_track"] = grid.min_sectors_per_track;
+    j["drive"]["zones"] = in.layout.geometry.zone_count();
+  }
   add_axes_and_scale(grid, j);
   j["cell_rule"] =
       "a cell's colour is the class with the most sectors in it (a background class only if "

@@ -7,8 +7,10 @@
 // Columns are cylinders (cylinders_per_column of them each, so that there
 // are at most kMaxColumns); rows are heads, each split into `bands` rows by
 // angle (where a sector passes under the head, DriveGeometry::angular_slot,
-// so the track and cylinder skews are taken into account), kMaxRows rows at
-// most (one row per head if there are more heads than that). Each cell
+// so the track and cylinder skews are taken into account, as a fraction of
+// the track's own sectors: on a zoned drive a band covers the same angle
+// on every track, more sectors on outer ones), kMaxRows rows at most (one
+// row per head if there are more heads than that). Each cell
 // counts its sectors by class (sector_classes.h) and keeps the dominant
 // class -- the class with the most sectors among the non-background ones,
 // or the background class with the most if the cell holds nothing else --
@@ -38,7 +40,9 @@ struct LayoutGrid {
   static constexpr uint32_t kMaxRows = 128;
   static constexpr uint32_t kMaxBandsPerHead = 8;
 
-  uint32_t cylinders = 0, heads = 0, sectors_per_track = 0;
+  uint32_t cylinders = 0, heads = 0;
+  uint32_t sectors_per_track = 0;      // of the largest track (the outermost zone's)
+  uint32_t min_sectors_per_track = 0;  // of the smallest (the innermost zone's)
   uint32_t cylinders_per_column = 1, columns = 0;
   uint32_t bands = 1, rows = 0;  // bands per head
   std::vector<SectorClass> classes;
@@ -46,10 +50,12 @@ struct LayoutGrid {
   std::vector<uint8_t> cell_percent;  // the dominant class's share, 0..100
   std::vector<uint64_t> class_sectors, class_cells;
 
-  // The grid's shape for a drive (no cells yet).
-  LayoutGrid(uint32_t cylinder_count, uint32_t head_count, uint32_t spt);
-  uint32_t row_of(uint32_t head, uint32_t angular_slot) const {
-    return head * bands + static_cast<uint32_t>(uint64_t{angular_slot} * bands / sectors_per_track);
+  // The grid's shape for a drive (no cells yet) whose tracks hold from
+  // min_spt to max_spt sectors (0: every track max_spt).
+  LayoutGrid(uint32_t cylinder_count, uint32_t head_count, uint32_t max_spt, uint32_t min_spt = 0);
+  // The row of an angular slot of a track with track_sectors sectors.
+  uint32_t row_of(uint32_t head, uint32_t angular_slot, uint32_t track_sectors) const {
+    return head * bands + static_cast<uint32_t>(uint64_t{angular_slot} * bands / track_sectors);
   }
 };
 

@@ -20,12 +20,12 @@ void count_tracks(Inspection& in, const LldDisk& disk) {
     auto psn = disk.segment_psn(b);
     if (!psn) continue;
     ++in.live_blocks;
-    for (uint64_t s = *psn; s < *psn + block_sectors; ++s) ++in.live_sectors[s / layout.spt];
+    for (uint64_t s = *psn; s < *psn + block_sectors; ++s) ++in.live_sectors[layout.track_of(s)];
   }
   in.used_sectors = in.live_sectors;
   in.lld.system_tracks = static_cast<uint32_t>(disk.layout().system_tracks);
   for (uint32_t t = 0; t < in.lld.system_tracks && t < layout.tracks; ++t)
-    in.used_sectors[t] = layout.spt;
+    in.used_sectors[t] = layout.track_sectors(t);
   for (uint32_t t = 0; t < layout.tracks; ++t)
     if (in.used_sectors[t] == 0) ++in.empty_tracks;
 }

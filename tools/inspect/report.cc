@@ -26,15 +26,28 @@ json chs_json(const Chs& c) {
   return {{"cylinder", c.cylinder}, {"head", c.head}, {"sector", c.sector}};
 }
 
+// A zoned drive's sectors_per_track is its largest track's; its zones
+// follow, outermost first.
 json geometry_json(const Superblock& sb) {
   const DriveGeometry& geometry = sb.geometry;
-  return {{"name", geometry.name},
-          {"sectors_per_track", geometry.sectors_per_track},
-          {"tracks_per_cylinder", geometry.tracks_per_cylinder},
-          {"cylinders", geometry.cylinders},
-          {"simulated_cylinders", sb.simulated_cylinders},
-          {"rpm", geometry.rpm},
-          {"revolution_us", to_us(geometry.revolution())}};
+  json j = {{"name", geometry.name},
+            {"sectors_per_track", geometry.max_sectors_per_track()},
+            {"tracks_per_cylinder", geometry.tracks_per_cylinder},
+            {"cylinders", geometry.cylinders},
+            {"simulated_cylinders", sb.simulated_cylinders},
+            {"rpm", geometry.rpm},
+            {"revolution_us", to_us(geometry.revolution())}};
+  if (!geometry.zoned()) return j;
+  j["min_sectors_per_track"] = geometry.min_sectors_per_track();
+  json zones = json::array();
+  for (const Zone& z : geometry.zones)
+    zones.push_back({{"first_cylinder", z.first_cylinder},
+                     {"sectors_per_track", z.sectors_per_track},
+                     {"track_skew_sectors", z.track_skew_sectors},
+                     {"cylinder_skew_sectors", z.cylinder_skew_sectors},
+                     {"first_psn", z.first_psn}});
+  j["zones"] = std::move(zones);
+  return j;
 }
 
 // What every image has: the file, its geometry and sizes, how full it is.
@@ -89,7 +102,7 @@ json record_json(const Inspection& in) {
               {"head", {{"cylinder", record.head_cylinder}, {"head", record.head}}}};
   if (record.has_root) {
     json root = {{"psn", record.root.psn}, {"seq", record.root.seq}, {"piece", record.root.piece},
-                 {"track", record.root.psn / in.layout.spt}};
+                 {"track", in.layout.track_of(record.root.psn)}};
     root.update(chs_json(in.chs(record.root.psn)));
     rec["root"] = root;
   } else {
@@ -126,6 +139,23 @@ void add_vld_json(const Inspection& in, json& j) {
   j["recovery"] = recovery_json(in);
 }
 
+// "256" on a single-zone drive; "3 zones of 256 to 192" on a zoned one.
+std::string sectors_per_track_text(const DriveGeometry& g) {
+  if (!g.zoned()) return std::to_string(g.sectors_per_track);
+  return std::to_string(g.zone_count()) + " zones of " + std::to_string(g.max_sectors_per_track()) +
+         " to " + std::to_string(g.min_sectors_per_track());
+}
+
+// The zone table, outermost first: the first cylinder of each and its
+// sectors per track.
+void print_zones(const DriveGeometry& g, std::ostream& out) {
+  out << "  zones        ";
+  for (uint32_t i = 0; i < g.zone_count(); ++i)
+    out << (i ? ", " : "from cylinder ") << g.zones[i].first_cylinder << ": "
+        << g.zones[i].sectors_per_track << (i ? "" : " sectors/track");
+  out << "\n";
+}
+
 // The lines every image has: what it is, geometry, sizes, utilization.
 void print_image(const Inspection& in, std::ostream& out) {
   const Superblock& sb = in.img->sb;
@@ -134,10 +164,11 @@ void print_image(const Inspection& in, std::ostream& out) {
   out << in.img->path << ": mode=" << mode_name(sb.mode) << " disk ("
       << mode_description(sb.mode) << "), " << human_bytes(sb.export_bytes)
       << " exported; an image of the vld plugin, format version " << sb.version() << "\n";
-  out << "  geometry     " << geometry.name << ": " << geometry.sectors_per_track
+  out << "  geometry     " << geometry.name << ": " << sectors_per_track_text(geometry)
       << " sectors/track, " << geometry.tracks_per_cylinder << " heads, "
       << sb.simulated_cylinders << " of " << geometry.cylinders << " cylinders simulated ("
       << layout.tracks << " tracks), " << geometry.rpm << " rpm\n";
+  if (geometry.zoned()) print_zones(geometry, out);
   out << "  sizes        export " << sb.export_bytes << " bytes (" << layout.blocks << " blocks of "
       << sb.block_bytes << "), platters " << sb.platter_bytes() << " bytes ("
       << sb.physical_blocks() << " physical blocks, spare " << sb.spare_percent

@@ -1,5 +1,6 @@
 #include "tools/inspect/sector_classes.h"
 
+#include <algorithm>
 #include <memory>
 
 #include "core/lld/nvram_log.h"
@@ -20,9 +21,9 @@ TrackClassifier vld_classifier(const Inspection& in) {
       {"log record", "#59a14f", false,
        "track 0, the system track: the two log record slots (psn 0 and 1), the rest reserved"},
   };
-  const uint32_t spt = in.layout.spt;
-  c.classify = [&in, spt](uint32_t track, std::vector<uint8_t>& out) {
-    const uint64_t base = uint64_t{track} * spt;
+  c.classify = [&in](uint32_t track, std::vector<uint8_t>& out) {
+    const uint64_t base = in.layout.track_first_psn(track);
+    const uint32_t spt = in.layout.track_sectors(track);
     for (uint32_t s = 0; s < spt; ++s) {
       const uint64_t psn = base + s;
       out[s] = track == 0                 ? kRecord
@@ -58,10 +59,10 @@ TrackClassifier inplace_classifier(const Inspection& in) {
        "the platters past the export: the ARU redo journal's area"},
   };
   const uint64_t export_sectors = in.img->sb.export_bytes / kSectorBytes;
-  const uint32_t spt = in.layout.spt;
-  c.classify = [data = inplace_data_sectors(in), export_sectors, spt](uint32_t track,
-                                                                     std::vector<uint8_t>& out) {
-    const uint64_t base = uint64_t{track} * spt;
+  c.classify = [data = inplace_data_sectors(in), export_sectors, &layout = in.layout](
+                   uint32_t track, std::vector<uint8_t>& out) {
+    const uint64_t base = layout.track_first_psn(track);
+    const uint32_t spt = layout.track_sectors(track);
     for (uint32_t s = 0; s < spt; ++s) {
       const uint64_t psn = base + s;
       out[s] = psn >= export_sectors ? kJournal : data->test(psn) ? kData : kFree;
@@ -123,9 +124,11 @@ uint8_t lld_class(const LldDisk& disk, const SectorBitmap& live, uint64_t nvram_
 TrackClassifier lld_classifier(const Inspection& in) {
   TrackClassifier c;
   c.classes = lld_classes();
-  const uint32_t spt = in.layout.spt;
+  const VldLayout& layout = in.layout;
   if (!in.lld.disk) {
-    c.classify = [spt](uint32_t, std::vector<uint8_t>& out) { out.assign(spt, kLldUnknown); };
+    c.classify = [&layout](uint32_t track, std::vector<uint8_t>& out) {
+      std::fill_n(out.begin(), layout.track_sectors(track), kLldUnknown);
+    };
     return c;
   }
   const LldDisk& disk = *in.lld.disk;
@@ -135,9 +138,10 @@ TrackClassifier lld_classifier(const Inspection& in) {
       l.nvram.sectors ? kNvramRecordsOffsetBytes + in.lld.report->nvram_used_records * record_bytes
                       : 0;
   const uint64_t nvram_used_end = l.nvram.first_psn + (used_bytes + kSectorBytes - 1) / kSectorBytes;
-  c.classify = [&disk, live = lld_live_sectors(in), nvram_used_end, spt](uint32_t track,
-                                                                        std::vector<uint8_t>& out) {
-    const uint64_t base = uint64_t{track} * spt;
+  c.classify = [&disk, live = lld_live_sectors(in), nvram_used_end, &layout](
+                   uint32_t track, std::vector<uint8_t>& out) {
+    const uint64_t base = layout.track_first_psn(track);
+    const uint32_t spt = layout.track_sectors(track);
     for (uint32_t s = 0; s < spt; ++s) out[s] = lld_class(disk, *live, nvram_used_end, base + s);
   };
   return c;

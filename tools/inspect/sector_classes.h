@@ -39,7 +39,8 @@ struct SectorClass {
 };
 
 // A mode's classes (in legend order) and the function that classifies the
-// sectors of one track: out[s] is the class index of sector s.
+// sectors of one track: out[s] is the class index of sector s, for s below
+// the track's sectors (VldLayout::track_sectors; out holds at least as many).
 struct TrackClassifier {
   std::vector<SectorClass> classes;
   std::function<void(uint32_t track, std::vector<uint8_t>& out)> classify;

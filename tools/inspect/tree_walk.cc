@@ -13,7 +13,7 @@ namespace vld::inspect {
 
 TreeWalk walk_tree(BackingStore& store, const Superblock& sb, const LogRecord& record) {
   const VldLayout layout(sb);
-  const uint64_t sectors = uint64_t{layout.tracks} * layout.spt;
+  const uint64_t sectors = layout.platter_sectors();
   TreeWalk walk;
   walk.map.assign(layout.blocks, MapEntry{});
   walk.nodes.assign(layout.pieces, LogNode{});
@@ -39,7 +39,7 @@ TreeWalk walk_tree(BackingStore& store, const Superblock& sb, const LogRecord& r
         std::to_string(std::min<uint64_t>(first + kEntriesPerPiece, layout.blocks) - 1) + ", seq " +
         std::to_string(step.seq) + ") at psn " + std::to_string(step.psn) + ", pointed to by " + from;
     const std::string lost = ": recovery cannot locate its blocks nor any piece only it leads to";
-    if (step.psn < layout.spt || step.psn >= sectors) {
+    if (layout.on_system_track(step.psn) || step.psn >= sectors) {
       problem("map_tree", what + ", lies off the platters' map area" + lost, step);
       return LogWalkVisit{};
     }
