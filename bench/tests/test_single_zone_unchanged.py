@@ -70,12 +70,15 @@ pytestmark = pytest.mark.skipif(vld_bench() is None, reason="no vld-bench built 
 
 
 def simulated(value):
-    """The value without host times: keys that name host or wall time."""
+    """The value without host times (keys that name host or wall time), and
+    with the clone's own path as $REPO."""
     if isinstance(value, dict):
         return {k: simulated(v) for k, v in value.items()
                 if not (k.startswith("host") or "_host_" in k or "wall" in k)}
     if isinstance(value, list):
         return [simulated(v) for v in value]
+    if isinstance(value, str):
+        return value.replace(str(REPO), "$REPO")
     return value
 
 
