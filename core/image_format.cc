@@ -240,8 +240,14 @@ uint32_t cylinders_needed(const DriveGeometry& g, uint64_t export_bytes, uint32_
     __int128 cyl = (physical + g.cylinder_bytes() - 1) / g.cylinder_bytes();
     return cyl > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(cyl);
   }
-  // The outermost cylinders, as few as hold it (UINT32_MAX: the drive cannot).
-  if (physical > static_cast<__int128>(g.bytes_in_cylinders(g.cylinders))) return UINT32_MAX;
+  // The outermost cylinders, as few as hold it; beyond the drive (which
+  // the caller refuses, naming the count), more of its innermost size.
+  const __int128 drive = g.bytes_in_cylinders(g.cylinders);
+  if (physical > drive) {
+    const uint64_t inner = g.cylinder_sectors(g.cylinders - 1) * kSectorBytes;
+    const __int128 cyl = g.cylinders + (physical - drive + inner - 1) / inner;
+    return cyl > UINT32_MAX ? UINT32_MAX : static_cast<uint32_t>(cyl);
+  }
   uint32_t lo = 1, hi = g.cylinders;
   while (lo < hi) {
     const uint32_t mid = lo + (hi - lo) / 2;

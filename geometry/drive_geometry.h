@@ -97,7 +97,9 @@ struct DriveGeometry {
   uint64_t track_first_psn(uint32_t track) const;
   uint32_t track_of_psn(uint64_t psn) const;
   // Sectors of cylinders [0, cylinder): the PSN of the cylinder's first
-  // sector, and with cylinder == cylinders, the drive's whole capacity.
+  // sector, and with cylinder == cylinders, the drive's whole capacity
+  // (beyond it, as if the innermost zone went on: what a size too large
+  // for the drive would need).
   uint64_t cylinder_first_psn(uint32_t cylinder) const;
   uint64_t sectors_in_cylinders(uint32_t count) const { return cylinder_first_psn(count); }
   uint64_t bytes_in_cylinders(uint32_t count) const {

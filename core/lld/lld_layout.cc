@@ -23,6 +23,11 @@ constexpr uint32_t kMaxBlockBytes = 64 * 1024;
 
 uint64_t ceil_div(uint64_t a, uint64_t b) { return (a + b - 1) / b; }
 
+// The sectors per track the system area and the segment rounding use: the
+// outermost zone's, where the system area lies (tracks from 0) and where a
+// single-zone drive's one zone is.
+uint32_t outer_spt(const DriveGeometry& g) { return g.zone(0).sectors_per_track; }
+
 // What the layout is planned from, once checked.
 struct LldParams {
   uint32_t block_sectors = 0;
@@ -62,9 +67,10 @@ SystemArea system_area(const LldParams& p, uint32_t spt, uint64_t segment_bound)
 
 // Segments that fit on `cylinders` cylinders after the system area.
 uint64_t segments_fitting(const DriveGeometry& g, uint64_t cylinders, const LldParams& p) {
-  const uint64_t platter = cylinders * g.sectors_per_cylinder();
-  const uint64_t system = system_area(p, g.sectors_per_track, platter / p.segment_sectors).tracks() *
-                          g.sectors_per_track;
+  const uint64_t platter = g.sectors_in_cylinders(static_cast<uint32_t>(
+      std::min<uint64_t>(cylinders, g.cylinders)));
+  const uint64_t system =
+      system_area(p, outer_spt(g), platter / p.segment_sectors).tracks() * outer_spt(g);
   return platter > system ? (platter - system) / p.segment_sectors : 0;
 }
 
@@ -78,8 +84,11 @@ uint64_t min_segments(const LldParams& p) {
 
 uint32_t cylinders_needed(const DriveGeometry& g, const LldParams& p) {
   const uint64_t need = min_segments(p);
-  uint64_t c = std::max<uint64_t>(1, ceil_div(need * p.segment_sectors, g.sectors_per_cylinder()));
-  while (segments_fitting(g, c, p) < need && c < UINT32_MAX) ++c;
+  // At least as many as the outermost cylinders' sectors need; then one
+  // more at a time. Beyond the drive, more cylinders of its innermost size.
+  const uint64_t outer = uint64_t{outer_spt(g)} * g.tracks_per_cylinder;
+  uint64_t c = std::max<uint64_t>(1, ceil_div(need * p.segment_sectors, outer));
+  while (c <= g.cylinders && segments_fitting(g, c, p) < need) ++c;
   return static_cast<uint32_t>(c);
 }
 
@@ -119,7 +128,7 @@ void check_cylinders(const DriveGeometry& g, uint32_t cylinders, const LldParams
   if (cylinders == 0 || cylinders > g.cylinders)
     refuse(fmt::format("simulated_cylinders={} is outside {}'s 1 .. {} cylinders; {} will do",
                        cylinders, g.name, g.cylinders, cylinders_needed(g, p)));
-  const uint64_t platter = uint64_t{cylinders} * g.sectors_per_cylinder();
+  const uint64_t platter = g.sectors_in_cylinders(cylinders);
   if (platter > UINT32_MAX)
     refuse(fmt::format("simulated_cylinders={} gives {} sectors, more than the block map's u32 "
                        "psn + 1 can name (2^32 - 1); a smaller export will do", cylinders,
@@ -154,8 +163,8 @@ uint64_t LldLayout::capacity_blocks() const {
 }
 
 uint32_t lld_segment_sectors(const DriveGeometry& g, uint64_t segment_bytes, uint32_t block_bytes) {
-  assert(g.sectors_per_track > 0);
-  const uint64_t spt = g.sectors_per_track;
+  const uint64_t spt = outer_spt(g);
+  assert(spt > 0);
   const uint64_t asked = segment_bytes / kSectorBytes;
   if (2 * asked < spt) return static_cast<uint32_t>(asked);  // under half a track: as asked
   const uint64_t floor_tracks = ceil_div(1 + block_bytes / kSectorBytes, spt);
@@ -174,9 +183,8 @@ uint64_t lld_system_area_tracks(const DriveGeometry& g, uint64_t export_bytes,
   const LldParams p = check_params(g, export_bytes, block_bytes, segment_bytes, nvram_bytes);
   // As plan_lld_layout computes it on all of g's cylinders (capped where the
   // planner would refuse more sectors: a bound only needs to be no smaller).
-  const uint64_t platter =
-      std::min<uint64_t>(uint64_t{g.cylinders} * g.sectors_per_cylinder(), UINT32_MAX);
-  return system_area(p, g.sectors_per_track, platter / p.segment_sectors).tracks();
+  const uint64_t platter = std::min<uint64_t>(g.sectors_in_cylinders(g.cylinders), UINT32_MAX);
+  return system_area(p, outer_spt(g), platter / p.segment_sectors).tracks();
 }
 
 uint32_t lld_cylinders_needed(const DriveGeometry& g, uint64_t export_bytes, uint32_t block_bytes,
@@ -191,21 +199,28 @@ LldLayout plan_lld_layout(const DriveGeometry& g, uint32_t simulated_cylinders,
       check_params(g, export_bytes, block_bytes, segment_bytes, nvram_bytes, format_version);
   check_cylinders(g, simulated_cylinders, p);
   LldLayout l;
-  l.sectors_per_track = g.sectors_per_track;
-  l.platter_sectors = uint64_t{simulated_cylinders} * g.sectors_per_cylinder();
-  const SystemArea a = system_area(p, g.sectors_per_track, l.platter_sectors / p.segment_sectors);
+  const uint32_t spt = outer_spt(g);
+  l.sectors_per_track = spt;
+  l.platter_sectors = g.sectors_in_cylinders(simulated_cylinders);
+  const SystemArea a = system_area(p, spt, l.platter_sectors / p.segment_sectors);
   l.system_tracks = a.tracks();
-  l.segments_first_psn = l.system_tracks * g.sectors_per_track;
+  if (g.zoned() && l.system_tracks > uint64_t{g.zones.size() > 1 ? g.zones[1].first_cylinder
+                                                                    : g.cylinders} *
+                                         g.tracks_per_cylinder)
+    refuse(fmt::format("the system area ({} tracks) does not fit {}'s outermost zone; a smaller "
+                       "nvram= or segment= will do", l.system_tracks, g.name));
+  l.segments_first_psn = l.system_tracks * spt;
   l.segment_sectors = p.segment_sectors;
   l.segment_count =
       static_cast<uint32_t>((l.platter_sectors - l.segments_first_psn) / p.segment_sectors);
-  l.segments_track_aligned = p.segment_sectors % g.sectors_per_track == 0;
+  // On a zoned drive a segment is a run of sectors across tracks of
+  // different sizes: aligned to tracks only in the outermost zone.
+  l.segments_track_aligned = !g.zoned() && p.segment_sectors % spt == 0;
   l.shape = shape_for(p, l.segment_count, l.platter_sectors);
   const uint64_t slot_sectors = checkpoint_slot_sectors(l.shape);
-  assert(slot_sectors <= a.slot_tracks * g.sectors_per_track);
-  for (uint64_t i = 0; i < 2; ++i)
-    l.checkpoint[i] = {i * a.slot_tracks * g.sectors_per_track, slot_sectors};
-  l.nvram = {2 * a.slot_tracks * g.sectors_per_track, ceil_div(nvram_bytes, kSectorBytes)};
+  assert(slot_sectors <= a.slot_tracks * spt);
+  for (uint64_t i = 0; i < 2; ++i) l.checkpoint[i] = {i * a.slot_tracks * spt, slot_sectors};
+  l.nvram = {2 * a.slot_tracks * spt, ceil_div(nvram_bytes, kSectorBytes)};
   l.nvram_bytes = nvram_bytes;
   l.nvram_records = nvram_capacity_records(nvram_bytes, l.shape);
   assert(l.shape.valid() && l.segment_count >= min_segments(p));

@@ -69,8 +69,8 @@ struct SegmentSector {
 };
 
 struct LldLayout {
-  uint32_t sectors_per_track = 0;
-  uint64_t platter_sectors = 0;             // simulated_cylinders x sectors per cylinder
+  uint32_t sectors_per_track = 0;           // the outermost zone's: the system area's tracks
+  uint64_t platter_sectors = 0;             // of the simulated cylinders
   std::array<LldExtent, 2> checkpoint;      // slot i; each starts a track
   LldExtent nvram;                          // ceil(nvram_bytes / 512) sectors; starts a track
   uint64_t nvram_bytes = 0;                 // the region's size as asked (nvram=; 0: none)
@@ -90,7 +90,7 @@ struct LldLayout {
   uint64_t capacity_blocks() const;
 };
 
-// The rounding rule above. REQUIRES: g.sectors_per_track > 0.
+// The rounding rule above, in the outermost zone's tracks.
 uint32_t lld_segment_sectors(const DriveGeometry& g, uint64_t segment_bytes, uint32_t block_bytes);
 
 // ceil(logical_blocks / blocks_per_segment) + kLldCleanerReserveSegments.

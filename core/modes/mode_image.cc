@@ -45,7 +45,7 @@ uint32_t platter_cylinders(const FormatOptions& o) {
 
 bool addressable(const FormatOptions& o) {
   try {
-    return uint64_t{platter_cylinders(o)} * o.geometry.sectors_per_cylinder() <= kMaxPlatterSectors;
+    return o.geometry.sectors_in_cylinders(platter_cylinders(o)) <= kMaxPlatterSectors;
   } catch (const Error&) {  // mode=lld's own refusal of a size this large
     return false;
   }
@@ -92,7 +92,7 @@ std::string size_at_most(uint64_t bytes, uint32_t block_bytes) {
 
 // One line: the parameter, its value, the limit and what will do.
 [[noreturn]] void refuse_unaddressable(const FormatOptions& o, uint32_t cyl) {
-  const uint64_t platter = uint64_t{cyl} * o.geometry.cylinder_bytes();
+  const uint64_t platter = o.geometry.bytes_in_cylinders(cyl);
   const uint64_t largest = largest_addressable_export(o);
   const std::optional<uint32_t> spare = largest_addressable_spare(o);
   std::string fix = largest >= o.block_bytes
@@ -132,7 +132,7 @@ Superblock plan_image_unchecked(const FormatOptions& o) {
                 EINVAL);
   const uint32_t cyl = platter_cylinders(o);
   // First: raising cylinders= cannot help here.
-  if (has_32bit_psns(o.mode) && uint64_t{cyl} * g.sectors_per_cylinder() > kMaxPlatterSectors)
+  if (has_32bit_psns(o.mode) && g.sectors_in_cylinders(cyl) > kMaxPlatterSectors)
     refuse_unaddressable(o, cyl);
   if (cyl > g.cylinders) refuse_too_big(o, cyl);
   Superblock sb;

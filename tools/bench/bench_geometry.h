@@ -33,6 +33,20 @@ inline DriveGeometry bench_geometry(const std::string& geometry) {
   return *g;
 }
 
+// As bench_geometry, for an experiment of a single-zone model (paper 001's
+// sections 2 and 4: one number of sectors per track). Throws Error(EINVAL)
+// for a zoned drive.
+inline DriveGeometry single_zone_geometry(const std::string& geometry, const char* experiment) {
+  DriveGeometry g = bench_geometry(geometry);
+  if (g.zoned())
+    throw Error(std::string(experiment) + ": --geometry " + geometry + " has " +
+                    std::to_string(g.zone_count()) + " zones, and this experiment models one "
+                    "(paper 001's single-zone analysis); choose a single-zone drive such as "
+                    "st19101",
+                EINVAL);
+  return g;
+}
+
 }  // namespace vld
 
 #endif  // VLD_TOOLS_BENCH_BENCH_GEOMETRY_H_

@@ -96,7 +96,7 @@ void place_one(const DriveGeometry& g, uint32_t cylinders, uint32_t hole, double
 }  // namespace
 
 int cmd_best_case(const BestCaseSpec& spec) {
-  const DriveGeometry g = bench_geometry(spec.geometry);
+  const DriveGeometry g = single_zone_geometry(spec.geometry, "best-case");
   check(spec, g);
   std::mt19937_64 rng(spec.seed);
   for (double util : spec.utils) {

@@ -39,7 +39,7 @@ std::unique_ptr<DiskController> open_copy(const Superblock& sb, std::vector<std:
 
 uint64_t nvram_region_blocks(const Superblock& sb) {
   if (sb.mode != DiskMode::kLld || sb.nvram_bytes == 0) return 0;
-  const uint64_t spt = sb.geometry.sectors_per_track;
+  const uint64_t spt = sb.geometry.zone(0).sectors_per_track;  // the system area's zone
   const uint64_t sectors = (sb.nvram_bytes + kSectorBytes - 1) / kSectorBytes;
   return (sectors + spt - 1) / spt * spt * kSectorBytes / sb.block_bytes;
 }

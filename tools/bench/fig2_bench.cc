@@ -20,7 +20,7 @@ using json = nlohmann::json;
 
 int cmd_fig2(const DiskSpec& spec, const std::vector<double>& thresholds, uint32_t sectors,
              uint64_t writes, bool strict) {
-  const DriveGeometry g = bench_geometry(spec.geometry);
+  const DriveGeometry g = single_zone_geometry(spec.geometry, "fig2");
   if (sectors == 0 || sectors > g.sectors_per_track)
     throw Error("fig2: --sectors must be 1 to " + std::to_string(g.sectors_per_track) +
                     " (a track of " + g.name + ")", EINVAL);

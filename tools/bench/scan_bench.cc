@@ -70,10 +70,11 @@ nlohmann::json time_live_on(const VldDisk& disk, uint32_t track, uint32_t repeat
 // A track's blocks found without the per-track lists: every map entry
 // looked at.
 double time_map_scan(const VldDisk& disk, uint32_t track) {
-  const uint64_t spt = disk.superblock().geometry.sectors_per_track;
+  const DriveGeometry& g = disk.superblock().geometry;
+  const uint64_t first = g.track_first_psn(track), end = first + g.track_sectors(track);
   const auto t0 = Clock::now();
   size_t n = 0;
-  for (const MapEntry& e : disk.map()) n += e.mapped() && e.psn() / spt == track;
+  for (const MapEntry& e : disk.map()) n += e.mapped() && e.psn() >= first && e.psn() < end;
   const double us = us_since(t0);
   if (n == 0) std::cerr << "vld-bench scan: the scan found nothing on track " << track << "\n";
   return us;
@@ -99,7 +100,7 @@ int cmd_scan(const ScanBenchSpec& spec) {
   j["track_lists_mib"] = static_cast<double>(disk.track_lists_bytes()) / (1 << 20);
 
   const uint32_t track =
-      static_cast<uint32_t>(disk.map()[last].psn() / sb.geometry.sectors_per_track);
+      sb.geometry.track_of_psn(disk.map()[last].psn());
   j["track"] = track;
   j["live_on_us"] = time_live_on(disk, track, spec.repeats);
   j["map_scan_us"] = time_map_scan(disk, track);
