@@ -8,27 +8,15 @@ mean and p90 within 5%; every zone's sequential rate within 2% of its zone
 table's. Runs the build's vld-bench ($VLD_BENCH, else build/ then
 build-dev/)."""
 import json
-import os
 import pathlib
 import subprocess
 
 import pytest
 
-REPO = pathlib.Path(__file__).resolve().parents[2]
+from built import vld_bench
+
 REFERENCE = json.loads((pathlib.Path(__file__).parent / "data" /
                         "disksim-validation.json").read_text())
-
-
-def vld_bench():
-    env = os.environ.get("VLD_BENCH")
-    if env:
-        return env
-    for build in ("build", "build-dev"):
-        p = REPO / build / "tools" / "vld-bench"
-        if p.exists():
-            return str(p)
-    return None
-
 
 pytestmark = pytest.mark.skipif(vld_bench() is None, reason="no vld-bench built (scripts/build)")
 

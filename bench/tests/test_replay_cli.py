@@ -4,25 +4,16 @@ twice; Ctrl-C writing what was measured. Runs the build's vld-bench
 ($VLD_BENCH, else build/ then build-dev/); skipped without one."""
 import hashlib
 import json
-import os
 import pathlib
 import signal
 import subprocess
 
 import pytest
 
+from built import vld_bench
+
 REPO = pathlib.Path(__file__).resolve().parents[2]
 
-
-def vld_bench():
-    env = os.environ.get("VLD_BENCH")
-    if env:
-        return env
-    for build in ("build", "build-dev"):
-        p = REPO / build / "tools" / "vld-bench"
-        if p.exists():
-            return str(p)
-    return None
 
 
 pytestmark = pytest.mark.skipif(vld_bench() is None, reason="no vld-bench built (scripts/build)")

@@ -18,6 +18,8 @@ import subprocess
 
 import pytest
 
+from built import vld_bench
+
 REPO = pathlib.Path(__file__).resolve().parents[2]
 RESULTS = pathlib.Path(__file__).parent / "data" / "single-zone-results.json"
 
@@ -54,16 +56,6 @@ for mode in ("vld", "inplace", "lld"):
         "replay", str(REPO / "traces" / "untar.log.gz"), "--mode", mode,
         "--geometry", "savvio10k4", "--size", "1G", "--closed-loop", "--qd", "4"]
 
-
-def vld_bench():
-    env = os.environ.get("VLD_BENCH")
-    if env:
-        return env
-    for build in ("build", "build-dev"):
-        p = REPO / build / "tools" / "vld-bench"
-        if p.exists():
-            return str(p)
-    return None
 
 
 pytestmark = pytest.mark.skipif(vld_bench() is None, reason="no vld-bench built (scripts/build)")
