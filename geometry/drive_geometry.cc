@@ -45,12 +45,14 @@ uint64_t DriveGeometry::cylinder_first_psn(uint32_t cylinder) const {
 }
 
 uint64_t DriveGeometry::track_first_psn(uint32_t track) const {
+  if (!zoned()) return uint64_t{track} * sectors_per_track;  // every placement asks
   const Zone z = zone_of_track(track);
   return z.first_psn +
          uint64_t{track - z.first_cylinder * tracks_per_cylinder} * z.sectors_per_track;
 }
 
 uint32_t DriveGeometry::track_of_psn(uint64_t psn) const {
+  if (!zoned()) return static_cast<uint32_t>(psn / sectors_per_track);  // every placement asks
   const Chs c = chs_of(psn);
   return c.cylinder * tracks_per_cylinder + c.head;
 }
