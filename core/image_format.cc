@@ -29,6 +29,10 @@ constexpr size_t kZoneBytes = 16;
 constexpr uint32_t kMaxSuperblockZones = (kChecksumAt - kZonesAt) / kZoneBytes;  // 239
 static_assert(kMaxSuperblockZones >= kMaxZones);
 
+bool all_zero(const unsigned char* from, const unsigned char* to) {
+  return std::all_of(from, to, [](unsigned char c) { return c == 0; });
+}
+
 // Where the zone table's bytes end: nothing after it may be nonzero.
 size_t zone_table_end(uint32_t zone_count) { return kZonesAt + size_t{zone_count} * kZoneBytes; }
 
@@ -132,14 +136,11 @@ namespace {
 // this build reads, and of which mode.
 DecodeResult decode_header(const unsigned char* p, Superblock* sb, std::string* why) {
   if (std::memcmp(p, kMagic, 8) != 0) {
-    auto zero = [](const unsigned char* from, const unsigned char* to) {
-      return std::all_of(from, to, [](unsigned char c) { return c == 0; });
-    };
     const uint32_t zones = decode_fixed32(p + kZoneCountAt);
     const bool shaped = decode_fixed64(p + kChecksumAt) != 0 &&
-                        zero(p + kFieldsEndV2, p + kWriteSettleAt) && zones <= kMaxSuperblockZones &&
-                        zero(p + kZoneCountAt + 4, p + kZonesAt) &&
-                        zero(p + zone_table_end(zones), p + kChecksumAt);
+                        all_zero(p + kFieldsEndV2, p + kWriteSettleAt) && zones <= kMaxSuperblockZones &&
+                        all_zero(p + kZoneCountAt + 4, p + kZonesAt) &&
+                        all_zero(p + zone_table_end(zones), p + kChecksumAt);
     return shaped ? DecodeResult::kDamagedStart : DecodeResult::kNotVld;
   }
   if (decode_fixed64(p + kChecksumAt) != checksum64(p, kChecksumAt))
@@ -192,8 +193,7 @@ std::string invalid_field(const unsigned char* p, const Superblock& sb) {
   if (zones > kMaxSuperblockZones)
     return "zone count " + std::to_string(zones) + " (at most " +
            std::to_string(kMaxSuperblockZones) + ")";
-  if (!std::all_of(p + zone_table_end(zones), p + kChecksumAt,
-                   [](unsigned char c) { return c == 0; }))
+  if (!all_zero(p + zone_table_end(zones), p + kChecksumAt))
     return "bytes after the zone table are not zero";
   if (std::string w = g.check(); !w.empty()) return "geometry: " + w;
   if (sb.block_bytes < kSectorBytes || sb.block_bytes > 65536 ||

@@ -53,11 +53,6 @@ constexpr uint64_t kBlk = 4096;
 
 using InspectRun = ProgramRun;
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
-}
-
 // Runs vld-inspect with args, stdout and stderr to files (not a terminal:
 // no progress bar).
 InspectRun inspect(const TempDir& dir, const std::vector<std::string>& args) {

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <random>
 #include <sstream>
 #include <stdexcept>
@@ -71,12 +72,6 @@ pid_t spawn(const std::vector<std::string>& argv, const std::string& errfile,
   return pid;
 }
 
-std::string slurp(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 int exit_code_of(int status) {
   if (WIFEXITED(status)) return WEXITSTATUS(status);
@@ -85,6 +80,11 @@ int exit_code_of(int status) {
 }
 
 }  // namespace
+
+std::string slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+}
 
 NbdkitServer::NbdkitServer(const TempDir& dir, std::vector<std::string> params,
                            std::vector<std::string> nbdkit_options,

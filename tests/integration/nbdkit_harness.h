@@ -108,6 +108,9 @@ NbdHandle connect_with_meta_context(const NbdkitServer& server, const char* cont
 // words of a disk are alike, and no byte pattern is all zeros.
 std::vector<uint8_t> pattern_bytes(uint64_t offset, size_t len, uint64_t seed);
 
+// A file's bytes ("" if it cannot be read).
+std::string slurp(const std::string& path);
+
 // nbd_pread / nbd_pwrite into / from a vector; throw on error.
 std::vector<uint8_t> read_bytes(nbd_handle* h, uint64_t offset, size_t len);
 void write_bytes(nbd_handle* h, uint64_t offset, const std::vector<uint8_t>& data,

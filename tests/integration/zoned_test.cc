@@ -7,7 +7,6 @@
 #include <libnbd.h>
 
 #include <fstream>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -39,13 +38,6 @@ std::string write_drive_file(const TempDir& dir) {
   return path;
 }
 
-std::string read_file(const std::string& path) {
-  std::ifstream in(path);
-  std::stringstream s;
-  s << in.rdbuf();
-  return s.str();
-}
-
 class Zoned : public ::testing::TestWithParam<const char*> {};
 
 TEST_P(Zoned, DataSurvivesIdleWorkRestartAndKillAcrossZones) {
@@ -62,7 +54,7 @@ TEST_P(Zoned, DataSurvivesIdleWorkRestartAndKillAcrossZones) {
     ASSERT_EQ(contents_difference(h.get(), want), "");
     nbd_shutdown(h.get(), 0);
     EXPECT_EQ(server.stop(), 0) << server.stderr_text();
-    const std::string stats = read_file(dir.file("stats.json"));
+    const std::string stats = slurp(dir.file("stats.json"));
     const size_t table = stats.find("\"zones\"");
     ASSERT_NE(table, std::string::npos);
     const std::string zone_table = stats.substr(table, stats.find(']', table) - table);
