@@ -159,10 +159,43 @@ DriveGeometry cheetah9lp() {
   return g;
 }
 
+
+DriveGeometry hc310() {
+  // A 2018 capacity drive from its data sheet: WD Ultrastar DC HC310 6 TB
+  // (HUS726T6TALE6L4), Hard Disk Drive Specification Rev. 1.4, 18 September
+  // 2018, section 4.5.1: 7200 RPM; seeks without command overhead, read:
+  // single track 0.23 ms, average 7.4 ms; write: single track 0.32 ms,
+  // average 8.2 ms. Capacity 11,721,045,168 sectors (IDEMA LBA1-03, 6001 GB).
+  // Assumed where the pages reached here are silent (docs/geometry.md,
+  // "Data-sheet presets"): 8 heads; sustained rate 255 MB/s at the outer
+  // diameter and half that at the inner; 24 zones of equal width, derived by
+  // scripts/datasheet-zones; full-stroke read seek 16 ms (seek curve by
+  // scripts/fit-seek-curves); head switch = the single-track read seek;
+  // write settle = the average write less read seek (0.8 ms);
+  // controller overhead 0.2 ms. Skews derived per zone.
+  DriveGeometry g;
+  g.name = "hc310";
+  g.tracks_per_cylinder = 8;
+  g.cylinders = 458160;
+  g.rpm = 7200;
+  g.head_switch = sim_ms(0.23);
+  g.write_settle = sim_ms(0.8);
+  g.controller_overhead = sim_ms(0.2);
+  g.seek = SeekCurve(0.21102, 0.01898, 124931, 3.5131, 0.0000273);
+  set_zones(&g, {{0, 4264, 0, 0}, {19090, 4171, 0, 0}, {38180, 4079, 0, 0}, {57270, 3986, 0, 0},
+                 {76360, 3893, 0, 0}, {95450, 3801, 0, 0}, {114540, 3708, 0, 0}, {133630, 3615, 0, 0},
+                 {152720, 3522, 0, 0}, {171810, 3430, 0, 0}, {190900, 3337, 0, 0}, {209990, 3244, 0, 0},
+                 {229080, 3152, 0, 0}, {248170, 3059, 0, 0}, {267260, 2966, 0, 0}, {286350, 2874, 0, 0},
+                 {305440, 2781, 0, 0}, {324530, 2688, 0, 0}, {343620, 2595, 0, 0}, {362710, 2503, 0, 0},
+                 {381800, 2410, 0, 0}, {400890, 2317, 0, 0}, {419980, 2225, 0, 0}, {439070, 2132, 0, 0}});
+  g.derive_skews();
+  return g;
+}
+
 }  // namespace
 
 std::vector<std::string> preset_names() {
-  return {"hp97560", "hp97560-rw", "st19101", "savvio10k4", "atlas10k", "cheetah9lp"};
+  return {"hp97560", "hp97560-rw", "st19101", "savvio10k4", "atlas10k", "cheetah9lp", "hc310"};
 }
 
 std::string preset_names_joined(std::string_view sep) {
@@ -179,6 +212,7 @@ std::optional<DriveGeometry> find_preset(std::string_view name) {
   else if (name == "savvio10k4") g = savvio10k4();
   else if (name == "atlas10k") return atlas10k();  // measured skews: not derived
   else if (name == "cheetah9lp") return cheetah9lp();
+  else if (name == "hc310") return hc310();  // skews derived above
   else return std::nullopt;
   g.derive_skews();
   return g;

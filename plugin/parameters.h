@@ -160,7 +160,7 @@ inline constexpr ParameterDoc kParameters[] = {
      {ValueKind::kPreset, "unknown geometry; choose one of "},
      [](PluginOptions& o, const ParameterValue& v) { o.geometry = v.text; return true; },
      "drive preset: hp97560|hp97560-rw|st19101|savvio10k4|\n"
-     "atlas10k|cheetah9lp, or a drive file (default st19101)",
+     "atlas10k|cheetah9lp|hc310, or a drive file (default st19101)",
      "The drive: one of the presets\n\n"
      "=over 4\n\n"
      "=item B<hp97560>\n\n"
@@ -184,6 +184,10 @@ inline constexpr ParameterDoc kParameters[] = {
      "=item B<cheetah9lp>\n\n"
      "Seagate Cheetah 9LP (1998), zoned: 11 zones of 254 to 167 sectors per track, 12 "
      "heads, 6962 cylinders, 10,045 RPM; DiskSim 4.0's validated model.\n\n"
+     "=item B<hc310>\n\n"
+     "WD Ultrastar DC HC310 6 TB (2018), zoned, from its data sheet with stated "
+     "assumptions: 24 zones of 4264 to 2132 sectors per track, 8 heads, 458,160 "
+     "cylinders, 7200 RPM.\n\n"
      "=back\n\n"
      "or a drive file: a path (with a C</>) or a name ending in C<.drive>, whose lines give "
      "the drive's name, heads, cylinders, rpm, seek curve and either sectors_per_track or "
@@ -193,7 +197,7 @@ inline constexpr ParameterDoc kParameters[] = {
      "head_switch_us= and seek= derive every zone's skews afresh); the resulting geometry, "
      "zones included, is stored in the image. Where each number comes from is in "
      "F<docs/geometry.md> of the source.",
-     "B<hp97560>|B<hp97560-rw>|B<st19101>|B<savvio10k4>|B<atlas10k>|B<cheetah9lp>|I<FILE>"},
+     "B<hp97560>|B<hp97560-rw>|B<st19101>|B<savvio10k4>|B<atlas10k>|B<cheetah9lp>|B<hc310>|I<FILE>"},
 
     {"block", "BYTES", ParameterGroup::kFormat,
      {ValueKind::kSize, "expected a power of two from 512 to 64K (bytes), e.g. block=4096", 512,

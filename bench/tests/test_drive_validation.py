@@ -38,7 +38,7 @@ def test_random_4k_within_5_percent_of_disksim(geometry, workload):
         assert abs(ours / theirs - 1) <= 0.05, f"{stat}: vld {ours:.3f} ms, DiskSim {theirs:.3f} ms"
 
 
-@pytest.mark.parametrize("geometry", sorted(REFERENCE["drives"]) + ["st19101", "savvio10k4"])
+@pytest.mark.parametrize("geometry", sorted(REFERENCE["drives"]) + ["st19101", "savvio10k4", "hc310"])
 def test_sequential_rate_of_every_zone_within_2_percent_of_its_table(geometry):
     zones = [r for r in drive(geometry) if r["workload"] == "sequential-read"]
     assert zones, "no zone measured"
@@ -53,3 +53,29 @@ def test_the_zoned_presets_have_their_disksim_zone_count():
     counts = {g: len([r for r in drive(g) if r["workload"] == "sequential-read"])
               for g in REFERENCE["drives"]}
     assert counts == {"atlas10k": 24, "cheetah9lp": 11}
+
+
+# hc310 comes from a data sheet, not a validated model: what it publishes is
+# the average seek (read 7.4 ms, write 8.2 ms, without command overhead),
+# the average latency (4.16 ms) and, as assumed in docs/geometry.md, the
+# sustained rate at the outer and inner diameter (255 and 127.5 MB/s). A
+# random 4 KiB request then costs overhead + average seek + average latency
+# + the transfer of 8 sectors of the middle zone.
+HC310_DATASHEET = {"seek_ms": {"random-read": 7.4, "random-write": 8.2}, "latency_ms": 4.16,
+                   "overhead_ms": 0.2, "od_mb_s": 255.0, "id_mb_s": 127.5}
+
+
+@pytest.mark.parametrize("workload", ["random-read", "random-write"])
+def test_hc310_random_4k_within_5_percent_of_its_data_sheet(workload):
+    ds = HC310_DATASHEET
+    (got,) = [r for r in drive("hc310") if r["workload"] == workload]
+    transfer_ms = 4096 / (((ds["od_mb_s"] + ds["id_mb_s"]) / 2) * 1e3)
+    sheet_ms = ds["overhead_ms"] + ds["seek_ms"][workload] + ds["latency_ms"] + transfer_ms
+    assert abs(got["mean_us"] / 1e3 / sheet_ms - 1) <= 0.05, (got["mean_us"], sheet_ms)
+    assert abs(got["breakdown_us"]["seek"] / 1e3 / ds["seek_ms"][workload] - 1) <= 0.05
+
+
+def test_hc310_outer_and_inner_zones_stream_at_its_data_sheet_rates():
+    zones = [r for r in drive("hc310") if r["workload"] == "sequential-read"]
+    assert abs(zones[0]["mb_per_s"] / HC310_DATASHEET["od_mb_s"] - 1) <= 0.02, zones[0]
+    assert abs(zones[-1]["mb_per_s"] / HC310_DATASHEET["id_mb_s"] - 1) <= 0.02, zones[-1]

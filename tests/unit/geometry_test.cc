@@ -27,7 +27,7 @@ DriveGeometry preset(const char* name) {
 
 TEST(Presets, NamesAreTheDocumented) {
   EXPECT_EQ(preset_names(), (std::vector<std::string>{"hp97560", "hp97560-rw", "st19101",
-                                                      "savvio10k4", "atlas10k", "cheetah9lp"}));
+                                                      "savvio10k4", "atlas10k", "cheetah9lp", "hc310"}));
   for (const std::string& name : preset_names()) {
     auto g = find_preset(name);
     ASSERT_TRUE(g.has_value()) << name;
