@@ -98,6 +98,7 @@ struct BenchOptions {
   }();
   bool no_off = false;
   uint64_t table2_writes = 5000;
+  bool table2_uncompacted = false;
   std::vector<double> fig2_thresholds = {0, 5, 10, 15, 20, 25, 30, 40, 50, 60, 70, 80, 90};
   uint32_t fig2_sectors = 1;
   uint64_t fig2_writes = 20000;
@@ -252,6 +253,8 @@ CLI::App* add_table2(CLI::App& app, BenchOptions& options) {
   table2->add_option("--writes", options.table2_writes, "measured updates")
       ->check(CLI::PositiveNumber)
       ->capture_default_str();
+  table2->add_flag("--uncompacted", options.table2_uncompacted,
+                   "also measure vld without the compactor's run (\"compacted\": false)");
   return table2;
 }
 
@@ -533,7 +536,7 @@ int run(BenchOptions options, const Subcommands& sub) {
   }
   if (*sub.fig11) return cmd_fig11(spec, options.bursts);
   if (auto status = run_own_spec(options, sub)) return *status;
-  if (*sub.table2) return cmd_table2(spec, options.table2_writes);
+  if (*sub.table2) return cmd_table2(spec, options.table2_writes, options.table2_uncompacted);
   if (*sub.drive) return cmd_drive(spec, options.drive);
   if (*sub.fig2) return cmd_fig2(spec, options.fig2_thresholds, options.fig2_sectors, options.fig2_writes, options.fig2_strict);
   if (*sub.fill) {

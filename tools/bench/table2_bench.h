@@ -4,6 +4,10 @@
 // ("measured immediately after running a compactor", the section's
 // footnote), beside mode=inplace on the same workload.
 //
+// With `uncompacted`, vld is also measured on the same prepared image
+// without the compactor's run ("compacted": false): what eager writing
+// costs when the disk has had no idle time.
+//
 // Prints one JSON object per mode: "experiment": "table2", "disk", "mode",
 // the mean, p50 and p99 latency, the service breakdown, the utilization,
 // and for vld the compaction it was given and the map's and free space's
@@ -20,7 +24,7 @@
 namespace vld {
 
 // `writes` measured updates per mode.
-int cmd_table2(const DiskSpec& spec, uint64_t writes);
+int cmd_table2(const DiskSpec& spec, uint64_t writes, bool uncompacted);
 
 }  // namespace vld
 
