@@ -117,10 +117,17 @@ def spare(geometry, label, env=None):
     return SPARE_DEFAULTS.get((geometry, label), SPARE_FALLBACK)
 
 
+def outer_sectors_per_track(geometry):
+    """A stats file's drive: its sectors per track, the outermost zone's if zoned
+    (mode=lld's system area, NVRAM region included, lies in that zone)."""
+    zones = geometry.get("zones")
+    return zones[0]["sectors_per_track"] if zones else geometry["sectors_per_track"]
+
+
 def disk_bytes(stats, label):
     """The disk of LABEL's image (the stats file of any run on it)."""
     g = stats["geometry"]
-    return g["platter_bytes"] - nvram_region_bytes(label, g["sectors_per_track"])
+    return g["platter_bytes"] - nvram_region_bytes(label, outer_sectors_per_track(g))
 
 
 def disk_utilization(stats, label):
