@@ -1,7 +1,7 @@
 // span= through nbdkit, in every mode (modes.h): a disk on a band of
 // cylinders in the middle of a large zoned drive, across one of its zone
 // boundaries. What a client writes survives a restart; the image file
-// holds the band only; the stats file names the band; a restart with
+// holds the band only; the stats file and vld-inspect name the band; a restart with
 // another span, or spare= beside span=, is refused with one line.
 #include <gtest/gtest.h>
 #include <libnbd.h>
@@ -77,6 +77,13 @@ TEST_P(Span, ABandOfALargeDriveServesReopensAndSaysWhichCylinders) {
   const uint64_t band_bytes = (20ull * 256 + 80ull * 224) * 4 * 512;
   EXPECT_EQ(file_size(image), (1ull << 20) + band_bytes);
   EXPECT_EQ(geometry["platter_bytes"], band_bytes);
+  {  // vld-inspect checks the band's image and names the band.
+    const ProgramRun check = run_program(dir, VLD_INSPECT_PATH, {"--check", image});
+    EXPECT_EQ(check.exit_code, 0) << check.out << check.err;
+    const ProgramRun report = run_program(dir, VLD_INSPECT_PATH, {"--json", image});
+    ASSERT_EQ(report.exit_code, 0) << report.err;
+    EXPECT_EQ(nlohmann::json::parse(report.out)["geometry"]["span"], geometry["span"]);
+  }
   {  // The image knows its band: no span= needed, the same one agrees.
     NbdkitServer server(dir, {"file=" + image, "latency=none"});
     NbdHandle h = server.connect();
