@@ -126,6 +126,21 @@ TEST(SpanImage, RefusalsSayWhatAndWhatToDo) {
   EXPECT_NE(plan_error(savvio_span(DiskMode::kInplace, 1ull << 30, {0, 265})), "(planned)");
 }
 
+TEST(SpanImage, ABandBeyondThe32BitSectorNumbersIsRefusedForVld) {
+  // 600,000 cylinders of 6 x 1323 sectors: 4.76e9 sectors; 541,064
+  // cylinders are the most below 2^32.
+  FormatOptions o = savvio_span(DiskMode::kVld, 1ull << 30, {0, 599999});
+  o.geometry.cylinders = 600000;
+  EXPECT_EQ(plan_error(o),
+            "span=0-599999 holds 2.218 TiB of platters, and mode=vld addresses at most 2 TiB of "
+            "platters (2^32 - 1 sectors of 512 bytes); narrow span= to at most 541064 cylinders");
+  o.span = CylinderSpan{0, 541063};
+  EXPECT_EQ(plan_image(o).simulated_cylinders, 541064u);
+  o.mode = DiskMode::kInplace;  // 64-bit offsets: no such limit
+  o.span = CylinderSpan{0, 599999};
+  EXPECT_EQ(plan_image(o).simulated_cylinders, 600000u);
+}
+
 TEST(SpanImage, TheBackingFileHoldsTheSpanOnly) {
   char dir[] = "/tmp/vld-span-XXXXXX";
   ASSERT_NE(mkdtemp(dir), nullptr);
