@@ -10,23 +10,29 @@
 
 #include <cstdint>
 #include <memory>
+#include <optional>
 #include <string>
 
 #include "core/image_format.h"
 #include "core/store/backing_store.h"
 #include "geometry/drive_geometry.h"
+#include "geometry/span.h"
 
 namespace vld {
 
 // What a new image is asked to be (the plugin's and the tools' size=,
-// block=, spare=, geometry, and mode=lld's segment= and nvram=): the input
+// block=, spare= or span=, geometry, and mode=lld's segment= and nvram=): the input
 // of plan_image (core/modes/mode_image.h) and of each mode's sizing rules.
 struct FormatOptions {
   DiskMode mode = DiskMode::kInplace;
   uint64_t export_bytes = 0;
   uint32_t block_bytes = 4096;
   uint32_t spare_percent = 25;
-  DriveGeometry geometry;  // with skews derived
+  DriveGeometry geometry;  // the whole drive, with skews derived
+  // span=: the platters are these cylinders of `geometry` (span_of), all of
+  // them, and spare_percent is not used; without, the outermost cylinders
+  // that hold the export, its metadata and spare_percent.
+  std::optional<CylinderSpan> span;
   // mode=lld only (segment=, nvram=); other modes leave the superblock's 0.
   uint64_t segment_bytes = kDefaultSegmentBytes;
   uint64_t nvram_bytes = kDefaultNvramBytes;

@@ -14,10 +14,11 @@ constexpr char kMagic[8] = {'V', 'L', 'D', 'I', 'M', 'A', 'G', 'E'};
 constexpr size_t kChecksumAt = kSuperblockBytes - 8;
 constexpr size_t kSegmentBytesAt = 184;  // format_versions 2 to 4
 constexpr size_t kNvramBytesAt = 192;    // format_versions 2 to 4
-// Zero from here to the checksum: 184 in version 1, 200 in versions 2 to 4. The
+// Zero from here to kSpanAt: 184 in version 1, 200 in versions 2 to 4. The
 // damaged-start test, which cannot trust the version field, uses the later.
 constexpr size_t kFieldsEndV1 = 184;
 constexpr size_t kFieldsEndV2 = 200;
+constexpr size_t kSpanAt = 240;  // u32 span_first_cylinder, u32 drive_cylinders; any version
 constexpr size_t kNameBytes = 32;
 // A zoned drive's zone table (any version): a u32 count, a u32 zero, then
 // per zone u32 first_cylinder, sectors_per_track, track_skew_sectors,
@@ -119,7 +120,10 @@ std::array<unsigned char, kSuperblockBytes> encode_superblock(const Superblock& 
   std::memcpy(p + 144, sb.secret.data(), sb.secret.size());
   encode_fixed64(p + 176, sb.platter_offset);
   static_assert(kFieldsEndV1 == kSegmentBytesAt && kFieldsEndV2 == kNvramBytesAt + 8);
-  static_assert(kFieldsEndV2 <= kWriteSettleAt && kWriteSettleAt + 8 == kZoneCountAt);
+  static_assert(kFieldsEndV2 <= kSpanAt && kSpanAt + 8 == kWriteSettleAt &&
+                kWriteSettleAt + 8 == kZoneCountAt);
+  encode_fixed32(p + kSpanAt, sb.span_first_cylinder);
+  encode_fixed32(p + kSpanAt + 4, sb.drive_cylinders);
   encode_fixed64(p + kWriteSettleAt, static_cast<uint64_t>(g.write_settle.count()));
   encode_zones(g, p);
   if (sb.mode == DiskMode::kLld) {
@@ -138,7 +142,7 @@ DecodeResult decode_header(const unsigned char* p, Superblock* sb, std::string* 
   if (std::memcmp(p, kMagic, 8) != 0) {
     const uint32_t zones = decode_fixed32(p + kZoneCountAt);
     const bool shaped = decode_fixed64(p + kChecksumAt) != 0 &&
-                        all_zero(p + kFieldsEndV2, p + kWriteSettleAt) && zones <= kMaxSuperblockZones &&
+                        all_zero(p + kFieldsEndV2, p + kSpanAt) && zones <= kMaxSuperblockZones &&
                         all_zero(p + kZoneCountAt + 4, p + kZonesAt) &&
                         all_zero(p + zone_table_end(zones), p + kChecksumAt);
     return shaped ? DecodeResult::kDamagedStart : DecodeResult::kNotVld;
@@ -180,10 +184,27 @@ void decode_fields(const unsigned char* p, Superblock* sb) {
   std::memcpy(sb->secret.data(), p + 144, sb->secret.size());
   sb->platter_offset = decode_fixed64(p + 176);
   g.write_settle = SimDuration{static_cast<int64_t>(decode_fixed64(p + kWriteSettleAt))};
+  sb->span_first_cylinder = decode_fixed32(p + kSpanAt);
+  sb->drive_cylinders = decode_fixed32(p + kSpanAt + 4);
   if (decode_fixed32(p + kZoneCountAt) <= kMaxSuperblockZones) decode_zones(p, &g);
   const bool lld = sb->mode == DiskMode::kLld;
   sb->segment_bytes = lld ? decode_fixed64(p + kSegmentBytesAt) : 0;
   sb->nvram_bytes = lld ? decode_fixed64(p + kNvramBytesAt) : 0;
+}
+
+// "" if the span fields are consistent, else what is wrong: a span's
+// platters are the whole band, within the drive.
+std::string invalid_span(const Superblock& sb) {
+  if (!sb.spanned())
+    return sb.span_first_cylinder == 0 ? "" : "span first cylinder without drive cylinders";
+  const uint64_t end = uint64_t{sb.span_first_cylinder} + sb.geometry.cylinders;
+  if (sb.drive_cylinders > 10'000'000 || end > sb.drive_cylinders)
+    return "span of cylinders " + std::to_string(sb.span_first_cylinder) + " to " +
+           std::to_string(end - 1) + " on a drive of " + std::to_string(sb.drive_cylinders);
+  if (sb.simulated_cylinders != sb.geometry.cylinders)
+    return "simulated cylinders " + std::to_string(sb.simulated_cylinders) + " of a span of " +
+           std::to_string(sb.geometry.cylinders);
+  return "";
 }
 
 // "" if the decoded fields are consistent, else which one is not.
@@ -201,6 +222,7 @@ std::string invalid_field(const unsigned char* p, const Superblock& sb) {
     return "block size " + std::to_string(sb.block_bytes);
   if (sb.simulated_cylinders == 0 || sb.simulated_cylinders > g.cylinders)
     return "simulated cylinders " + std::to_string(sb.simulated_cylinders);
+  if (std::string w = invalid_span(sb); !w.empty()) return w;
   if (sb.platter_offset < kSuperblockBytes || sb.platter_offset % kSectorBytes != 0)
     return "platter offset";
   if (sb.export_bytes == 0 || sb.export_bytes % sb.block_bytes != 0 ||

@@ -35,12 +35,17 @@
 //                here, outside the exported range, so no client can read it
 //   176 u64      platter_offset
 //   format_version 1:
-//   184 ..       zero up to 248
+//   184 ..       zero up to 240
 //   format_versions 2 and 3 (mode=lld):
 //   184 u64      segment_bytes: segment= as given (> 0; the layout rounds it)
 //   192 u64      nvram_bytes: nvram= (0: no NVRAM)
-//   200 ..       zero up to 248
+//   200 ..       zero up to 240
 //   every version:
+//   240 u32      span_first_cylinder: the drive cylinder the platters start at
+//                (span=, geometry/span.h); 0 without a span
+//   244 u32      drive_cylinders: the whole drive's cylinders with span=, and
+//                then the geometry above is the band's (span_of: its
+//                cylinders, zones clipped and shifted); 0 without a span
 //   248 u64      write_settle_ns: added to a seek before a write (0: none)
 //   256 u32      zone_count: 0 for a single-zone drive (sectors_per_track and
 //                the skews above), else 1..239 and those three fields 0
@@ -62,7 +67,7 @@
 //
 // The superblock is written once, at format time, and then only read: a
 // crash can never leave it half-updated. Format-time parameters (size,
-// geometry, block, spare, mode, and mode=lld's segment and nvram) come from
+// geometry, block, spare or span, mode, and mode=lld's segment and nvram) come from
 // it on every later open.
 //
 // Thread-safety: plain values and pure functions.
@@ -75,6 +80,7 @@
 #include <string_view>
 
 #include "geometry/drive_geometry.h"
+#include "geometry/span.h"
 
 namespace vld {
 
@@ -123,9 +129,22 @@ struct Superblock {
   // mode=lld only (0 otherwise): segment= and nvram= as given at format time.
   uint64_t segment_bytes = 0;
   uint64_t nvram_bytes = 0;
+  // span= (geometry/span.h): the platters are drive cylinders
+  // span_first_cylinder .. + simulated_cylinders - 1 of a drive of
+  // drive_cylinders, and `geometry` is that band's (span_of), so that every
+  // mode runs on it unchanged. drive_cylinders 0: no span, the geometry is
+  // the drive's and the platters its outermost cylinders.
+  uint32_t span_first_cylinder = 0;
+  uint32_t drive_cylinders = 0;
   // As decoded; 0 (a superblock not read from an image): the newest of its
   // mode, format_version_of(mode). version() says which.
   uint32_t format_version = 0;
+
+  bool spanned() const { return drive_cylinders != 0; }
+  // The drive cylinders the platters are. REQUIRES: spanned().
+  CylinderSpan span() const {
+    return {span_first_cylinder, span_first_cylinder + geometry.cylinders - 1};
+  }
 
   uint32_t version() const { return format_version ? format_version : format_version_of(mode); }
 
@@ -148,8 +167,8 @@ inline constexpr std::string_view kImageReplaced =
     "to serve the new one";
 
 // kDamagedStart: no magic, but the rest has a vld superblock's shape (zero
-// from byte 200, a checksum at 4088; either version): a vld image whose
-// first bytes are damaged.
+// from byte 200 to 240 and after the zone table, a checksum at 4088; any
+// version): a vld image whose first bytes are damaged.
 // kUnsupportedVersion: a format_version other than 1, 2 and 3.
 enum class DecodeResult { kOk, kNotVld, kDamagedStart, kBadChecksum, kUnsupportedVersion, kInvalid };
 // On kInvalid, *why says which field: among others a mode that is not its

@@ -246,6 +246,19 @@ std::string lld_only(const PluginOptions& o, DiskMode mode, bool new_image) {
          "= to serve it";
 }
 
+// span= on a new image: its cylinders on out->geometry, the drive. The
+// whole span is platters, so spare= has no meaning beside it.
+std::string resolve_span(const PluginOptions& o, FormatOptions* out) {
+  if (!o.span) return "";
+  const std::string given = "span=" + o.span->text();
+  if (o.spare_percent)
+    return "spare=" + std::to_string(*o.spare_percent) + " does not apply beside " + given +
+           ": the span's cylinders are all platters; drop spare= or span=";
+  std::string why;
+  out->span = o.span->resolve(out->geometry.cylinders, out->geometry.name, &why);
+  return out->span ? "" : given + ": " + why;
+}
+
 }  // namespace
 
 std::string format_options(const PluginOptions& o, FormatOptions* out) {
@@ -257,6 +270,7 @@ std::string format_options(const PluginOptions& o, FormatOptions* out) {
   out->export_bytes = *o.size_bytes;
   out->block_bytes = o.block_bytes.value_or(4096);
   out->spare_percent = o.spare_percent.value_or(25);
+  if (std::string why = resolve_span(o, out); !why.empty()) return why;
   if (std::string why = lld_only(o, out->mode, /*new_image=*/true); !why.empty()) return why;
   out->segment_bytes = o.segment_bytes.value_or(kDefaultSegmentBytes);
   out->nvram_bytes = o.nvram_bytes.value_or(kDefaultNvramBytes);
@@ -272,6 +286,30 @@ std::string drive_name(const std::string& geometry) {
   std::string why;
   auto g = load_drive(geometry, &why);
   return g ? g->name : "";
+}
+
+// span= or spare= against an image's span ("" if they agree): span= must
+// name the image's cylinders on its drive; spare= does not apply to a
+// span's image, nor span= to an image without one.
+std::string span_conflict(const PluginOptions& o, const Superblock& sb) {
+  const std::string head = "file=" + o.file;
+  if (sb.spanned() && o.spare_percent)
+    return "spare=" + std::to_string(*o.spare_percent) + " does not apply to " + head +
+           ", whose platters are span=" + sb.span().to_string() + "; drop spare=";
+  if (!o.span) return "";
+  const std::string given = "span=" + o.span->text();
+  if (!sb.spanned())
+    return given + " conflicts with " + head + ", which has no span (its platters are the " +
+           "outermost " + std::to_string(sb.simulated_cylinders) + " cylinders); drop span= to "
+           "use the image as it is, or give a new file=";
+  std::string why;
+  const std::optional<CylinderSpan> span =
+      o.span->resolve(sb.drive_cylinders, sb.geometry.name, &why);
+  if (span && *span == sb.span()) return "";
+  const bool restate = span && span->to_string() != o.span->text();
+  return given + (restate ? " (cylinders " + span->to_string() + ")" : "") + " conflicts with " +
+         head + ", which has span=" + sb.span().to_string() + "; drop span= to use the image "
+         "as it is, or give a new file=";
 }
 
 }  // namespace
@@ -292,6 +330,7 @@ std::string conflicts_with_image(const PluginOptions& o, const Superblock& sb) {
     return conflict("mode", mode_name(*o.mode), mode_name(sb.mode));
   if (o.block_bytes && *o.block_bytes != sb.block_bytes)
     return conflict("block", num(*o.block_bytes), num(sb.block_bytes));
+  if (std::string why = span_conflict(o, sb); !why.empty()) return why;
   if (o.spare_percent && *o.spare_percent != sb.spare_percent)
     return conflict("spare", num(*o.spare_percent), num(sb.spare_percent));
   if (o.sectors_per_track && *o.sectors_per_track != g.sectors_per_track)
@@ -299,8 +338,10 @@ std::string conflicts_with_image(const PluginOptions& o, const Superblock& sb) {
   if (o.tracks_per_cylinder && *o.tracks_per_cylinder != g.tracks_per_cylinder)
     return conflict("tracks_per_cylinder", num(*o.tracks_per_cylinder),
                     num(g.tracks_per_cylinder));
-  if (o.cylinders && *o.cylinders != g.cylinders)
-    return conflict("cylinders", num(*o.cylinders), num(g.cylinders));
+  // A span's geometry is its band's: the drive's cylinders are beside it.
+  const uint32_t drive_cylinders = sb.spanned() ? sb.drive_cylinders : g.cylinders;
+  if (o.cylinders && *o.cylinders != drive_cylinders)
+    return conflict("cylinders", num(*o.cylinders), num(drive_cylinders));
   if (o.rpm && *o.rpm != g.rpm) return conflict("rpm", num(*o.rpm), num(g.rpm));
   if (o.head_switch_us && sim_us(*o.head_switch_us) != g.head_switch)
     return conflict("head_switch_us", num(*o.head_switch_us), num(to_us(g.head_switch)));

@@ -2,7 +2,7 @@
 // checked without nbdkit so that tests can exercise every bad input.
 //
 // Format-time parameters (size, geometry and its overrides, mode, block,
-// spare; mode=lld's segment and nvram) shape a new image and are stored in
+// spare or span; mode=lld's segment and nvram) shape a new image and are stored in
 // it; on an existing image they may be repeated but must agree, and
 // segment= and nvram= are refused unless the mode is lld. Run-time
 // parameters (latency, statsfile, aru_max, track_buffer, fill, window,
@@ -27,6 +27,7 @@
 #include "core/modes/mode_image.h"
 #include "core/sched/command_queue.h"
 #include "geometry/seek_curve.h"
+#include "geometry/span.h"
 #include "params/nbdkit_values.h"
 #include "stats/latency_mode.h"
 
@@ -42,6 +43,7 @@ struct PluginOptions {
   std::optional<DiskMode> mode;
   std::optional<uint32_t> block_bytes;
   std::optional<uint32_t> spare_percent;
+  std::optional<SpanSpec> span;  // resolved against the drive's cylinders
   std::optional<uint32_t> sectors_per_track;
   std::optional<uint32_t> tracks_per_cylinder;
   std::optional<uint32_t> cylinders;

@@ -229,6 +229,34 @@ inline constexpr ParameterDoc kParameters[] = {
      "about 3; hp97560: 12, as its 72-sector tracks hold only 8 blocks beside a map "
      "sector)."},
 
+    {"span", "CYLINDERS", ParameterGroup::kFormat,
+     {ValueKind::kText,
+      "expected FIRST-LAST (drive cylinders, e.g. span=0-9999), N (the outermost N), P%-Q% "
+      "(percent of the drive's cylinders from the outer edge, e.g. span=90%-100%) or P%"},
+     [](PluginOptions& o, const ParameterValue& v) {
+       o.span = SpanSpec::parse(v.text);
+       return o.span.has_value();
+     },
+     "the drive cylinders the platters are, e.g.\n"
+     "0-9999 or 90%-100% (default: as few outermost\n"
+     "cylinders as size=, the map and spare= need)",
+     "The band of the drive's cylinders that a new image's platters are (short-stroking): "
+     "B<span=>I<FIRST>B<->I<LAST> names drive cylinders, inclusive, cylinder 0 the "
+     "outermost (B<span=0-9999>); B<span=>I<N> is the outermost I<N> cylinders; "
+     "B<span=>I<P>B<%->I<Q>B<%> is cylinders from I<P> to I<Q> percent of the drive's, "
+     "counted from the outer edge (B<span=90%-100%> is the innermost tenth; spans that meet "
+     "at a percent share no cylinder); B<span=>I<P>B<%> is B<0%->I<P>B<%>.\n\n"
+     "The disk is then that band: its seeks stay within it, its tracks hold what the drive's "
+     "hold there (a zoned drive's zones clipped to it), and the image holds the band's "
+     "platters only, however large the drive, so a small export on a drive of hundreds of "
+     "thousands of cylinders can be placed and measured at its outer or inner edge. The "
+     "whole band is platters, so B<spare=> is refused beside B<span=>; a band too narrow "
+     "for the export and its metadata, or reaching past the drive, is refused with the "
+     "cylinders it needs or has. The stats file's geometry names the band (B<span>, "
+     "F<docs/stats.md>); F<docs/geometry.md>, \"Span (short-stroking)\", says what it "
+     "models. Without B<span=> the platters are the outermost cylinders that the export, "
+     "its map and B<spare=> need."},
+
     {"sectors_per_track", "N", ParameterGroup::kFormat,
      {ValueKind::kWholeNumber, "expected a positive whole number (sectors per track)", 1,
       kMaxU32},

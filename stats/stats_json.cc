@@ -59,9 +59,14 @@ nlohmann::json geometry_json(const Superblock& sb) {
       {"export_bytes", sb.export_bytes},
       {"platter_bytes", sb.platter_bytes()},
   };
-  // A zoned drive's zones, and a write settle: only where there is one, so
-  // that a single-zone drive's stats are as they always were.
+  // A zoned drive's zones, a write settle and a span: only where there is
+  // one, so that a single-zone drive's stats are as they always were.
   if (g.write_settle.count() > 0) j["write_settle_us"] = to_us(g.write_settle);
+  // span=: the geometry above is the band's; which of the drive's cylinders.
+  if (sb.spanned())
+    j["span"] = {{"first_cylinder", sb.span().first},
+                 {"last_cylinder", sb.span().last},
+                 {"drive_cylinders", sb.drive_cylinders}};
   if (g.zoned()) {
     nlohmann::json zones = nlohmann::json::array();
     for (const Zone& z : g.zones)

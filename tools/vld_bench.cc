@@ -157,6 +157,17 @@ void add_stats_options(CLI::App* command, BenchOptions& options) {
       ->needs(stats);
 }
 
+// --span, as the plugin's span=; the caller says what it excludes.
+CLI::Option* add_span_option(CLI::App* command, std::string& span) {
+  return command
+      ->add_option("--span", span,
+                   "the drive cylinders the platters are, as the plugin's span=: FIRST-LAST, "
+                   "the outermost N, or P%-Q% of the drive's from the outer edge (e.g. "
+                   "90%-100%); the whole band is platters, so not with --spare (default: the "
+                   "outermost cylinders the export and the spare need)")
+      ->check(check_span_text);
+}
+
 // The options of a disk that is filled and updated (fig11, table2).
 void add_disk_options(CLI::App* command, BenchOptions& options) {
   add_stats_options(command, options);
@@ -165,7 +176,9 @@ void add_disk_options(CLI::App* command, BenchOptions& options) {
       ->capture_default_str();
   command->add_option("--size", options.size, "export size, as the plugin's size=: 256M, 1G, 131072s")
       ->capture_default_str();
-  command->add_option("--spare", spec.spare_percent, "spare platter percent")->capture_default_str();
+  auto* spare =
+      command->add_option("--spare", spec.spare_percent, "spare platter percent")->capture_default_str();
+  add_span_option(command, spec.span)->excludes(spare);
   command->add_option("--util", options.util_pct, "percent of physical blocks filled and updated")
       ->check(CLI::Range(1.0, 95.0))
       ->capture_default_str();
@@ -343,6 +356,7 @@ CLI::App* add_qd(CLI::App& app, BenchOptions& options) {
                                       "ordered by fifo or sptf");
   QdBenchSpec& q = options.qd;
   add_drive_options(qd, q.geometry, options.qd_size);
+  add_span_option(qd, q.span);
   qd->add_option("--util", options.qd_util_pct, "percent of the export filled and then accessed")
       ->check(CLI::Range(1.0, 100.0))
       ->capture_default_str();
@@ -444,10 +458,11 @@ CLI::App* add_replay(CLI::App& app, BenchOptions& options) {
   rp->add_option("--size", options.replay_size, "export size, as the plugin's size=")
       ->capture_default_str()
       ->excludes(image);
-  rp->add_option("--spare", r.disk.spare_percent,
-                 "platter room beyond the export and the map, percent (spare=)")
-      ->capture_default_str()
-      ->excludes(image);
+  auto* spare = rp->add_option("--spare", r.disk.spare_percent,
+                               "platter room beyond the export and the map, percent (spare=)")
+                    ->capture_default_str()
+                    ->excludes(image);
+  add_span_option(rp, r.disk.span)->excludes(spare)->excludes(image);
   rp->add_option("--util", options.replay_util_pct,
                  "age the new disk first: this percent of its blocks filled, then updated at "
                  "random (0: a new, empty disk)")

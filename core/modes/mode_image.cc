@@ -107,6 +107,79 @@ std::string size_at_most(uint64_t bytes, uint32_t block_bytes) {
               EINVAL);
 }
 
+// The superblock of o on its drive's first `cyl` cylinders (mode=lld's
+// layout planned), its secret drawn.
+Superblock make_superblock(const FormatOptions& o, uint32_t cyl) {
+  Superblock sb;
+  if (o.mode == DiskMode::kLld) plan_lld(o, cyl, &sb);
+  sb.mode = o.mode;
+  sb.export_bytes = o.export_bytes;
+  sb.block_bytes = o.block_bytes;
+  sb.spare_percent = o.spare_percent;
+  sb.simulated_cylinders = cyl;
+  sb.geometry = o.geometry;
+  if (sodium_init() < 0) throw Error("libsodium failed to initialise", EIO);
+  randombytes_buf(sb.secret.data(), sb.secret.size());
+  return sb;
+}
+
+// The most cylinders from the band's first whose sectors mode=vld and
+// mode=lld can number (at least 1: a cylinder holds far fewer).
+uint32_t addressable_cylinders(const DriveGeometry& band) {
+  uint32_t lo = 1, hi = band.cylinders;
+  while (lo < hi) {
+    const uint32_t mid = lo + (hi - lo + 1) / 2;
+    if (band.sectors_in_cylinders(mid) <= kMaxPlatterSectors) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
+}
+
+// A span's image: its platters are the band, all of it (geometry/span.h),
+// and the band's geometry is the image's.
+Superblock plan_span(const FormatOptions& o) {
+  const DriveGeometry& g = o.geometry;
+  const CylinderSpan span = *o.span;
+  const std::string given = "span=" + span.to_string();
+  if (span.first > span.last || span.last >= g.cylinders)
+    throw Error(fmt::format("{} reaches past the drive: the {} has {} cylinders (0-{}); choose "
+                            "cylinders within them",
+                            given, g.name, g.cylinders, g.cylinders - 1),
+                EINVAL);
+  FormatOptions band = o;
+  band.geometry = span_of(g, span);
+  band.spare_percent = 0;
+  band.span.reset();
+  const uint32_t cyl = band.geometry.cylinders;
+  if (has_32bit_psns(o.mode) && band.geometry.sectors_in_cylinders(cyl) > kMaxPlatterSectors)
+    throw Error(fmt::format("{} holds {} of platters, and mode={} addresses at most 2 TiB of "
+                            "platters (2^32 - 1 sectors of 512 bytes); narrow span= to at most "
+                            "{} cylinders",
+                            given, human_bytes(band.geometry.bytes_in_cylinders(cyl)),
+                            mode_name(o.mode), addressable_cylinders(band.geometry)),
+                EINVAL);
+  // Counted on the drive from the span's first cylinder on, so that the
+  // count is the cylinders there (and mode=lld's system area is in it).
+  FormatOptions rest = band;
+  rest.geometry = span_of(g, {span.first, g.cylinders - 1});
+  const uint32_t needed = platter_cylinders(rest);
+  if (needed > cyl)
+    throw Error(fmt::format("size={} and its metadata{} need {} cylinders but {} has {}; widen "
+                            "span= or lower size=",
+                            human_bytes(o.export_bytes),
+                            o.mode == DiskMode::kLld
+                                ? fmt::format(", with mode=lld's checkpoints and NVRAM "
+                                              "(segment={}, nvram={}),",
+                                              o.segment_bytes, o.nvram_bytes)
+                                : std::string(),
+                            needed, given, cyl),
+                EINVAL);
+  Superblock sb = make_superblock(band, cyl);
+  sb.span_first_cylinder = span.first;
+  sb.drive_cylinders = g.cylinders;
+  return sb;
+}
+
 }  // namespace
 
 Superblock plan_image(const FormatOptions& o) {
@@ -130,22 +203,13 @@ Superblock plan_image_unchecked(const FormatOptions& o) {
   if (o.spare_percent > 1000)
     throw Error("spare=" + std::to_string(o.spare_percent) + " must be from 0 to 1000 (percent)",
                 EINVAL);
+  if (o.span) return plan_span(o);
   const uint32_t cyl = platter_cylinders(o);
   // First: raising cylinders= cannot help here.
   if (has_32bit_psns(o.mode) && g.sectors_in_cylinders(cyl) > kMaxPlatterSectors)
     refuse_unaddressable(o, cyl);
   if (cyl > g.cylinders) refuse_too_big(o, cyl);
-  Superblock sb;
-  if (o.mode == DiskMode::kLld) plan_lld(o, cyl, &sb);
-  sb.mode = o.mode;
-  sb.export_bytes = o.export_bytes;
-  sb.block_bytes = o.block_bytes;
-  sb.spare_percent = o.spare_percent;
-  sb.simulated_cylinders = cyl;
-  sb.geometry = g;
-  if (sodium_init() < 0) throw Error("libsodium failed to initialise", EIO);
-  randombytes_buf(sb.secret.data(), sb.secret.size());
-  return sb;
+  return make_superblock(o, cyl);
 }
 
 void format_store(BackingStore& store, const Superblock& sb) {

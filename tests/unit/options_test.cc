@@ -759,5 +759,80 @@ TEST(ConflictsWithImage, ReopeningWithTheCreatingOverridesAgrees) {
   EXPECT_TRUE(mentions(conflicts_with_image(p, sb), "rpm="));
 }
 
+// ------------------------------------------------------------- span=
+
+// A new image's options with span= (and more key=values); its error or "".
+std::string span_format(std::vector<std::pair<const char*, const char*>> kv, FormatOptions* f) {
+  PluginOptions o;
+  o.file = "disk.img";
+  for (auto [k, v] : kv) EXPECT_EQ(set_option(&o, k, v), "") << k;
+  return format_options(o, f);
+}
+
+TEST(SpanOption, ResolvesOnTheDriveAndRefusesSpareBesideIt) {
+  FormatOptions f;
+  ASSERT_EQ(span_format({{"size", "64M"}, {"geometry", "savvio10k4"}, {"span", "90%-100%"}}, &f),
+            "");
+  EXPECT_EQ(f.span, (CylinderSpan{132858, 147619}));
+  EXPECT_EQ(f.geometry.cylinders, 147620u) << "the drive; plan_image takes the band";
+  // cylinders= resizes the drive the percent counts on.
+  ASSERT_EQ(span_format({{"size", "64M"}, {"cylinders", "1000"}, {"span", "10%"}}, &f), "");
+  EXPECT_EQ(f.span, (CylinderSpan{0, 99}));
+  EXPECT_EQ(span_format({{"size", "64M"}, {"spare", "10"}, {"span", "0-999"}}, &f),
+            "spare=10 does not apply beside span=0-999: the span's cylinders are all platters; "
+            "drop spare= or span=");
+  EXPECT_EQ(span_format({{"size", "64M"}, {"span", "0-7000"}}, &f),
+            "span=0-7000: reaches past the drive: the st19101 has 6962 cylinders (0-6961); "
+            "choose cylinders within them");
+  EXPECT_EQ(span_format({{"size", "64M"}, {"cylinders", "10"}, {"span", "0%-5%"}}, &f),
+            "span=0%-5%: holds no whole cylinder: the st19101 has 10 cylinders (0-9); widen the "
+            "span");
+}
+
+Image span_image(const char* span) {
+  Image im;
+  PluginOptions& o = im.made_with;
+  o.file = "disk.img";
+  EXPECT_EQ(set_option(&o, "size", "64M"), "");
+  EXPECT_EQ(set_option(&o, "span", span), "");
+  FormatOptions f;
+  EXPECT_EQ(format_options(o, &f), "");
+  im.sb = plan_image(f);
+  return im;
+}
+
+std::string reopen_with(const Superblock& sb, std::vector<std::pair<const char*, const char*>> kv) {
+  PluginOptions o;
+  o.file = "disk.img";
+  for (auto [k, v] : kv) EXPECT_EQ(set_option(&o, k, v), "") << k;
+  return conflicts_with_image(o, sb);
+}
+
+TEST(SpanOption, ReopeningNamesTheImagesSpan) {
+  const Image im = span_image("6000-6099");
+  EXPECT_EQ(conflicts_with_image(im.made_with, im.sb), "");
+  EXPECT_EQ(reopen_with(im.sb, {}), "");
+  // The same cylinders, said otherwise; and the drive's cylinders.
+  EXPECT_EQ(reopen_with(im.sb, {{"span", "6000-6099"}, {"cylinders", "6962"},
+                                {"sectors_per_track", "256"}, {"geometry", "st19101"}}),
+            "");
+  EXPECT_EQ(reopen_with(im.sb, {{"span", "0-99"}}),
+            "span=0-99 conflicts with file=disk.img, which has span=6000-6099; drop span= to "
+            "use the image as it is, or give a new file=");
+  EXPECT_EQ(reopen_with(im.sb, {{"span", "90%-100%"}}),
+            "span=90%-100% (cylinders 6265-6961) conflicts with file=disk.img, which has "
+            "span=6000-6099; drop span= to use the image as it is, or give a new file=");
+  EXPECT_EQ(reopen_with(im.sb, {{"spare", "25"}}),
+            "spare=25 does not apply to file=disk.img, whose platters are span=6000-6099; drop "
+            "spare=");
+  EXPECT_EQ(reopen_with(im.sb, {{"cylinders", "100"}}),
+            "cylinders=100 conflicts with file=disk.img, which has cylinders=6962; drop "
+            "cylinders= to use the image as it is, or give a new file=");
+  const Image plain = st19101_image();
+  EXPECT_EQ(reopen_with(plain.sb, {{"span", "0-99"}}),
+            "span=0-99 conflicts with file=disk.img, which has no span (its platters are the "
+            "outermost 41 cylinders); drop span= to use the image as it is, or give a new file=");
+}
+
 }  // namespace
 }  // namespace vld

@@ -5,6 +5,7 @@
 #include <span>
 
 #include "core/store/backing_store.h"
+#include "core/util/error.h"
 #include "tools/bench/fill.h"
 #include "tools/bench/sync_update.h"
 
@@ -24,7 +25,33 @@ void apply_spec(const DiskSpec& spec, VldOptions& vld) {
 FormatOptions disk_format(const DiskSpec& spec, DiskMode mode) {
   FormatOptions format = preset_format(spec.geometry, mode, spec.export_bytes);
   format.spare_percent = spec.spare_percent;
+  apply_span(spec.span, &format);
   return format;
+}
+
+void apply_span(const std::string& span, FormatOptions* format) {
+  if (span.empty()) return;
+  const std::optional<SpanSpec> spec = SpanSpec::parse(span);
+  std::string why = check_span_text(span);
+  if (spec) {
+    format->span = spec->resolve(format->geometry.cylinders, format->geometry.name, &why);
+    if (format->span) return;
+  }
+  throw Error("--span=" + span + ": " + why, EINVAL);
+}
+
+void add_span_json(const Superblock& sb, json* j) {
+  if (!sb.spanned()) return;
+  (*j)["span"] = {{"first_cylinder", sb.span().first},
+                  {"last_cylinder", sb.span().last},
+                  {"drive_cylinders", sb.drive_cylinders}};
+}
+
+std::string check_span_text(const std::string& text) {
+  return SpanSpec::parse(text) ? ""
+                               : "expected FIRST-LAST (drive cylinders, e.g. 0-9999), N (the "
+                                 "outermost N), P%-Q% (percent of the drive's cylinders from "
+                                 "the outer edge, e.g. 90%-100%) or P%";
 }
 
 Superblock plan(const DiskSpec& spec, DiskMode mode) {
@@ -79,6 +106,7 @@ json disk_json(const DiskSpec& spec, const Superblock& sb) {
           {"cylinders", sb.simulated_cylinders},
           {"util", spec.util},
           {"seed", spec.seed}};
+  add_span_json(sb, &d);
   if (!spec.hot_cold.uniform()) {
     d["hot_writes_percent"] = spec.hot_cold.hot_writes_percent;
     d["hot_blocks_percent"] = spec.hot_cold.hot_blocks_percent;

@@ -38,6 +38,10 @@ struct DiskSpec {
   uint32_t checkpoint_every = VldOptions{}.checkpoint_every_map_sectors;  // checkpoint_every=
   uint64_t export_bytes = 256ull << 20;
   uint32_t spare_percent = 5;
+  // --span (the plugin's span=, geometry/span.h): the platters are these
+  // drive cylinders and spare_percent is not used; "": the outermost
+  // cylinders the export, its map and spare_percent need.
+  std::string span;
   double util = 0.80;         // live data blocks / physical blocks after the fill
   uint64_t warmup_writes = 0; // random updates after the fill (0: one per region block / 2)
   uint64_t seed = 1;
@@ -47,8 +51,18 @@ struct DiskSpec {
 // The vld disk's settings a DiskSpec names.
 void apply_spec(const DiskSpec& spec, VldOptions& vld);
 
-// The format of `mode`'s image of the spec's drive, export and spare.
+// The format of `mode`'s image of the spec's drive, export and spare (or
+// span).
 FormatOptions disk_format(const DiskSpec& spec, DiskMode mode);
+// Sets format->span from --span's text ("": none) on format->geometry, the
+// drive; throws Error (EINVAL, "--span=TEXT: why") if it is no span or not
+// on the drive.
+void apply_span(const std::string& span, FormatOptions* format);
+// With a span, j["span"] = {"first_cylinder", "last_cylinder",
+// "drive_cylinders"}, as the stats file's geometry has it; else nothing.
+void add_span_json(const Superblock& sb, nlohmann::json* j);
+// "" if `text` is a span's form, else what is expected (a CLI11 check).
+std::string check_span_text(const std::string& text);
 Superblock plan(const DiskSpec& spec, DiskMode mode);
 
 // A disk served from a copy of an image's bytes, in memory.
@@ -69,7 +83,8 @@ uint64_t region_blocks(const Superblock& sb, double util);
 std::vector<std::byte> prepared_image(const DiskSpec& spec, const Superblock& sb,
                                       const DiskOptions& options);
 
-// The "disk" object of a line: the spec and the planned image's shape.
+// The "disk" object of a line: the spec and the planned image's shape
+// (with a span, "span": {"first_cylinder", "last_cylinder", "drive_cylinders"}).
 nlohmann::json disk_json(const DiskSpec& spec, const Superblock& sb);
 
 }  // namespace vld

@@ -11,6 +11,7 @@
 #include "core/modes/mode_image.h"
 #include "core/sched/command_queue.h"
 #include "core/store/backing_store.h"
+#include "tools/bench/disk_spec.h"
 #include "core/util/error.h"
 #include "geometry/presets.h"
 #include "tools/bench/fill.h"
@@ -33,7 +34,9 @@ SchedPolicy policy_of(const std::string& name) {
 }
 
 Superblock plan(const QdBenchSpec& spec, const std::string& mode) {
-  return plan_image(preset_format(spec.geometry, mode_of(mode), spec.export_bytes));
+  FormatOptions format = preset_format(spec.geometry, mode_of(mode), spec.export_bytes);
+  apply_span(spec.span, &format);
+  return plan_image(format);
 }
 
 uint64_t region_blocks(const QdBenchSpec& spec) {
@@ -134,6 +137,7 @@ int cmd_qd(const QdBenchSpec& spec) {
           json j = {{"mode", mode}, {"geometry", spec.geometry}, {"rw", rw},
                     {"policy", policy}, {"qd", qd}, {"util", spec.util},
                     {"aging_ms", spec.aging_ms}, {"seed", spec.seed}};
+          add_span_json(sb, &j);
           j.update(r.to_json());
           std::cout << j.dump() << std::endl;
         }

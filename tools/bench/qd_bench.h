@@ -31,6 +31,7 @@ namespace vld {
 struct QdBenchSpec {
   std::string geometry = "st19101";
   uint64_t export_bytes = 256ull << 20;
+  std::string span;   // --span, as DiskSpec's ("": the plugin's default spare)
   double util = 0.5;  // the region: this fraction of the export's blocks
   std::vector<std::string> modes = {"inplace", "vld"};
   std::vector<std::string> rw = {"write", "read"};

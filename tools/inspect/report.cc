@@ -37,6 +37,10 @@ json geometry_json(const Superblock& sb) {
             {"simulated_cylinders", sb.simulated_cylinders},
             {"rpm", geometry.rpm},
             {"revolution_us", to_us(geometry.revolution())}};
+  if (sb.spanned())  // the geometry is the band's (geometry/span.h)
+    j["span"] = {{"first_cylinder", sb.span().first},
+                 {"last_cylinder", sb.span().last},
+                 {"drive_cylinders", sb.drive_cylinders}};
   if (!geometry.zoned()) return j;
   j["min_sectors_per_track"] = geometry.min_sectors_per_track();
   json zones = json::array();
@@ -168,6 +172,9 @@ void print_image(const Inspection& in, std::ostream& out) {
       << " sectors/track, " << geometry.tracks_per_cylinder << " heads, "
       << sb.simulated_cylinders << " of " << geometry.cylinders << " cylinders simulated ("
       << layout.tracks << " tracks), " << geometry.rpm << " rpm\n";
+  if (sb.spanned())
+    out << "  span         span=" << sb.span().to_string() << ": these " << geometry.cylinders
+        << " cylinders of the drive's " << sb.drive_cylinders << " (the geometry is theirs)\n";
   if (geometry.zoned()) print_zones(geometry, out);
   out << "  sizes        export " << sb.export_bytes << " bytes (" << layout.blocks << " blocks of "
       << sb.block_bytes << "), platters " << sb.platter_bytes() << " bytes ("
