@@ -55,6 +55,9 @@ BENCHES = [
           "as disks improve. Here every preset by its year: in place, vld after compaction and "
           "with no idle time, lld with NVRAM, and Figure 9's breakdown per drive.",
           "technology.png"),
+    Bench("zones", "Where blocks go on a zoned drive: outer, middle and inner bands",
+          "Not in paper 001 (its drives are single-zone). The same disk on each band in every "
+          "mode, and the compactor's fill threshold per band (docs/geometry.md).", "zones.png"),
     Bench("fig11", "Figure 11: bursts of synchronous updates with idle time, compactor on/off",
           "Section 5.5, Figure 11: on the VLD the latency improves along a continuum of "
           "relatively small idle intervals as the compactor uses them.", "fig11.png"),
