@@ -186,7 +186,7 @@ inline constexpr ParameterDoc kParameters[] = {
      "heads, 6962 cylinders, 10,045 RPM; DiskSim 4.0's validated model.\n\n"
      "=item B<hc310>\n\n"
      "WD Ultrastar DC HC310 6 TB (2018), zoned, from its data sheet with stated "
-     "assumptions: 24 zones of 4264 to 2132 sectors per track, 8 heads, 458,160 "
+     "assumptions: 24 zones of 4314 to 2157 sectors per track, 8 heads, 452,832 "
      "cylinders, 7200 RPM.\n\n"
      "=back\n\n"
      "or a drive file: a path (with a C</>) or a name ending in C<.drive>, whose lines give "

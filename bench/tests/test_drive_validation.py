@@ -39,8 +39,9 @@ def test_random_4k_within_5_percent_of_disksim(geometry, workload):
 
 
 @pytest.mark.parametrize("geometry", sorted(REFERENCE["drives"]) + ["st19101", "savvio10k4", "hc310"])
-def test_sequential_rate_of_every_zone_within_2_percent_of_its_table(geometry):
-    zones = [r for r in drive(geometry) if r["workload"] == "sequential-read"]
+@pytest.mark.parametrize("direction", ["read", "write"])
+def test_sequential_rate_of_every_zone_within_2_percent_of_its_table(geometry, direction):
+    zones = [r for r in drive(geometry) if r["workload"] == f"sequential-{direction}"]
     assert zones, "no zone measured"
     for z in zones:
         assert abs(z["mb_per_s"] / z["table_mb_per_s"] - 1) <= 0.02, z

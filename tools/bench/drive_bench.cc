@@ -69,7 +69,8 @@ double table_rate_mb_s(const DriveGeometry& g, const Zone& z) {
   return sectors * kSectorBytes / (slots / z.sectors_per_track * rev_s) / 1e6;
 }
 
-json sequential_zone(const DriveGeometry& g, uint32_t index, uint32_t cylinders) {
+json sequential_zone(const DriveGeometry& g, uint32_t index, uint32_t cylinders,
+                     Transfer transfer) {
   const Zone z = g.zone(index);
   const uint32_t end = index + 1 < g.zone_count() ? g.zone(index + 1).first_cylinder : g.cylinders;
   // n whole cylinders and the first sector after them, inside the zone:
@@ -85,15 +86,15 @@ json sequential_zone(const DriveGeometry& g, uint32_t index, uint32_t cylinders)
   const uint64_t sectors = g.cylinder_first_psn(z.first_cylinder + n) - first;
   const SectorRun whole{first, static_cast<uint32_t>(sectors + (next_sector ? 1 : 0))};
   const SectorRun one{first, 1};
-  const Access a = drive.estimate({&whole, 1}, kSimEpoch, Transfer::kRead);
-  const Access first_sector = drive.estimate({&one, 1}, kSimEpoch, Transfer::kRead);
+  const Access a = drive.estimate({&whole, 1}, kSimEpoch, transfer);
+  const Access first_sector = drive.estimate({&one, 1}, kSimEpoch, transfer);
   SimDuration streaming =
       a.end - kSimEpoch - a.breakdown.overhead - first_sector.breakdown.rotation;
   if (next_sector) streaming -= drive.transfer_time(1, z.sectors_per_track);
   const double rate = double(sectors) * kSectorBytes / (to_ms(streaming) / 1e3) / 1e6;
   return {{"experiment", "drive"},
           {"geometry", g.name},
-          {"workload", "sequential-read"},
+          {"workload", transfer == Transfer::kRead ? "sequential-read" : "sequential-write"},
           {"zone", index},
           {"first_cylinder", z.first_cylinder},
           {"cylinders", n},
@@ -117,8 +118,9 @@ int cmd_drive(const DiskSpec& spec, const DriveBenchSpec& d) {
     throw Error("drive: --sequential-cylinders must be at least 1", EINVAL);
   std::cout << random_workload(g, spec, d, /*write=*/false).dump() << "\n";
   std::cout << random_workload(g, spec, d, /*write=*/true).dump() << "\n";
-  for (uint32_t i = 0; i < g.zone_count(); ++i)
-    std::cout << sequential_zone(g, i, d.sequential_cylinders).dump() << "\n";
+  for (Transfer transfer : {Transfer::kRead, Transfer::kWrite})
+    for (uint32_t i = 0; i < g.zone_count(); ++i)
+      std::cout << sequential_zone(g, i, d.sequential_cylinders, transfer).dump() << "\n";
   std::cout.flush();
   return 0;
 }

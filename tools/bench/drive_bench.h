@@ -9,8 +9,8 @@
 //
 // Prints one JSON object per workload: "experiment": "drive", the workload
 // (random-read, random-write), the mean, p50, p90 and p99 service time and
-// the breakdown; then one per zone: "workload": "sequential-read", the
-// zone's first cylinder and sectors per track, the measured rate and the
+// the breakdown; then one per zone and direction: "workload":
+// "sequential-read" or "sequential-write", the zone's first cylinder and sectors per track, the measured rate and the
 // rate its zone table gives (sectors per revolution less the skews that a
 // cylinder's track and cylinder switches pass over), both in MB/s (10^6).
 //
