@@ -39,6 +39,10 @@ struct Spec {
   uint32_t spare_percent = 25;
   uint64_t segment_bytes = 16 * 1024;  // mode=lld: small, so a tiny disk has many
   uint64_t nvram_bytes = 64 * 1024;
+  // Zoned: two zones (spt, then 3/4 of it from the drive's cylinder 12 on),
+  // a write settle, and the platters a band from cylinder 6 (span=), so the
+  // superblock's zone table and span fields are in the corpus too.
+  bool zoned_band = false;
 };
 
 Superblock superblock(const Spec& s, uint8_t secret_seed) {
@@ -52,6 +56,15 @@ Superblock superblock(const Spec& s, uint8_t secret_seed) {
   DriveGeometry g = *find_preset("st19101");
   g.sectors_per_track = s.spt;
   g.tracks_per_cylinder = s.heads;
+  if (s.zoned_band) {
+    g.cylinders = 64;
+    g.write_settle = sim_ms(0.1);
+    g.sectors_per_track = g.track_skew_sectors = g.cylinder_skew_sectors = 0;
+    g.zones = {Zone{0, s.spt, 0, 0, 0}, Zone{12, s.spt * 3 / 4, 0, 0, 0}};
+    g.number_zones();
+    o.span = CylinderSpan{6, 6 + 15};
+    o.spare_percent = 0;
+  }
   g.derive_skews();
   o.geometry = g;
   Superblock sb = plan_image(o);
@@ -151,6 +164,24 @@ int main(int argc, char** argv) {
       save(dir, std::string(c.name) + "-unclean", mem.bytes());
       d.close();
       save(dir, std::string(c.name) + "-clean", mem.bytes());
+    }
+
+    // A zoned drive, its platters a band of it: every mode, clean and not.
+    for (DiskMode mode : {DiskMode::kVld, DiskMode::kLld, DiskMode::kInplace}) {
+      Spec zoned{mode, 64 * 1024, 4096, 32, 2, 0};
+      zoned.zoned_band = true;
+      const Superblock sb = superblock(zoned, 12);
+      MemoryBackingStore mem(formatted(sb));
+      std::unique_ptr<Disk> d = mode == DiskMode::kVld
+          ? std::unique_ptr<Disk>(new VldDisk(std::make_unique<ProxyStore>(mem), sb, small_window()))
+          : mode == DiskMode::kLld
+              ? std::unique_ptr<Disk>(new LldDisk(std::make_unique<ProxyStore>(mem), sb))
+              : std::unique_ptr<Disk>(new InplaceDisk(std::make_unique<ProxyStore>(mem), sb));
+      workload(*d, 12, 60, 9, /*trims=*/true);
+      const std::string name = std::string(mode_name(mode)) + "-zoned-band";
+      save(dir, name + "-unclean", mem.bytes());
+      d->close();
+      save(dir, name + "-clean", mem.bytes());
     }
 
     // Recovered from an unclean stop (a checkpoint on the platters), then
