@@ -80,3 +80,4 @@ def test_hc310_outer_and_inner_zones_stream_at_its_data_sheet_rates():
     zones = [r for r in drive("hc310") if r["workload"] == "sequential-read"]
     assert abs(zones[0]["mb_per_s"] / HC310_DATASHEET["od_mb_s"] - 1) <= 0.02, zones[0]
     assert abs(zones[-1]["mb_per_s"] / HC310_DATASHEET["id_mb_s"] - 1) <= 0.02, zones[-1]
+

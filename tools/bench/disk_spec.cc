@@ -1,8 +1,11 @@
 #include "tools/bench/disk_spec.h"
 
+#include <unistd.h>
+
 #include <algorithm>
 #include <random>
 #include <span>
+#include <string>
 
 #include "core/store/backing_store.h"
 #include "core/util/error.h"
@@ -54,8 +57,29 @@ std::string check_span_text(const std::string& text) {
                                  "the outer edge, e.g. 90%-100%) or P%";
 }
 
+namespace {
+
+// vld-bench holds a disk's image in memory, twice while a prepared image is
+// copied to be measured: refuse one that cannot fit in half of this
+// machine's memory in a line, rather than die of std::bad_alloc.
+void check_fits_in_memory(const Superblock& sb) {
+  const long pages = sysconf(_SC_PHYS_PAGES), page_bytes = sysconf(_SC_PAGESIZE);
+  if (pages <= 0 || page_bytes <= 0) return;  // unknown: let the allocation say
+  const uint64_t half_bytes = uint64_t(pages) * uint64_t(page_bytes) / 2;
+  if (sb.image_bytes() <= half_bytes) return;
+  const auto gib = [](uint64_t b) { return std::to_string(b >> 30) + " GiB"; };
+  throw Error("the disk's image is " + gib(sb.image_bytes()) + ", more than half of this "
+              "machine's memory (" + gib(half_bytes * 2) + "), and vld-bench holds it in memory; "
+              "choose a narrower --span or a smaller --size",
+              ENOMEM);
+}
+
+}  // namespace
+
 Superblock plan(const DiskSpec& spec, DiskMode mode) {
-  return plan_image(disk_format(spec, mode));
+  Superblock sb = plan_image(disk_format(spec, mode));
+  check_fits_in_memory(sb);
+  return sb;
 }
 
 std::unique_ptr<DiskController> open_copy(const Superblock& sb, std::vector<std::byte> bytes,
