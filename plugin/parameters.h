@@ -197,7 +197,7 @@ inline constexpr ParameterDoc kParameters[] = {
      "head_switch_us= and seek= derive every zone's skews afresh); the resulting geometry, "
      "zones included, is stored in the image. Where each number comes from is in "
      "F<docs/geometry.md> of the source.",
-     "B<hp97560>|B<hp97560-rw>|B<st19101>|B<savvio10k4>|B<atlas10k>|B<cheetah9lp>|B<hc310>|I<FILE>"},
+     "I<PRESET>|I<FILE>"},
 
     {"block", "BYTES", ParameterGroup::kFormat,
      {ValueKind::kSize, "expected a power of two from 512 to 64K (bytes), e.g. block=4096", 512,
