@@ -38,58 +38,71 @@ struct DriveText {
   int skews_given = -1;  // unknown until the first zone line: 0 or 1
 };
 
+using Words = std::vector<std::string_view>;
+
+// "key VALUE" with one number into *out: "" or what is wrong.
+template <typename T>
+std::string one_number(const Words& w, T* out, const char* expected) {
+  if (w.size() != 2 || !number(w[1], out)) return std::string(w[0]) + " takes " + expected;
+  return "";
+}
+
+// head_switch_us, overhead_us, write_settle_us: microseconds into *out.
+std::string read_duration(const Words& w, SimDuration* out) {
+  double us = 0;
+  if (std::string why = one_number(w, &us, "microseconds, e.g. 176 or 0.5"); !why.empty())
+    return why;
+  if (!(us >= 0 && us <= 1e6)) return std::string(w[0]) + " must be from 0 to 1000000";
+  *out = sim_us(us);
+  return "";
+}
+
+std::string read_seek(const Words& w, DriveText* d) {
+  if (w.size() != 2) return "seek takes a,b,boundary,c,e";
+  std::string why;
+  auto curve = SeekCurve::parse(w[1], &why);
+  if (!curve) return "seek: " + why;
+  d->g.seek = *curve;
+  d->has_seek = true;
+  return "";
+}
+
+std::string read_zone(const Words& w, DriveText* d) {
+  static const char* kForm = "FIRST_CYLINDER SECTORS_PER_TRACK [TRACK_SKEW CYLINDER_SKEW]";
+  if (w.size() != 3 && w.size() != 5) return std::string("zone takes ") + kForm;
+  const int skews = w.size() == 5 ? 1 : 0;
+  if (d->skews_given >= 0 && d->skews_given != skews)
+    return "give skews on every zone line or on none";
+  d->skews_given = skews;
+  Zone z;
+  if (!number(w[1], &z.first_cylinder) || !number(w[2], &z.sectors_per_track) ||
+      (skews && (!number(w[3], &z.track_skew_sectors) || !number(w[4], &z.cylinder_skew_sectors))))
+    return std::string("zone takes whole numbers: ") + kForm;
+  d->g.zones.push_back(z);
+  return "";
+}
+
 // One line's words into *d: "" or what is wrong (without FILE:LINE).
-std::string read_line(const std::vector<std::string_view>& w, DriveText* d) {
-  const std::string key(w[0]);
-  auto one = [&](auto* out, const char* expected) -> std::string {
-    if (w.size() != 2 || !number(w[1], out)) return key + " takes " + expected;
-    return "";
-  };
+std::string read_line(const Words& w, DriveText* d) {
+  const std::string_view key = w[0];
   DriveGeometry& g = d->g;
   if (key == "name") {
     if (w.size() != 2 || w[1].size() > 31) return "name takes one word of at most 31 bytes";
     g.name = std::string(w[1]);
     return "";
   }
-  if (key == "heads") return d->has_heads = true, one(&g.tracks_per_cylinder, "a whole number");
-  if (key == "cylinders") return d->has_cylinders = true, one(&g.cylinders, "a whole number");
-  if (key == "rpm") return d->has_rpm = true, one(&g.rpm, "a whole number");
+  static const char* kWhole = "a whole number";
+  if (key == "heads") return d->has_heads = true, one_number(w, &g.tracks_per_cylinder, kWhole);
+  if (key == "cylinders") return d->has_cylinders = true, one_number(w, &g.cylinders, kWhole);
+  if (key == "rpm") return d->has_rpm = true, one_number(w, &g.rpm, kWhole);
   if (key == "sectors_per_track")
-    return d->has_spt = true, one(&g.sectors_per_track, "a whole number");
-  if (key == "head_switch_us" || key == "overhead_us" || key == "write_settle_us") {
-    double us = 0;
-    if (std::string why = one(&us, "microseconds, e.g. 176 or 0.5"); !why.empty()) return why;
-    if (!(us >= 0 && us <= 1e6)) return key + " must be from 0 to 1000000";
-    (key == "head_switch_us"    ? g.head_switch
-     : key == "overhead_us" ? g.controller_overhead
-                            : g.write_settle) = sim_us(us);
-    return "";
-  }
-  if (key == "seek") {
-    if (w.size() != 2) return "seek takes a,b,boundary,c,e";
-    std::string why;
-    auto curve = SeekCurve::parse(w[1], &why);
-    if (!curve) return "seek: " + why;
-    g.seek = *curve;
-    d->has_seek = true;
-    return "";
-  }
-  if (key == "zone") {
-    if (w.size() != 3 && w.size() != 5)
-      return "zone takes FIRST_CYLINDER SECTORS_PER_TRACK [TRACK_SKEW CYLINDER_SKEW]";
-    const int skews = w.size() == 5 ? 1 : 0;
-    if (d->skews_given >= 0 && d->skews_given != skews)
-      return "give skews on every zone line or on none";
-    d->skews_given = skews;
-    Zone z;
-    if (!number(w[1], &z.first_cylinder) || !number(w[2], &z.sectors_per_track) ||
-        (skews && (!number(w[3], &z.track_skew_sectors) ||
-                   !number(w[4], &z.cylinder_skew_sectors))))
-      return "zone takes whole numbers: FIRST_CYLINDER SECTORS_PER_TRACK [TRACK_SKEW CYLINDER_SKEW]";
-    g.zones.push_back(z);
-    return "";
-  }
-  return "unknown setting '" + key +
+    return d->has_spt = true, one_number(w, &g.sectors_per_track, kWhole);
+  if (key == "head_switch_us") return read_duration(w, &g.head_switch);
+  if (key == "overhead_us") return read_duration(w, &g.controller_overhead);
+  if (key == "write_settle_us") return read_duration(w, &g.write_settle);
+  if (key == "seek") return read_seek(w, d);
+  if (key == "zone") return read_zone(w, d);
+  return "unknown setting '" + std::string(key) +
          "'; expected name, heads, cylinders, rpm, head_switch_us, overhead_us, "
          "write_settle_us, seek, sectors_per_track or zone";
 }
