@@ -27,20 +27,43 @@ FreeSpaceMap::FreeSpaceMap(std::vector<uint32_t> track_sectors)
   assert(!spt_.empty());
 }
 
+namespace {
+
+// Every write asks how many empty tracks its window holds (count_empty,
+// via EagerAllocator::usable_empty_tracks). The portable build does not
+// assume x86-64's POPCNT instruction, so std::popcount would call libgcc;
+// with glibc's ifunc, x86-64 gets a clone that uses the instruction,
+// chosen once at load time on CPUs that have it, and the portable code
+// everywhere else.
+#if defined(__x86_64__) && defined(__GLIBC__) && defined(__has_attribute)
+#if __has_attribute(target_clones)
+#define VLD_POPCNT_CLONES __attribute__((target_clones("popcnt", "default")))
+#endif
+#endif
+#ifndef VLD_POPCNT_CLONES
+#define VLD_POPCNT_CLONES
+#endif
+
+// Set bits of words[] at bit positions [first, end).
+VLD_POPCNT_CLONES uint32_t count_bits(const uint64_t* words, uint32_t first, uint32_t end) {
+  uint32_t n = 0;
+  for (uint32_t t = first; t < end;) {
+    const uint32_t in_word = std::min(64 - t % 64, end - t);
+    const uint64_t mask = in_word == 64 ? ~uint64_t{0} : ((uint64_t{1} << in_word) - 1);
+    n += static_cast<uint32_t>(std::popcount((words[t / 64] >> (t % 64)) & mask));
+    t += in_word;
+  }
+  return n;
+}
+
+}  // namespace
+
 bool FreeSpaceMap::any_empty(uint32_t first, uint32_t count) const {
   return count_empty(first, count) > 0;
 }
 
 uint32_t FreeSpaceMap::count_empty(uint32_t first, uint32_t count) const {
-  const uint32_t end = std::min(first + count, tracks_);
-  uint32_t n = 0;
-  for (uint32_t t = first; t < end;) {
-    const uint32_t in_word = std::min(64 - t % 64, end - t);
-    const uint64_t mask = in_word == 64 ? ~uint64_t{0} : ((uint64_t{1} << in_word) - 1);
-    n += static_cast<uint32_t>(std::popcount((empty_bits_[t / 64] >> (t % 64)) & mask));
-    t += in_word;
-  }
-  return n;
+  return count_bits(empty_bits_.data(), first, std::min(first + count, tracks_));
 }
 
 void FreeSpaceMap::set(uint32_t track, uint32_t sector, uint32_t count, bool used) {
