@@ -19,12 +19,25 @@ FreeSpaceMap::FreeSpaceMap(std::vector<uint32_t> track_sectors)
       words_per_track_((*std::max_element(spt_.begin(), spt_.end()) + 63) / 64),
       bits_(size_t{tracks_} * words_per_track_, 0),
       free_(spt_),
+      group_free_((size_t{tracks_} + kGroupTracks - 1) / kGroupTracks, 0),
       longest_(spt_),
       holes_(tracks_, kStale),
       free_total_(std::accumulate(spt_.begin(), spt_.end(), uint64_t{0})),
       empty_tracks_(tracks_),
       empty_bits_((size_t{tracks_} + 63) / 64, ~uint64_t{0}) {
   assert(!spt_.empty());
+  for (uint32_t t = 0; t < tracks_; ++t) group_free_[t / kGroupTracks] += spt_[t];
+}
+
+uint64_t FreeSpaceMap::free_sectors_in(uint32_t first, uint32_t count) const {
+  const uint32_t end = first + count;
+  assert(end <= tracks_);
+  uint64_t n = 0;
+  uint32_t t = first;
+  for (; t < end && t % kGroupTracks != 0; ++t) n += free_[t];
+  for (; end - t >= kGroupTracks; t += kGroupTracks) n += group_free_[t / kGroupTracks];
+  for (; t < end; ++t) n += free_[t];
+  return n;
 }
 
 namespace {
@@ -87,9 +100,11 @@ void FreeSpaceMap::set(uint32_t track, uint32_t sector, uint32_t count, bool use
   }
   if (used) {
     free_[track] -= count;
+    group_free_[track / kGroupTracks] -= count;
     free_total_ -= count;
   } else {
     free_[track] += count;
+    group_free_[track / kGroupTracks] += count;
     free_total_ += count;
   }
   longest_[track] = kStale;

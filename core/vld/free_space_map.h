@@ -48,12 +48,10 @@ class FreeSpaceMap {
   void reserve_track(uint32_t track);  // allocate(track, 0, its sectors), permanently
 
   uint32_t free_sectors(uint32_t track) const { return free_[track]; }
-  // Free sectors on tracks [first, first + count).
-  uint64_t free_sectors_in(uint32_t first, uint32_t count) const {
-    uint64_t n = 0;
-    for (uint32_t t = first; t < first + count; ++t) n += free_[t];
-    return n;
-  }
+  // Free sectors on tracks [first, first + count). VldDisk asks this of
+  // its window (hundreds of tracks) on every write: whole groups of
+  // kGroupTracks are read from their kept sums.
+  uint64_t free_sectors_in(uint32_t first, uint32_t count) const;
   // The longest run of free sectors on the track (wrapping): a search skips
   // tracks that cannot hold a piece. Recomputed on first use after a change.
   uint32_t longest_free_run(uint32_t track) const {
@@ -104,6 +102,8 @@ class FreeSpaceMap {
   uint32_t words_per_track_;   // for the longest track
   std::vector<uint64_t> bits_;  // 1 = used
   std::vector<uint32_t> free_;  // free sectors per track
+  static constexpr uint32_t kGroupTracks = 64;
+  std::vector<uint64_t> group_free_;  // free sectors of tracks [64 g, 64 g + 64)
   static constexpr uint32_t kStale = UINT32_MAX;
   mutable std::vector<uint32_t> longest_;  // longest free run per track, or kStale
   uint32_t compute_longest(uint32_t track) const;
