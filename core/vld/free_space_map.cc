@@ -71,6 +71,24 @@ VLD_POPCNT_CLONES uint32_t count_bits(const uint64_t* words, uint32_t first, uin
 
 }  // namespace
 
+// Every search's inner step (first_free_run, compute_longest): inline, a
+// call per run found costs as much as the word it reads.
+inline uint32_t FreeSpaceMap::next_with(uint32_t track, uint32_t pos, bool used) const {
+  const uint32_t spt = spt_[track];
+  // The first sector at or after pos whose bit is `used`, or spt.
+  const uint64_t* w = &bits_[index(track, 0)];
+  while (pos < spt) {
+    uint64_t word = used ? w[pos / 64] : ~w[pos / 64];
+    word &= ~uint64_t{0} << (pos % 64);  // ignore bits before pos
+    if (word != 0) {
+      uint32_t found = (pos / 64) * 64 + static_cast<uint32_t>(std::countr_zero(word));
+      return std::min(found, spt);
+    }
+    pos = (pos / 64 + 1) * 64;
+  }
+  return spt;
+}
+
 bool FreeSpaceMap::any_empty(uint32_t first, uint32_t count) const {
   return count_empty(first, count) > 0;
 }
@@ -149,22 +167,6 @@ uint32_t FreeSpaceMap::compute_longest(uint32_t track) const {
   if (first_start == 0 && last_end == spt && last_len > 0)
     longest = std::max(longest, last_len + first_end);
   return longest;
-}
-
-uint32_t FreeSpaceMap::next_with(uint32_t track, uint32_t pos, bool used) const {
-  const uint32_t spt = spt_[track];
-  // The first sector at or after pos whose bit is `used`, or spt.
-  const uint64_t* w = &bits_[index(track, 0)];
-  while (pos < spt) {
-    uint64_t word = used ? w[pos / 64] : ~w[pos / 64];
-    word &= ~uint64_t{0} << (pos % 64);  // ignore bits before pos
-    if (word != 0) {
-      uint32_t found = (pos / 64) * 64 + static_cast<uint32_t>(std::countr_zero(word));
-      return std::min(found, spt);
-    }
-    pos = (pos / 64 + 1) * 64;
-  }
-  return spt;
 }
 
 std::optional<FreeSpaceMap::Run> FreeSpaceMap::first_free_run(uint32_t track,
