@@ -150,12 +150,15 @@ void EagerAllocator::consider_cylinder(Search& s, uint32_t c, uint32_t d) const 
 
 void EagerAllocator::consider(Search& s, uint32_t track, uint32_t d, SimDuration move,
                               uint32_t offset) const {
+  // Runs reached after the best so far (or the limit) cannot win: not
+  // looked for. A track the head reaches only after that is passed over
+  // before its longest free run is asked for (after a change, a pass over
+  // its bitmap): on_track_at would refuse it the same.
+  const std::optional<SimDuration> limit = s.best ? std::optional(s.best->locate) : s.limit;
+  if (limit && move > *limit) return;
   if (free_.longest_free_run(track) < s.len || !usable(track)) return;
   if (s.skip_empty && free_.is_empty(track)) return;
-  // Runs reached after the best so far (or the limit) cannot win: not
-  // looked for.
-  auto choice = on_track_at(track, s.len, move, s.at + move, offset,
-                            s.best ? std::optional(s.best->locate) : s.limit);
+  auto choice = on_track_at(track, s.len, move, s.at + move, offset, limit);
   if (!choice) return;
   const uint32_t heads = drive_.geometry().tracks_per_cylinder;
   const uint64_t rank = uint64_t{d} * heads + track % heads;
