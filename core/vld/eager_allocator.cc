@@ -180,8 +180,19 @@ std::array<uint32_t, 2> EagerAllocator::cylinders_at(uint32_t cylinder, uint32_t
   return {ahead, behind};
 }
 
-std::optional<uint32_t> EagerAllocator::nearest_empty_track(HeadPosition head, SimTime at,
+std::optional<uint32_t> EagerAllocator::nearest_empty_track(HeadPosition head,
                                                             const CylinderWindow& window) const {
+  const uint64_t version = free_.empty_version();
+  const std::optional<EmptyTrackMemo>& m = empty_memo_;
+  if (!m || m->empty_version != version || m->head != head || m->window != window ||
+      m->excluded != excluded_ || m->reserved != reserved_)
+    empty_memo_ = EmptyTrackMemo{version, head, window, excluded_, reserved_,
+                                 find_nearest_empty_track(head, window)};
+  return empty_memo_->track;
+}
+
+std::optional<uint32_t> EagerAllocator::find_nearest_empty_track(
+    HeadPosition head, const CylinderWindow& window) const {
   if (usable_empty_tracks(window) == 0) return std::nullopt;
   const DriveGeometry& g = drive_.geometry();
   const uint32_t cylinders = drive_.simulated_cylinders();
@@ -209,7 +220,6 @@ std::optional<uint32_t> EagerAllocator::nearest_empty_track(HeadPosition head, S
     }
     if (!in_window && best) break;  // past the window's ends
   }
-  (void)at;
   return best;
 }
 
@@ -268,7 +278,7 @@ std::optional<EagerAllocator::Choice> EagerAllocator::choose(uint32_t len, HeadP
   // wait a revolution for its last hole.
   std::optional<Choice> choice;
   if (fill_track_usable(*fill, len, window)) choice = on_track(**fill, len, head, t);
-  std::optional<uint32_t> empty = nearest_empty_track(head, t, window);
+  std::optional<uint32_t> empty = nearest_empty_track(head, window);
   std::optional<Choice> fresh;
   if (empty) fresh = on_track(*empty, len, head, t);
   if (fresh && (!choice || (policy_.switch_when_sooner && fresh->locate < choice->locate))) {

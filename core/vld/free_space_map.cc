@@ -1,6 +1,7 @@
 #include "core/vld/free_space_map.h"
 
 #include <algorithm>
+#include <atomic>
 #include <bit>
 #include <cassert>
 #include <numeric>
@@ -24,7 +25,8 @@ FreeSpaceMap::FreeSpaceMap(std::vector<uint32_t> track_sectors)
       holes_(tracks_, kStale),
       free_total_(std::accumulate(spt_.begin(), spt_.end(), uint64_t{0})),
       empty_tracks_(tracks_),
-      empty_bits_((size_t{tracks_} + 63) / 64, ~uint64_t{0}) {
+      empty_bits_((size_t{tracks_} + 63) / 64, ~uint64_t{0}),
+      empty_version_(next_empty_version()) {
   assert(!spt_.empty());
   for (uint32_t t = 0; t < tracks_; ++t) group_free_[t / kGroupTracks] += spt_[t];
 }
@@ -89,6 +91,12 @@ inline uint32_t FreeSpaceMap::next_with(uint32_t track, uint32_t pos, bool used)
   return spt;
 }
 
+uint64_t FreeSpaceMap::next_empty_version() {
+  // Process-wide: disks of other threads have maps of their own.
+  static std::atomic<uint64_t> last{0};
+  return last.fetch_add(1, std::memory_order_relaxed) + 1;
+}
+
 bool FreeSpaceMap::any_empty(uint32_t first, uint32_t count) const {
   return count_empty(first, count) > 0;
 }
@@ -132,6 +140,7 @@ void FreeSpaceMap::set(uint32_t track, uint32_t sector, uint32_t count, bool use
     if (is_empty_now) ++empty_tracks_;
     else --empty_tracks_;
     empty_bits_[track / 64] ^= uint64_t{1} << (track % 64);
+    empty_version_ = next_empty_version();
   }
 }
 

@@ -61,6 +61,11 @@ class FreeSpaceMap {
   uint64_t free_sectors() const { return free_total_; }
   bool is_empty(uint32_t track) const { return free_[track] == spt_[track]; }
   uint32_t empty_tracks() const { return empty_tracks_; }
+  // Names the set of empty tracks: it changes whenever a track becomes
+  // empty or stops being empty, and no two sets of any maps in the process
+  // share one (a copy shares its original's, with its set), so a value
+  // worked out from the set is still right while the version is the same.
+  uint64_t empty_version() const { return empty_version_; }
   // Whether any of tracks [first, first + count) is empty: a search for an
   // empty track passes over a full cylinder a word at a time.
   bool any_empty(uint32_t first, uint32_t count) const;
@@ -113,6 +118,8 @@ class FreeSpaceMap {
   uint64_t free_total_;
   uint32_t empty_tracks_;
   std::vector<uint64_t> empty_bits_;  // bit t: is_empty(t)
+  uint64_t empty_version_;
+  static uint64_t next_empty_version();
 };
 
 }  // namespace vld

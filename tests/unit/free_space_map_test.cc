@@ -337,6 +337,25 @@ TEST(FreeSpaceMap, FreeSectorsInFollowsEveryChange) {
   EXPECT_EQ(m.free_sectors_in(0, tracks), m.free_sectors());
 }
 
+// EagerAllocator keeps its nearest empty track while empty_version()
+// stays: it must change with every change of the set of empty tracks, and
+// no two maps may share one.
+TEST(FreeSpaceMap, EmptyVersionNamesTheSetOfEmptyTracks) {
+  FreeSpaceMap m(4, 8), other(4, 8);
+  EXPECT_NE(m.empty_version(), other.empty_version());
+  uint64_t v = m.empty_version();
+  m.allocate(1, 2, 1);  // track 1 stops being empty
+  EXPECT_NE(m.empty_version(), v);
+  v = m.empty_version();
+  m.allocate(1, 5, 2);  // still not empty: the same set
+  m.release(1, 5, 2);
+  EXPECT_EQ(m.empty_version(), v);
+  m.release(1, 2, 1);  // empty again: the first set, but a new version
+  EXPECT_NE(m.empty_version(), v);
+  const FreeSpaceMap copy = m;
+  EXPECT_EQ(copy.empty_version(), m.empty_version());
+}
+
 // A search bounded by max_skipped (EagerAllocator::nearest, once it has a
 // best run) finds the same run when it is within the bound, and nothing
 // when it is not.
