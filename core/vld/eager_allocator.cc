@@ -10,7 +10,8 @@ EagerAllocator::EagerAllocator(const DriveModel& drive, FreeSpaceMap& free_space
                                AllocatorPolicy policy)
     : drive_(drive),
       free_(free_space),
-      policy_(policy) {}
+      policy_(policy),
+      revolution_ns_(drive.geometry().revolution().count()) {}
 
 std::optional<EagerAllocator::Choice> EagerAllocator::on_track(
     uint32_t track, uint32_t len, HeadPosition from, SimTime at,
@@ -25,7 +26,6 @@ std::optional<EagerAllocator::Choice> EagerAllocator::on_track(
 std::optional<EagerAllocator::Choice> EagerAllocator::on_track_at(
     uint32_t track, uint32_t len, SimDuration move_time, SimTime arrive, uint32_t offset,
     std::optional<SimDuration> limit) const {
-  const DriveGeometry& g = drive_.geometry();
   const uint32_t spt = free_.sectors_on(track);
   uint32_t max_skipped = UINT32_MAX;
   if (limit) {
@@ -33,9 +33,8 @@ std::optional<EagerAllocator::Choice> EagerAllocator::on_track_at(
     // A run s sectors round waits at least s sector times less the on-time
     // slack (and a nanosecond of rounding): past this many it would be
     // reached after `limit`. A margin of one sector more, never less.
-    const int64_t rev_ns = g.revolution().count();
     max_skipped = static_cast<uint32_t>(std::min<int64_t>(
-        ((*limit - move_time).count() + kOnTimeSlackNs + 1) * spt / rev_ns + 1,
+        ((*limit - move_time).count() + kOnTimeSlackNs + 1) * spt / revolution_ns_ + 1,
         UINT32_MAX));
   }
   // The sector under the head on arrival, and the run's angular slot: both

@@ -363,6 +363,9 @@ class EagerAllocator {
   std::optional<uint32_t> excluded_;
   std::optional<uint32_t> reserved_;
   AllocatorStats stats_;
+  // drive_.geometry().revolution(), a division, asked by every track a
+  // search looks at.
+  const int64_t revolution_ns_;
   // drive_.next_slot(at, spt) for the last `at` and `spt` next_slot was
   // asked about (a pure function of them, so never stale).
   struct SlotMemo {

@@ -184,7 +184,7 @@ std::optional<FreeSpaceMap::Run> FreeSpaceMap::first_free_run(uint32_t track,
                                                               uint32_t max_skipped) const {
   const uint32_t spt = spt_[track];
   if (len == 0 || len > spt || longest_free_run(track) < len) return std::nullopt;
-  from_sector %= spt;
+  if (from_sector >= spt) from_sector %= spt;  // searches pass a sector of the track: no division
   if (free_[track] == spt) return Run{from_sector, 0};
   // Free sectors from p onwards, going round past the end of the track
   // (never more than a whole track).
@@ -205,7 +205,8 @@ std::optional<FreeSpaceMap::Run> FreeSpaceMap::first_free_run(uint32_t track,
     while (pos < limit) {
       uint32_t start = next_with(track, pos, false);
       if (start >= limit) break;
-      const uint32_t skipped = (start + spt - from_sector) % spt;
+      const uint32_t skipped =
+          start >= from_sector ? start - from_sector : start + spt - from_sector;
       if (skipped > max_skipped) return std::nullopt;  // later runs are later still
       if (run_from(start) >= len) return Run{start, skipped};
       pos = next_with(track, start, true);
