@@ -371,11 +371,13 @@ void EagerAllocator::try_small_first(std::span<const uint32_t> piece_sectors, He
   // The small pieces (map sectors) first, then the rest: the head often
   // passes a lone free sector on its way to the next hole big enough for a
   // block, and a map sector written there costs one sector time.
+  // Sizes already in order: plan A already is plan C (the stable sort
+  // below would leave the pieces as they are).
+  if (std::is_sorted(piece_sectors.begin(), piece_sectors.end())) return;
   std::vector<size_t> order_c = piece_order(piece_sectors.size());
   std::stable_sort(order_c.begin(), order_c.end(), [&](size_t x, size_t y) {
     return piece_sectors[x] < piece_sectors[y];
   });
-  if (order_c == piece_order(piece_sectors.size())) return;  // plan A already is plan C
   std::vector<uint32_t> sizes_c;
   for (size_t i : order_c) sizes_c.push_back(piece_sectors[i]);
   release_all(*a->extents);
