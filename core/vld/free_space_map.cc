@@ -44,23 +44,8 @@ uint64_t FreeSpaceMap::free_sectors_in(uint32_t first, uint32_t count) const {
 
 namespace {
 
-// Every write asks how many empty tracks its window holds (count_empty,
-// via EagerAllocator::usable_empty_tracks). The portable build does not
-// assume x86-64's POPCNT instruction, so std::popcount would call libgcc;
-// with glibc's ifunc, x86-64 gets a clone that uses the instruction,
-// chosen once at load time on CPUs that have it, and the portable code
-// everywhere else.
-#if defined(__x86_64__) && defined(__GLIBC__) && defined(__has_attribute)
-#if __has_attribute(target_clones)
-#define VLD_POPCNT_CLONES __attribute__((target_clones("popcnt", "default")))
-#endif
-#endif
-#ifndef VLD_POPCNT_CLONES
-#define VLD_POPCNT_CLONES
-#endif
-
 // Set bits of words[] at bit positions [first, end).
-VLD_POPCNT_CLONES uint32_t count_bits(const uint64_t* words, uint32_t first, uint32_t end) {
+inline uint32_t count_bits_portable(const uint64_t* words, uint32_t first, uint32_t end) {
   uint32_t n = 0;
   for (uint32_t t = first; t < end;) {
     const uint32_t in_word = std::min(64 - t % 64, end - t);
@@ -70,6 +55,35 @@ VLD_POPCNT_CLONES uint32_t count_bits(const uint64_t* words, uint32_t first, uin
   }
   return n;
 }
+
+// Every write asks how many empty tracks its window holds (count_empty,
+// via EagerAllocator::usable_empty_tracks). The portable build does not
+// assume x86's POPCNT instruction, so std::popcount calls libgcc per word;
+// a copy compiled for POPCNT runs on CPUs that have it, asked once. (Not
+// an ifunc, target_clones': ThreadSanitizer builds crash resolving one.)
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+__attribute__((target("popcnt"))) uint32_t count_bits_popcnt(const uint64_t* words,
+                                                             uint32_t first, uint32_t end) {
+  return count_bits_portable(words, first, end);
+}
+
+bool cpu_has_popcnt() {
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("popcnt") != 0;
+  }();
+  return has;
+}
+
+uint32_t count_bits(const uint64_t* words, uint32_t first, uint32_t end) {
+  return cpu_has_popcnt() ? count_bits_popcnt(words, first, end)
+                          : count_bits_portable(words, first, end);
+}
+#else
+uint32_t count_bits(const uint64_t* words, uint32_t first, uint32_t end) {
+  return count_bits_portable(words, first, end);
+}
+#endif
 
 }  // namespace
 
