@@ -1,11 +1,13 @@
 #include "core/vld/free_space_map.h"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <bit>
 #include <cassert>
 #include <numeric>
 #include <string>
+#include <utility>
 
 #include "core/util/error.h"
 
@@ -119,6 +121,17 @@ uint32_t FreeSpaceMap::count_empty(uint32_t first, uint32_t count) const {
   return count_bits(empty_bits_.data(), first, std::min(first + count, tracks_));
 }
 
+template <typename F>
+void FreeSpaceMap::for_each_word(uint32_t track, uint32_t from, uint32_t n, F f) const {
+  for (uint32_t s = from, end = from + n; s < end;) {
+    const uint32_t bit = s % 64;
+    const uint32_t k = std::min(64 - bit, end - s);
+    const uint64_t ones = k == 64 ? ~uint64_t{0} : (uint64_t{1} << k) - 1;
+    f(index(track, s), ones << bit, s - bit);
+    s += k;
+  }
+}
+
 void FreeSpaceMap::set(uint32_t track, uint32_t sector, uint32_t count, bool used) {
   if (track >= tracks_ || sector >= spt_[track] || count > spt_[track])
     throw Error("free space map: track " + std::to_string(track) + " sector " +
@@ -126,18 +139,25 @@ void FreeSpaceMap::set(uint32_t track, uint32_t sector, uint32_t count, bool use
                 EIO);
   const uint32_t spt = spt_[track];
   const bool was_empty = free_[track] == spt;
+  // The sectors as the head meets them: to the end of the track, then on
+  // from sector 0. A word at a time: the allocator's trial plans allocate
+  // and release several times a write.
+  const uint32_t to_end = std::min(count, spt - sector);
+  const std::array<std::pair<uint32_t, uint32_t>, 2> runs{
+      {{sector, to_end}, {0, count - to_end}}};
   // Check every sector before changing any: a refused call changes nothing.
-  for (uint32_t i = 0; i < count; ++i) {
-    uint32_t s = (sector + i) % spt;
-    if (!is_free(track, s) == used)
-      throw Error("free space map: sector " + std::to_string(s) + " of track " +
-                      std::to_string(track) + (used ? " allocated twice" : " freed twice"),
-                  EIO);
-  }
-  for (uint32_t i = 0; i < count; ++i) {
-    uint32_t s = (sector + i) % spt;
-    bits_[index(track, s)] ^= uint64_t{1} << (s % 64);
-  }
+  for (const auto& [from, n] : runs)
+    for_each_word(track, from, n, [&](size_t i, uint64_t mask, uint32_t bit0) {
+      if (const uint64_t wrong = (used ? bits_[i] : ~bits_[i]) & mask; wrong != 0) {
+        const uint32_t s = bit0 + static_cast<uint32_t>(std::countr_zero(wrong));
+        throw Error("free space map: sector " + std::to_string(s) + " of track " +
+                        std::to_string(track) + (used ? " allocated twice" : " freed twice"),
+                    EIO);
+      }
+    });
+  for (const auto& [from, n] : runs)
+    for_each_word(track, from, n,
+                  [&](size_t i, uint64_t mask, uint32_t) { bits_[i] ^= mask; });
   if (used) {
     free_[track] -= count;
     group_free_[track / kGroupTracks] -= count;

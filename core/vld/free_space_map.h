@@ -100,6 +100,10 @@ class FreeSpaceMap {
     return size_t{track} * words_per_track_ + sector / 64;
   }
   void set(uint32_t track, uint32_t sector, uint32_t count, bool used);
+  // Calls f(word index, mask, sector of the word's bit 0) for each word
+  // holding sectors [from, from + n) of the track (no wrap), in order.
+  template <typename F>
+  void for_each_word(uint32_t track, uint32_t from, uint32_t n, F f) const;
   uint32_t next_with(uint32_t track, uint32_t pos, bool used) const;
 
   uint32_t tracks_;

@@ -356,6 +356,34 @@ TEST(FreeSpaceMap, EmptyVersionNamesTheSetOfEmptyTracks) {
   EXPECT_EQ(copy.empty_version(), m.empty_version());
 }
 
+// allocate and release work a word at a time: against a sector-by-sector
+// model, on a track whose runs wrap and cross word boundaries, a call is
+// refused exactly when one of its sectors is in the wrong state, and a
+// refused call changes nothing.
+TEST(FreeSpaceMap, RunsFollowASectorBySectorModel) {
+  const uint32_t spt = 150;
+  FreeSpaceMap m(1, spt);
+  std::vector<bool> used(spt, false);
+  std::mt19937_64 rng(23);
+  for (int step = 0; step < 3000; ++step) {
+    const uint32_t sector = static_cast<uint32_t>(rng() % spt);
+    const uint32_t count = static_cast<uint32_t>(rng() % 70) + 1;
+    const bool allocate = rng() % 2 == 0;
+    bool ok = true;
+    for (uint32_t i = 0; i < count; ++i) ok = ok && used[(sector + i) % spt] != allocate;
+    if (ok) {
+      if (allocate) m.allocate(0, sector, count);
+      else m.release(0, sector, count);
+      for (uint32_t i = 0; i < count; ++i) used[(sector + i) % spt] = allocate;
+    } else {
+      EXPECT_THROW(allocate ? m.allocate(0, sector, count) : m.release(0, sector, count), Error)
+          << "step " << step;
+    }
+    for (uint32_t s = 0; s < spt; ++s) ASSERT_EQ(m.is_free(0, s), !used[s]) << "step " << step;
+    ASSERT_EQ(m.free_sectors(0), count_free(m, 0));
+  }
+}
+
 // A search bounded by max_skipped (EagerAllocator::nearest, once it has a
 // best run) finds the same run when it is within the bound, and nothing
 // when it is not.
