@@ -10,7 +10,8 @@ EagerAllocator::EagerAllocator(const DriveModel& drive, FreeSpaceMap& free_space
                                AllocatorPolicy policy)
     : drive_(drive),
       free_(free_space),
-      policy_(policy) {}
+      policy_(policy),
+      revolution_ns_(drive.geometry().revolution().count()) {}
 
 std::optional<EagerAllocator::Choice> EagerAllocator::on_track(
     uint32_t track, uint32_t len, HeadPosition from, SimTime at,
@@ -25,7 +26,6 @@ std::optional<EagerAllocator::Choice> EagerAllocator::on_track(
 std::optional<EagerAllocator::Choice> EagerAllocator::on_track_at(
     uint32_t track, uint32_t len, SimDuration move_time, SimTime arrive, uint32_t offset,
     std::optional<SimDuration> limit) const {
-  const DriveGeometry& g = drive_.geometry();
   const uint32_t spt = free_.sectors_on(track);
   uint32_t max_skipped = UINT32_MAX;
   if (limit) {
@@ -33,9 +33,8 @@ std::optional<EagerAllocator::Choice> EagerAllocator::on_track_at(
     // A run s sectors round waits at least s sector times less the on-time
     // slack (and a nanosecond of rounding): past this many it would be
     // reached after `limit`. A margin of one sector more, never less.
-    const int64_t rev_ns = g.revolution().count();
     max_skipped = static_cast<uint32_t>(std::min<int64_t>(
-        ((*limit - move_time).count() + kOnTimeSlackNs + 1) * spt / rev_ns + 1,
+        ((*limit - move_time).count() + kOnTimeSlackNs + 1) * spt / revolution_ns_ + 1,
         UINT32_MAX));
   }
   // The sector under the head on arrival, and the run's angular slot: both
@@ -150,12 +149,15 @@ void EagerAllocator::consider_cylinder(Search& s, uint32_t c, uint32_t d) const 
 
 void EagerAllocator::consider(Search& s, uint32_t track, uint32_t d, SimDuration move,
                               uint32_t offset) const {
+  // Runs reached after the best so far (or the limit) cannot win: not
+  // looked for. A track the head reaches only after that is passed over
+  // before its longest free run is asked for (after a change, a pass over
+  // its bitmap): on_track_at would refuse it the same.
+  const std::optional<SimDuration> limit = s.best ? std::optional(s.best->locate) : s.limit;
+  if (limit && move > *limit) return;
   if (free_.longest_free_run(track) < s.len || !usable(track)) return;
   if (s.skip_empty && free_.is_empty(track)) return;
-  // Runs reached after the best so far (or the limit) cannot win: not
-  // looked for.
-  auto choice = on_track_at(track, s.len, move, s.at + move, offset,
-                            s.best ? std::optional(s.best->locate) : s.limit);
+  auto choice = on_track_at(track, s.len, move, s.at + move, offset, limit);
   if (!choice) return;
   const uint32_t heads = drive_.geometry().tracks_per_cylinder;
   const uint64_t rank = uint64_t{d} * heads + track % heads;
@@ -177,8 +179,19 @@ std::array<uint32_t, 2> EagerAllocator::cylinders_at(uint32_t cylinder, uint32_t
   return {ahead, behind};
 }
 
-std::optional<uint32_t> EagerAllocator::nearest_empty_track(HeadPosition head, SimTime at,
+std::optional<uint32_t> EagerAllocator::nearest_empty_track(HeadPosition head,
                                                             const CylinderWindow& window) const {
+  const uint64_t version = free_.empty_version();
+  const std::optional<EmptyTrackMemo>& m = empty_memo_;
+  if (!m || m->empty_version != version || m->head != head || m->window != window ||
+      m->excluded != excluded_ || m->reserved != reserved_)
+    empty_memo_ = EmptyTrackMemo{version, head, window, excluded_, reserved_,
+                                 find_nearest_empty_track(head, window)};
+  return empty_memo_->track;
+}
+
+std::optional<uint32_t> EagerAllocator::find_nearest_empty_track(
+    HeadPosition head, const CylinderWindow& window) const {
   if (usable_empty_tracks(window) == 0) return std::nullopt;
   const DriveGeometry& g = drive_.geometry();
   const uint32_t cylinders = drive_.simulated_cylinders();
@@ -206,7 +219,6 @@ std::optional<uint32_t> EagerAllocator::nearest_empty_track(HeadPosition head, S
     }
     if (!in_window && best) break;  // past the window's ends
   }
-  (void)at;
   return best;
 }
 
@@ -265,7 +277,7 @@ std::optional<EagerAllocator::Choice> EagerAllocator::choose(uint32_t len, HeadP
   // wait a revolution for its last hole.
   std::optional<Choice> choice;
   if (fill_track_usable(*fill, len, window)) choice = on_track(**fill, len, head, t);
-  std::optional<uint32_t> empty = nearest_empty_track(head, t, window);
+  std::optional<uint32_t> empty = nearest_empty_track(head, window);
   std::optional<Choice> fresh;
   if (empty) fresh = on_track(*empty, len, head, t);
   if (fresh && (!choice || (policy_.switch_when_sooner && fresh->locate < choice->locate))) {
@@ -359,11 +371,13 @@ void EagerAllocator::try_small_first(std::span<const uint32_t> piece_sectors, He
   // The small pieces (map sectors) first, then the rest: the head often
   // passes a lone free sector on its way to the next hole big enough for a
   // block, and a map sector written there costs one sector time.
+  // Sizes already in order: plan A already is plan C (the stable sort
+  // below would leave the pieces as they are).
+  if (std::is_sorted(piece_sectors.begin(), piece_sectors.end())) return;
   std::vector<size_t> order_c = piece_order(piece_sectors.size());
   std::stable_sort(order_c.begin(), order_c.end(), [&](size_t x, size_t y) {
     return piece_sectors[x] < piece_sectors[y];
   });
-  if (order_c == piece_order(piece_sectors.size())) return;  // plan A already is plan C
   std::vector<uint32_t> sizes_c;
   for (size_t i : order_c) sizes_c.push_back(piece_sectors[i]);
   release_all(*a->extents);

@@ -338,8 +338,13 @@ class EagerAllocator {
    private:
     uint32_t left_;  // window cylinders not looked at yet
   };
-  std::optional<uint32_t> nearest_empty_track(HeadPosition head, SimTime at,
+  // The usable empty track of the window the head reaches soonest. Every
+  // piece of every plan of place() asks, mostly with the same head, window
+  // and empty tracks: the last answer is kept for those.
+  std::optional<uint32_t> nearest_empty_track(HeadPosition head,
                                               const CylinderWindow& window) const;
+  std::optional<uint32_t> find_nearest_empty_track(HeadPosition head,
+                                                   const CylinderWindow& window) const;
   // Whether a run reached no sooner than `earliest` can neither beat the
   // best so far (or_tie: nor tie it; a tie found later loses on rank) nor
   // be reached by the limit: a search stops or skips there.
@@ -358,6 +363,9 @@ class EagerAllocator {
   std::optional<uint32_t> excluded_;
   std::optional<uint32_t> reserved_;
   AllocatorStats stats_;
+  // drive_.geometry().revolution(), a division, asked by every track a
+  // search looks at.
+  const int64_t revolution_ns_;
   // drive_.next_slot(at, spt) for the last `at` and `spt` next_slot was
   // asked about (a pure function of them, so never stale).
   struct SlotMemo {
@@ -366,6 +374,17 @@ class EagerAllocator {
     uint32_t slot;
   };
   mutable std::optional<SlotMemo> slot_memo_;
+  // nearest_empty_track's last answer and all it depends on: the empty
+  // tracks (by version), the head, the window and the unusable tracks.
+  struct EmptyTrackMemo {
+    uint64_t empty_version;
+    HeadPosition head;
+    CylinderWindow window;
+    std::optional<uint32_t> excluded;
+    std::optional<uint32_t> reserved;
+    std::optional<uint32_t> track;
+  };
+  mutable std::optional<EmptyTrackMemo> empty_memo_;
 };
 
 }  // namespace vld

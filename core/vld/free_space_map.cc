@@ -1,10 +1,13 @@
 #include "core/vld/free_space_map.h"
 
 #include <algorithm>
+#include <array>
+#include <atomic>
 #include <bit>
 #include <cassert>
 #include <numeric>
 #include <string>
+#include <utility>
 
 #include "core/util/error.h"
 
@@ -19,12 +22,95 @@ FreeSpaceMap::FreeSpaceMap(std::vector<uint32_t> track_sectors)
       words_per_track_((*std::max_element(spt_.begin(), spt_.end()) + 63) / 64),
       bits_(size_t{tracks_} * words_per_track_, 0),
       free_(spt_),
+      group_free_((size_t{tracks_} + kGroupTracks - 1) / kGroupTracks, 0),
       longest_(spt_),
       holes_(tracks_, kStale),
       free_total_(std::accumulate(spt_.begin(), spt_.end(), uint64_t{0})),
       empty_tracks_(tracks_),
-      empty_bits_((size_t{tracks_} + 63) / 64, ~uint64_t{0}) {
+      empty_bits_((size_t{tracks_} + 63) / 64, ~uint64_t{0}),
+      empty_version_(next_empty_version()) {
   assert(!spt_.empty());
+  for (uint32_t t = 0; t < tracks_; ++t) group_free_[t / kGroupTracks] += spt_[t];
+}
+
+uint64_t FreeSpaceMap::free_sectors_in(uint32_t first, uint32_t count) const {
+  const uint32_t end = first + count;
+  assert(end <= tracks_);
+  uint64_t n = 0;
+  uint32_t t = first;
+  for (; t < end && t % kGroupTracks != 0; ++t) n += free_[t];
+  for (; end - t >= kGroupTracks; t += kGroupTracks) n += group_free_[t / kGroupTracks];
+  for (; t < end; ++t) n += free_[t];
+  return n;
+}
+
+namespace {
+
+// Set bits of words[] at bit positions [first, end).
+inline uint32_t count_bits_portable(const uint64_t* words, uint32_t first, uint32_t end) {
+  uint32_t n = 0;
+  for (uint32_t t = first; t < end;) {
+    const uint32_t in_word = std::min(64 - t % 64, end - t);
+    const uint64_t mask = in_word == 64 ? ~uint64_t{0} : ((uint64_t{1} << in_word) - 1);
+    n += static_cast<uint32_t>(std::popcount((words[t / 64] >> (t % 64)) & mask));
+    t += in_word;
+  }
+  return n;
+}
+
+// Every write asks how many empty tracks its window holds (count_empty,
+// via EagerAllocator::usable_empty_tracks). The portable build does not
+// assume x86's POPCNT instruction, so std::popcount calls libgcc per word;
+// a copy compiled for POPCNT runs on CPUs that have it, asked once. (Not
+// an ifunc, target_clones': ThreadSanitizer builds crash resolving one.)
+#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
+__attribute__((target("popcnt"))) uint32_t count_bits_popcnt(const uint64_t* words,
+                                                             uint32_t first, uint32_t end) {
+  return count_bits_portable(words, first, end);
+}
+
+bool cpu_has_popcnt() {
+  static const bool has = [] {
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("popcnt") != 0;
+  }();
+  return has;
+}
+
+uint32_t count_bits(const uint64_t* words, uint32_t first, uint32_t end) {
+  return cpu_has_popcnt() ? count_bits_popcnt(words, first, end)
+                          : count_bits_portable(words, first, end);
+}
+#else
+uint32_t count_bits(const uint64_t* words, uint32_t first, uint32_t end) {
+  return count_bits_portable(words, first, end);
+}
+#endif
+
+}  // namespace
+
+// Every search's inner step (first_free_run, compute_longest): inline, a
+// call per run found costs as much as the word it reads.
+inline uint32_t FreeSpaceMap::next_with(uint32_t track, uint32_t pos, bool used) const {
+  const uint32_t spt = spt_[track];
+  // The first sector at or after pos whose bit is `used`, or spt.
+  const uint64_t* w = &bits_[index(track, 0)];
+  while (pos < spt) {
+    uint64_t word = used ? w[pos / 64] : ~w[pos / 64];
+    word &= ~uint64_t{0} << (pos % 64);  // ignore bits before pos
+    if (word != 0) {
+      uint32_t found = (pos / 64) * 64 + static_cast<uint32_t>(std::countr_zero(word));
+      return std::min(found, spt);
+    }
+    pos = (pos / 64 + 1) * 64;
+  }
+  return spt;
+}
+
+uint64_t FreeSpaceMap::next_empty_version() {
+  // Process-wide: disks of other threads have maps of their own.
+  static std::atomic<uint64_t> last{0};
+  return last.fetch_add(1, std::memory_order_relaxed) + 1;
 }
 
 bool FreeSpaceMap::any_empty(uint32_t first, uint32_t count) const {
@@ -32,15 +118,18 @@ bool FreeSpaceMap::any_empty(uint32_t first, uint32_t count) const {
 }
 
 uint32_t FreeSpaceMap::count_empty(uint32_t first, uint32_t count) const {
-  const uint32_t end = std::min(first + count, tracks_);
-  uint32_t n = 0;
-  for (uint32_t t = first; t < end;) {
-    const uint32_t in_word = std::min(64 - t % 64, end - t);
-    const uint64_t mask = in_word == 64 ? ~uint64_t{0} : ((uint64_t{1} << in_word) - 1);
-    n += static_cast<uint32_t>(std::popcount((empty_bits_[t / 64] >> (t % 64)) & mask));
-    t += in_word;
+  return count_bits(empty_bits_.data(), first, std::min(first + count, tracks_));
+}
+
+template <typename F>
+void FreeSpaceMap::for_each_word(uint32_t track, uint32_t from, uint32_t n, F f) const {
+  for (uint32_t s = from, end = from + n; s < end;) {
+    const uint32_t bit = s % 64;
+    const uint32_t k = std::min(64 - bit, end - s);
+    const uint64_t ones = k == 64 ? ~uint64_t{0} : (uint64_t{1} << k) - 1;
+    f(index(track, s), ones << bit, s - bit);
+    s += k;
   }
-  return n;
 }
 
 void FreeSpaceMap::set(uint32_t track, uint32_t sector, uint32_t count, bool used) {
@@ -50,23 +139,32 @@ void FreeSpaceMap::set(uint32_t track, uint32_t sector, uint32_t count, bool use
                 EIO);
   const uint32_t spt = spt_[track];
   const bool was_empty = free_[track] == spt;
+  // The sectors as the head meets them: to the end of the track, then on
+  // from sector 0. A word at a time: the allocator's trial plans allocate
+  // and release several times a write.
+  const uint32_t to_end = std::min(count, spt - sector);
+  const std::array<std::pair<uint32_t, uint32_t>, 2> runs{
+      {{sector, to_end}, {0, count - to_end}}};
   // Check every sector before changing any: a refused call changes nothing.
-  for (uint32_t i = 0; i < count; ++i) {
-    uint32_t s = (sector + i) % spt;
-    if (!is_free(track, s) == used)
-      throw Error("free space map: sector " + std::to_string(s) + " of track " +
-                      std::to_string(track) + (used ? " allocated twice" : " freed twice"),
-                  EIO);
-  }
-  for (uint32_t i = 0; i < count; ++i) {
-    uint32_t s = (sector + i) % spt;
-    bits_[index(track, s)] ^= uint64_t{1} << (s % 64);
-  }
+  for (const auto& [from, n] : runs)
+    for_each_word(track, from, n, [&](size_t i, uint64_t mask, uint32_t bit0) {
+      if (const uint64_t wrong = (used ? bits_[i] : ~bits_[i]) & mask; wrong != 0) {
+        const uint32_t s = bit0 + static_cast<uint32_t>(std::countr_zero(wrong));
+        throw Error("free space map: sector " + std::to_string(s) + " of track " +
+                        std::to_string(track) + (used ? " allocated twice" : " freed twice"),
+                    EIO);
+      }
+    });
+  for (const auto& [from, n] : runs)
+    for_each_word(track, from, n,
+                  [&](size_t i, uint64_t mask, uint32_t) { bits_[i] ^= mask; });
   if (used) {
     free_[track] -= count;
+    group_free_[track / kGroupTracks] -= count;
     free_total_ -= count;
   } else {
     free_[track] += count;
+    group_free_[track / kGroupTracks] += count;
     free_total_ += count;
   }
   longest_[track] = kStale;
@@ -76,6 +174,7 @@ void FreeSpaceMap::set(uint32_t track, uint32_t sector, uint32_t count, bool use
     if (is_empty_now) ++empty_tracks_;
     else --empty_tracks_;
     empty_bits_[track / 64] ^= uint64_t{1} << (track % 64);
+    empty_version_ = next_empty_version();
   }
 }
 
@@ -113,29 +212,13 @@ uint32_t FreeSpaceMap::compute_longest(uint32_t track) const {
   return longest;
 }
 
-uint32_t FreeSpaceMap::next_with(uint32_t track, uint32_t pos, bool used) const {
-  const uint32_t spt = spt_[track];
-  // The first sector at or after pos whose bit is `used`, or spt.
-  const uint64_t* w = &bits_[index(track, 0)];
-  while (pos < spt) {
-    uint64_t word = used ? w[pos / 64] : ~w[pos / 64];
-    word &= ~uint64_t{0} << (pos % 64);  // ignore bits before pos
-    if (word != 0) {
-      uint32_t found = (pos / 64) * 64 + static_cast<uint32_t>(std::countr_zero(word));
-      return std::min(found, spt);
-    }
-    pos = (pos / 64 + 1) * 64;
-  }
-  return spt;
-}
-
 std::optional<FreeSpaceMap::Run> FreeSpaceMap::first_free_run(uint32_t track,
                                                               uint32_t from_sector,
                                                               uint32_t len,
                                                               uint32_t max_skipped) const {
   const uint32_t spt = spt_[track];
   if (len == 0 || len > spt || longest_free_run(track) < len) return std::nullopt;
-  from_sector %= spt;
+  if (from_sector >= spt) from_sector %= spt;  // searches pass a sector of the track: no division
   if (free_[track] == spt) return Run{from_sector, 0};
   // Free sectors from p onwards, going round past the end of the track
   // (never more than a whole track).
@@ -156,7 +239,8 @@ std::optional<FreeSpaceMap::Run> FreeSpaceMap::first_free_run(uint32_t track,
     while (pos < limit) {
       uint32_t start = next_with(track, pos, false);
       if (start >= limit) break;
-      const uint32_t skipped = (start + spt - from_sector) % spt;
+      const uint32_t skipped =
+          start >= from_sector ? start - from_sector : start + spt - from_sector;
       if (skipped > max_skipped) return std::nullopt;  // later runs are later still
       if (run_from(start) >= len) return Run{start, skipped};
       pos = next_with(track, start, true);

@@ -48,12 +48,10 @@ class FreeSpaceMap {
   void reserve_track(uint32_t track);  // allocate(track, 0, its sectors), permanently
 
   uint32_t free_sectors(uint32_t track) const { return free_[track]; }
-  // Free sectors on tracks [first, first + count).
-  uint64_t free_sectors_in(uint32_t first, uint32_t count) const {
-    uint64_t n = 0;
-    for (uint32_t t = first; t < first + count; ++t) n += free_[t];
-    return n;
-  }
+  // Free sectors on tracks [first, first + count). VldDisk asks this of
+  // its window (hundreds of tracks) on every write: whole groups of
+  // kGroupTracks are read from their kept sums.
+  uint64_t free_sectors_in(uint32_t first, uint32_t count) const;
   // The longest run of free sectors on the track (wrapping): a search skips
   // tracks that cannot hold a piece. Recomputed on first use after a change.
   uint32_t longest_free_run(uint32_t track) const {
@@ -63,6 +61,11 @@ class FreeSpaceMap {
   uint64_t free_sectors() const { return free_total_; }
   bool is_empty(uint32_t track) const { return free_[track] == spt_[track]; }
   uint32_t empty_tracks() const { return empty_tracks_; }
+  // Names the set of empty tracks: it changes whenever a track becomes
+  // empty or stops being empty, and no two sets of any maps in the process
+  // share one (a copy shares its original's, with its set), so a value
+  // worked out from the set is still right while the version is the same.
+  uint64_t empty_version() const { return empty_version_; }
   // Whether any of tracks [first, first + count) is empty: a search for an
   // empty track passes over a full cylinder a word at a time.
   bool any_empty(uint32_t first, uint32_t count) const;
@@ -97,6 +100,10 @@ class FreeSpaceMap {
     return size_t{track} * words_per_track_ + sector / 64;
   }
   void set(uint32_t track, uint32_t sector, uint32_t count, bool used);
+  // Calls f(word index, mask, sector of the word's bit 0) for each word
+  // holding sectors [from, from + n) of the track (no wrap), in order.
+  template <typename F>
+  void for_each_word(uint32_t track, uint32_t from, uint32_t n, F f) const;
   uint32_t next_with(uint32_t track, uint32_t pos, bool used) const;
 
   uint32_t tracks_;
@@ -104,6 +111,8 @@ class FreeSpaceMap {
   uint32_t words_per_track_;   // for the longest track
   std::vector<uint64_t> bits_;  // 1 = used
   std::vector<uint32_t> free_;  // free sectors per track
+  static constexpr uint32_t kGroupTracks = 64;
+  std::vector<uint64_t> group_free_;  // free sectors of tracks [64 g, 64 g + 64)
   static constexpr uint32_t kStale = UINT32_MAX;
   mutable std::vector<uint32_t> longest_;  // longest free run per track, or kStale
   uint32_t compute_longest(uint32_t track) const;
@@ -113,6 +122,8 @@ class FreeSpaceMap {
   uint64_t free_total_;
   uint32_t empty_tracks_;
   std::vector<uint64_t> empty_bits_;  // bit t: is_empty(t)
+  uint64_t empty_version_;
+  static uint64_t next_empty_version();
 };
 
 }  // namespace vld

@@ -316,6 +316,74 @@ TEST(FreeSpaceMap, CountEmptyFollowsEveryChange) {
   }
 }
 
+// free_sectors_in reads whole groups of tracks from kept sums: it must
+// agree with the sum of free_sectors over the same tracks, groups cut at
+// either end or not.
+TEST(FreeSpaceMap, FreeSectorsInFollowsEveryChange) {
+  const uint32_t tracks = 300, spt = 12;
+  FreeSpaceMap m(tracks, spt);
+  std::mt19937_64 rng(17);
+  for (int step = 0; step < 600; ++step) {
+    const uint32_t t = static_cast<uint32_t>(rng() % tracks);
+    const uint32_t s = static_cast<uint32_t>(rng() % spt);
+    if (m.is_free(t, s)) m.allocate(t, s, 1);
+    else m.release(t, s, 1);
+    const uint32_t first = static_cast<uint32_t>(rng() % tracks);
+    const uint32_t count = static_cast<uint32_t>(rng() % (tracks - first + 1));
+    uint64_t expect = 0;
+    for (uint32_t k = first; k < first + count; ++k) expect += m.free_sectors(k);
+    ASSERT_EQ(m.free_sectors_in(first, count), expect) << "step " << step;
+  }
+  EXPECT_EQ(m.free_sectors_in(0, tracks), m.free_sectors());
+}
+
+// EagerAllocator keeps its nearest empty track while empty_version()
+// stays: it must change with every change of the set of empty tracks, and
+// no two maps may share one.
+TEST(FreeSpaceMap, EmptyVersionNamesTheSetOfEmptyTracks) {
+  FreeSpaceMap m(4, 8), other(4, 8);
+  EXPECT_NE(m.empty_version(), other.empty_version());
+  uint64_t v = m.empty_version();
+  m.allocate(1, 2, 1);  // track 1 stops being empty
+  EXPECT_NE(m.empty_version(), v);
+  v = m.empty_version();
+  m.allocate(1, 5, 2);  // still not empty: the same set
+  m.release(1, 5, 2);
+  EXPECT_EQ(m.empty_version(), v);
+  m.release(1, 2, 1);  // empty again: the first set, but a new version
+  EXPECT_NE(m.empty_version(), v);
+  const FreeSpaceMap copy = m;
+  EXPECT_EQ(copy.empty_version(), m.empty_version());
+}
+
+// allocate and release work a word at a time: against a sector-by-sector
+// model, on a track whose runs wrap and cross word boundaries, a call is
+// refused exactly when one of its sectors is in the wrong state, and a
+// refused call changes nothing.
+TEST(FreeSpaceMap, RunsFollowASectorBySectorModel) {
+  const uint32_t spt = 150;
+  FreeSpaceMap m(1, spt);
+  std::vector<bool> used(spt, false);
+  std::mt19937_64 rng(23);
+  for (int step = 0; step < 3000; ++step) {
+    const uint32_t sector = static_cast<uint32_t>(rng() % spt);
+    const uint32_t count = static_cast<uint32_t>(rng() % 70) + 1;
+    const bool allocate = rng() % 2 == 0;
+    bool ok = true;
+    for (uint32_t i = 0; i < count; ++i) ok = ok && used[(sector + i) % spt] != allocate;
+    if (ok) {
+      if (allocate) m.allocate(0, sector, count);
+      else m.release(0, sector, count);
+      for (uint32_t i = 0; i < count; ++i) used[(sector + i) % spt] = allocate;
+    } else {
+      EXPECT_THROW(allocate ? m.allocate(0, sector, count) : m.release(0, sector, count), Error)
+          << "step " << step;
+    }
+    for (uint32_t s = 0; s < spt; ++s) ASSERT_EQ(m.is_free(0, s), !used[s]) << "step " << step;
+    ASSERT_EQ(m.free_sectors(0), count_free(m, 0));
+  }
+}
+
 // A search bounded by max_skipped (EagerAllocator::nearest, once it has a
 // best run) finds the same run when it is within the bound, and nothing
 // when it is not.
