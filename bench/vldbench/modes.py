@@ -117,11 +117,17 @@ def spare(geometry, label, env=None):
     return SPARE_DEFAULTS.get((geometry, label), SPARE_FALLBACK)
 
 
-def outer_sectors_per_track(geometry):
-    """A stats file's drive: its sectors per track, the outermost zone's if zoned
-    (mode=lld's system area, NVRAM region included, lies in that zone)."""
+def sectors_per_track_by_zone(geometry):
+    """A stats file's drive: its zones' sectors per track, outermost first (one
+    entry on a single-zone drive)."""
     zones = geometry.get("zones")
-    return zones[0]["sectors_per_track"] if zones else geometry["sectors_per_track"]
+    return [z["sectors_per_track"] for z in zones] if zones else [geometry["sectors_per_track"]]
+
+
+def outer_sectors_per_track(geometry):
+    """The outermost zone's sectors per track (mode=lld's system area, NVRAM
+    region included, lies in that zone)."""
+    return sectors_per_track_by_zone(geometry)[0]
 
 
 def disk_bytes(stats, label):

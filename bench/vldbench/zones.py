@@ -16,6 +16,7 @@ import argparse
 import os
 
 from .common import load_json, load_jsonl, write_json
+from .modes import sectors_per_track_by_zone
 from .plotting import pyplot, save
 
 SYSTEMS = (("inplace", "update in place"), ("vld_compacted", "vld after compaction"),
@@ -42,10 +43,10 @@ def band_row(raw, drive, band, fills):
     (lld,) = load_jsonl(os.path.join(raw, f"{drive}-{band}.fig10.jsonl"))
     stats = load_json(os.path.join(raw, f"{drive}-{band}.table2.stats.json"))
     geo = stats["geometry"]
-    zones = geo.get("zones") or [{"sectors_per_track": geo["sectors_per_track"]}]
+    spt = sectors_per_track_by_zone(geo)
     vld = stats["vld"]
     row = {"drive": drive, "band": band, "span": geo.get("span"),
-           "sectors_per_track": [zones[0]["sectors_per_track"], zones[-1]["sectors_per_track"]],
+           "sectors_per_track": [spt[0], spt[-1]],
            "utilization": t2["inplace"]["utilization"],
            "mean_us": {k: t2[k]["mean_us"] for k in ("inplace", "vld_compacted", "vld")},
            "vld_breakdown_us": t2["vld_compacted"]["breakdown_us"],
