@@ -18,6 +18,7 @@
 
 #include "core/lld/lld_disk_impl.h"
 #include "core/util/error.h"
+#include "core/util/host_phases.h"
 
 namespace vld {
 
@@ -194,6 +195,7 @@ void LldDisk::Impl::write_moves(const std::vector<const LogEntry*>& moves, LldCl
 }
 
 bool LldDisk::Impl::clean_until(uint32_t target_free, LldClock& c, uint32_t must_free) {
+  HostPhaseTimer phase_timer(HostPhase::kAllocator);
   assert(!in_group_);
   const SimTime before = c.now;
   // Twice the segments: a checkpoint in the loop (below) lets it clean
