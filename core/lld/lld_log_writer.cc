@@ -203,6 +203,9 @@ LldDisk::Impl::PlannedWrite LldDisk::Impl::plan_write(std::vector<const LogEntry
   for (const LogEntry* e : entries)
     s.blocks.push_back(SummaryEntry{e->logical_block, e->checksum, e->version, e->trim_blocks});
   w.bytes = encode_segment_summary(s, shape_, key_);
+  size_t data_bytes = 0;
+  for (const LogEntry* e : entries) data_bytes += e->data.size();
+  w.bytes.reserve(w.bytes.size() + data_bytes);  // grown once, not copied at each doubling
   for (const LogEntry* e : entries) w.bytes.insert(w.bytes.end(), e->data.begin(), e->data.end());
   w.entries = std::move(entries);
   w.psn = layout_.segment_first_psn(segment) + head_sector;
