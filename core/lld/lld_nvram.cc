@@ -30,7 +30,8 @@ void LldDisk::Impl::nvram_append(const std::vector<LogEntry>& entries, LldClock&
   std::vector<NvramBlock> blocks;
   blocks.reserve(entries.size());
   for (const LogEntry& e : entries)
-    blocks.push_back(NvramBlock{e.logical_block, e.version, e.data, e.trim_blocks});
+    blocks.push_back(NvramBlock{e.logical_block, e.version, e.data, e.trim_blocks,
+                                e.is_trim() ? std::nullopt : std::optional<uint32_t>(e.checksum)});
   // How far the region is durable: every earlier append, unless group
   // commit leaves some of them to a sync still to come.
   const uint64_t durable_seq = nvram_commit_.synced();

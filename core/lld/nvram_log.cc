@@ -60,8 +60,13 @@ void encode_record(unsigned char* p, const NvramHeader& h, uint64_t seq, uint64_
   encode_fixed64(p + 24, b.version);
   encode_fixed64(p + 32, first_seq);
   encode_fixed32(p + 40, count);
-  encode_fixed32(p + 44, trim ? b.trim_blocks
-                              : data_checksum(b.data.data(), b.data.size(), b.logical_block));
+  // (Not asserted: the assert would be the second pass over the data that
+  // the caller's checksum spares, in every build that keeps asserts.)
+  uint32_t checksum_or_trim = b.trim_blocks;
+  if (!trim)
+    checksum_or_trim =
+        b.checksum ? *b.checksum : data_checksum(b.data.data(), b.data.size(), b.logical_block);
+  encode_fixed32(p + 44, checksum_or_trim);
   if (shape.nvram_header_sector()) encode_fixed64(p + kDurableSeqOffset, durable_seq);
   mac_seal(p, mac_offset(shape), key);
   std::copy(b.data.begin(), b.data.end(), p + header_bytes(shape));
