@@ -273,8 +273,8 @@ std::vector<unsigned char> encode_nvram_request(const NvramHeader& h, uint64_t f
   out.reserve(blocks.size() * stride);
   const auto count = static_cast<uint32_t>(blocks.size());
   for (uint32_t i = 0; i < count; ++i) {
-    // Zeros where the record needs them only: a block's bytes cover its
-    // data area (zeroing it first was a write's one memset).
+    // Zeros only where the record needs them: a block's bytes cover its
+    // data area, so a data record zeroes its header alone.
     const size_t at = out.size();
     out.resize(at + header_bytes(shape));
     encode_record(out.data() + at, h, first_seq + i, first_seq, count, durable_seq, blocks[i],
