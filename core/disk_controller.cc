@@ -8,6 +8,7 @@
 
 #include "core/image_format.h"
 #include "core/util/error.h"
+#include "core/util/host_phases.h"
 
 namespace vld {
 
@@ -177,6 +178,7 @@ RequestTiming DiskController::serve(Kind kind, bool fua, uint64_t bytes,
   else if (arrival) gaps_.saw_arrival();
   went_idle_ = false;
   SimTime start = arrival ? std::max(*arrival, busy_until_) : busy_until_;
+  HostRequestTimer host_timer(kind == Kind::kWrite || kind == Kind::kFlush, kind == Kind::kWrite);
   roll_interval_locked(start);
   Completion c;
   try {
@@ -195,6 +197,7 @@ RequestTiming DiskController::serve(Kind kind, bool fua, uint64_t bytes,
   busy_until_ = c.end;
   last_request_end_ = c.end;
 
+  HostPhaseTimer stats_timer(HostPhase::kStats);  // to the end, but for the sync's own phase
   DiskStats& s = stats_;
   s.now = c.end;
   s.queue_wait.add(t.queued.count());
@@ -221,6 +224,7 @@ void DiskController::finish_group_commit(std::unique_lock<std::mutex>& lock, uin
   uint32_t syncs = 0;
   std::optional<Error> failed;
   try {
+    HostPhaseTimer io_timer(HostPhase::kStoreIo);
     syncs = disk->sync_through(ticket);
   } catch (const Error& e) {
     failed = e;

@@ -69,6 +69,9 @@ struct PluginOptions {
   // stats_interval=: seconds between the lines of statsfile=PATH's time
   // series, PATH.jsonl (docs/stats.md); 0: none.
   uint32_t stats_interval_s = 1;
+  // profile=phases: this host's time per write by phase in the stats file
+  // (core/util/host_phases.h).
+  bool profile_phases = false;
   uint64_t seed = 0;
   // aru_max=: the most one ARU (export "aru") may hold (core/aru/).
   uint64_t aru_max_bytes = kDefaultAruMaxBytes;

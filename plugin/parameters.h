@@ -589,6 +589,22 @@ inline constexpr ParameterDoc kParameters[] = {
      "over time. The file is emptied when the server starts. B<0> writes no time series. "
      "See L</STATISTICS> and docs/stats.md."},
 
+    {"profile", "phases|none", ParameterGroup::kRunTime,
+     {ValueKind::kText, "expected profile=phases or profile=none"},
+     [](PluginOptions& o, const ParameterValue& v) {
+       o.profile_phases = v.text == "phases";
+       return v.text == "phases" || v.text == "none";
+     },
+     "phases: with statsfile=PATH, this host's time per write by\n"
+     "phase in host_phases_us (default none)",
+     "With B<phases> and B<statsfile=>I<PATH>, time the host's work on each write and flush "
+     "by phase (the allocator, the map and its records, checksums and MACs, the backing "
+     "file's writes and syncs, the statistics, and the rest) and write the totals and the "
+     "means per write to the stats file's C<host_phases_us> (see L</STATISTICS>). These are "
+     "wall times of this machine, not simulated ones. With B<none> (the default) the timers "
+     "cost one test of a flag each.",
+     "B<phases>|B<none>"},
+
     {"seed", "N", ParameterGroup::kRunTime,
      {ValueKind::kWholeNumber, "expected a whole number from 0 to 2^64 - 1, e.g. seed=42"},
      [](PluginOptions& o, const ParameterValue& v) {

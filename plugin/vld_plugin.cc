@@ -49,6 +49,7 @@
 #include "core/modes/mode_report.h"
 #include "core/store/overlay_store.h"
 #include "core/util/error.h"
+#include "core/util/host_phases.h"
 #include "core/util/trace.h"
 #include "geometry/presets.h"
 #include "plugin/idle_worker.h"
@@ -142,7 +143,9 @@ class StatsWriter {
   // serving goes on (the statistics are not the data).
   void write_now() {
     try {
-      write_stats_file(path_, stats_to_json(*g_controller, g_options.latency));
+      nlohmann::json stats = stats_to_json(*g_controller, g_options.latency);
+      if (g_options.profile_phases) stats["host_phases_us"] = host_phases_json(host_phases::snapshot());
+      write_stats_file(path_, stats);
       last_error_.clear();
     } catch (const std::exception& e) {
       if (last_error_ != e.what()) nbdkit_error("vld: %s", e.what());
@@ -399,6 +402,7 @@ int vld_after_fork() {
     g_idle_worker = std::make_unique<IdleWorker>(
         *g_controller, *g_pacer, std::chrono::milliseconds(g_options.compactor_quiet_ms),
         [](const std::string& line) { nbdkit_error("vld: %s", line.c_str()); });
+  host_phases::enable(g_options.profile_phases && !g_options.statsfile.empty());
   if (!g_options.statsfile.empty())
     return guarded([] { g_stats_writer =
           std::make_unique<StatsWriter>(g_options.statsfile, g_options.stats_interval_s);

@@ -163,6 +163,21 @@ nlohmann::json histogram_scheme_json() {
           {"linear_below_us", uint64_t{2} << UsBuckets::kSubBits}};
 }
 
+nlohmann::json host_phases_json(const HostPhaseTotals& t) {
+  const double per = t.writes ? 1.0 / static_cast<double>(t.writes) : 0.0;
+  nlohmann::json sum = nlohmann::json::object();
+  nlohmann::json per_write = nlohmann::json::object();
+  auto add = [&](const char* name, uint64_t ns) {
+    sum[name] = static_cast<double>(ns) / 1000.0;
+    per_write[name] = static_cast<double>(ns) / 1000.0 * per;
+  };
+  for (size_t i = 0; i < kHostPhaseCount; ++i)
+    add(host_phase_name(static_cast<HostPhase>(i)), t.phase_ns[i]);
+  add("other", t.other_ns());
+  add("total", t.total_ns);
+  return {{"writes", t.writes}, {"requests", t.requests}, {"sum", sum}, {"per_write", per_write}};
+}
+
 nlohmann::json stats_to_json(const DiskController& c, LatencyMode latency) {
   const DiskStats s = c.stats();
   const Superblock& sb = c.superblock();

@@ -11,6 +11,7 @@
 #include <string>
 
 #include "core/disk_controller.h"
+#include "core/util/host_phases.h"
 #include "stats/latency_mode.h"
 
 namespace vld {
@@ -19,6 +20,11 @@ nlohmann::json stats_to_json(const DiskController& controller, LatencyMode laten
 // The fixed bucket scheme of every "histogram" (UsBuckets), as the stats
 // file's "histogram_scheme".
 nlohmann::json histogram_scheme_json();
+
+// "host_phases_us" (profile=phases): "writes" and "requests" timed, and
+// "sum" and "per_write", each an object of the phases' microseconds (one
+// key per HostPhase, "other" and "total").
+nlohmann::json host_phases_json(const HostPhaseTotals& t);
 
 // One line of the time series (PATH.jsonl): an interval, with the wall
 // clock's start and end in Unix seconds if it has them (the plugin; not

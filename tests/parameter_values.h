@@ -66,6 +66,7 @@ inline constexpr GoodValue kGoodValues[] = {
     {"sched_aging_ms", "1"}, {"sched_aging_ms", "10000"},
     {"statsfile", "/tmp/vld-test-stats.json"},
     {"stats_interval", "0"}, {"stats_interval", "1"}, {"stats_interval", "86400"},
+    {"profile", "phases"}, {"profile", "none"},
     {"seed", "0"}, {"seed", "18446744073709551615"}, {"seed", "0xffffffffffffffff"},
 };
 
@@ -166,6 +167,7 @@ inline constexpr BadValue kBadValues[] = {
     {"stats_interval", "86401", "too large (at most 86400)"},
     {"stats_interval", "1s", "not a whole number"},
     {"stats_interval", "-1", "negative"},
+    {"profile", "cpu", "expected profile=phases or profile=none"},
     {"seed", "-1", "negative"},
     {"seed", "-0", "negative"},
     {"seed", "abc", "not a whole number"},

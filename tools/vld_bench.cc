@@ -41,6 +41,9 @@
 //   drive   the drive model alone: random 4 KiB reads and writes one at a
 //           time, and each zone's sequential rate, as a drive validation
 //           measures them (tools/bench/drive_bench.h, docs/geometry.md)
+//   hostcpu this host's time per random 4 KiB synchronous write, by phase
+//           (allocator, map, checksum, store I/O, stats, other), per mode
+//           (tools/bench/hostcpu_bench.h, core/util/host_phases.h)
 //   fill    every block of a new disk written once, 4 KiB at a time, back to
 //           back (as with latency=none), in order or shuffled: the write
 //           time as the disk fills, and the repacks that keep the last
@@ -71,6 +74,7 @@
 #include "tools/bench/drive_bench.h"
 #include "tools/bench/fig2_bench.h"
 #include "tools/bench/fill_bench.h"
+#include "tools/bench/hostcpu_bench.h"
 #include "tools/bench/qd_bench.h"
 #include "tools/bench/recovery_bench.h"
 #include "tools/bench/replay_bench.h"
@@ -98,6 +102,7 @@ struct BenchOptions {
   }();
   bool no_off = false;
   uint64_t table2_writes = 5000;
+  HostCpuSpec hostcpu;
   bool table2_uncompacted = false;
   std::vector<double> fig2_thresholds = {0, 5, 10, 15, 20, 25, 30, 40, 50, 60, 70, 80, 90};
   uint32_t fig2_sectors = 1;
@@ -141,6 +146,7 @@ struct Subcommands {
   CLI::App* best_case;
   CLI::App* replay;
   CLI::App* drive;
+  CLI::App* hostcpu;
 };
 
 // --stats and --stats-interval (tools/bench/stats_recorder.h).
@@ -269,6 +275,28 @@ CLI::App* add_table2(CLI::App& app, BenchOptions& options) {
   table2->add_flag("--uncompacted", options.table2_uncompacted,
                    "also measure vld without the compactor's run (\"compacted\": false)");
   return table2;
+}
+
+CLI::App* add_hostcpu(CLI::App& app, BenchOptions& options) {
+  auto* hostcpu = app.add_subcommand(
+      "hostcpu", "this host's time per random synchronous 4 KiB write, by phase, per mode "
+                 "(JSON on stdout, a table on stderr)");
+  add_disk_options(hostcpu, options);
+  HostCpuSpec& h = options.hostcpu;
+  hostcpu->add_option("--modes", h.modes, "vld, lld, inplace")
+      ->delimiter(',')
+      ->capture_default_str();
+  hostcpu->add_option("--writes", h.writes, "measured updates per mode")
+      ->check(CLI::PositiveNumber)
+      ->capture_default_str();
+  hostcpu->add_option("--segment", options.segment, "lld: segment size (segment=)")
+      ->capture_default_str();
+  hostcpu->add_option("--nvram", options.nvram, "lld: NVRAM buffer (nvram=; 0: none)")
+      ->capture_default_str();
+  hostcpu->add_option("--warm-passes", options.lld.warm_passes,
+                      "lld: warm-up updates, x the blocks the segments hold")
+      ->capture_default_str();
+  return hostcpu;
 }
 
 CLI::App* add_fig2(CLI::App& app, BenchOptions& options) {
@@ -542,11 +570,12 @@ int run(BenchOptions options, const Subcommands& sub) {
   spec.fill = options.fill_pct / 100.0;
   options.bursts.compare_off = !options.no_off;
   spec.hot_cold = parse_hot_cold(options.hot_cold);
-  for (const CLI::App* c : {sub.fig10, sub.fig11, sub.table2, sub.fill, sub.replay})
+  for (const CLI::App* c : {sub.fig10, sub.fig11, sub.table2, sub.fill, sub.replay, sub.hostcpu})
     if (*c) stats_recorder().configure(c->get_name(), options.stats_path, options.stats_interval_s);
-  if (*sub.fig10) {
+  if (*sub.fig10 || *sub.hostcpu) {
     options.lld.segment_bytes = parse_size("--segment", options.segment);
     options.lld.nvram_bytes = options.nvram == "0" ? 0 : parse_size("--nvram", options.nvram);
+    if (*sub.hostcpu) return cmd_hostcpu(spec, options.lld, options.hostcpu);
     return cmd_fig10(spec, options.bursts, options.lld);
   }
   if (*sub.fig11) return cmd_fig11(spec, options.bursts);
@@ -618,7 +647,8 @@ int main(int argc, char** argv) {
                         add_fig2(app, options), add_fill(app, options), add_aru(app, options),
                         add_qd(app, options), add_scan(app, options),
                         add_recovery(app, options), add_best_case(app, options),
-                        add_replay(app, options), add_drive(app, options)};
+                        add_replay(app, options), add_drive(app, options),
+                        add_hostcpu(app, options)};
   // One line, as every other error of vld-bench (CLI11's default adds a
   // second, "Run with --help"). A misspelt subcommand is left over as an
   // argument and CLI11 only says that one is required: name it instead.

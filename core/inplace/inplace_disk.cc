@@ -9,6 +9,7 @@
 #include <fmt/format.h>
 
 #include "core/util/error.h"
+#include "core/util/host_phases.h"
 
 namespace vld {
 
@@ -79,7 +80,10 @@ Completion InplaceDisk::write(uint64_t offset, std::span<const std::byte> data, 
   // and extents() must never call data a hole.
   const uint64_t bs = sb_.block_bytes;
   set_live(offset / bs, (offset + data.size() + bs - 1) / bs, true);
-  store_->write(sb_.platter_offset + offset, data);
+  {
+    HostPhaseTimer io_timer(HostPhase::kStoreIo);
+    store_->write(sb_.platter_offset + offset, data);
+  }
   const bool voided = fua && sync_after_void();
   SectorRun run = covering_run(offset, data.size());
   Access a = with_void(drive_.access(std::span(&run, 1), start), voided);
@@ -264,6 +268,7 @@ void InplaceDisk::write_void(uint64_t seq) {
 // commit becomes durable while a replay could still undo it. If the void
 // fails, the request fails before its sync, and the next one tries again.
 bool InplaceDisk::sync_after_void() {
+  HostPhaseTimer phase_timer(HostPhase::kStoreIo);
   const bool voiding = void_pending_.has_value();
   if (voiding) {
     write_void(*void_pending_);

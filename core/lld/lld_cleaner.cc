@@ -18,6 +18,7 @@
 
 #include "core/lld/lld_disk_impl.h"
 #include "core/util/error.h"
+#include "core/util/host_phases.h"
 
 namespace vld {
 
@@ -127,8 +128,16 @@ std::vector<LldDisk::Impl::VictimBlock> LldDisk::Impl::live_blocks_of(uint32_t v
   return live;
 }
 
+std::span<const unsigned char> LldDisk::Impl::read_victim_run(const SectorRun& run) {
+  const size_t n = size_t{run.count} * kSectorBytes;
+  if (victim_buffer_.size() < n) victim_buffer_.resize(n);
+  const std::span<unsigned char> bytes(victim_buffer_.data(), n);
+  store_->read(sb_.platter_offset + run.first_psn * kSectorBytes, std::as_writable_bytes(bytes));
+  return bytes;
+}
+
 void LldDisk::Impl::fill_blocks(std::span<VictimBlock> blocks, const SectorRun& run,
-                                const std::vector<unsigned char>& bytes) const {
+                                std::span<const unsigned char> bytes) const {
   for (VictimBlock& v : blocks) {
     assert(v.psn >= run.first_psn && v.psn + shape_.block_sectors <= run.first_psn + run.count);
     const auto at = static_cast<ptrdiff_t>((v.psn - run.first_psn) * kSectorBytes);
@@ -147,7 +156,7 @@ void LldDisk::Impl::clean_segment(uint32_t victim, LldClock& c) {
     const SectorRun whole{layout_.segment_first_psn(victim), shape_.segment_sectors};
     c.add(drive_.read(std::span(&whole, 1), c.now));
     stats_.cleaner_sectors_read += whole.count;
-    fill_blocks(live, whole, read_sectors(whole.first_psn, whole.count));
+    fill_blocks(live, whole, read_victim_run(whole));
   }
   // The moves in block order.
   std::sort(live.begin(), live.end(), [](const VictimBlock& x, const VictimBlock& y) {
@@ -171,7 +180,7 @@ std::vector<LldDisk::Impl::VictimBlock> LldDisk::Impl::take_idle_victim(LldClock
                         static_cast<uint32_t>(v.blocks.back().psn + shape_.block_sectors - from)};
     c.add(drive_.read(std::span(&run, 1), c.now));
     stats_.cleaner_sectors_read += run.count;
-    fill_blocks(std::span(v.blocks).subspan(v.read), run, read_sectors(run.first_psn, run.count));
+    fill_blocks(std::span(v.blocks).subspan(v.read), run, read_victim_run(run));
   }
   return {std::make_move_iterator(v.blocks.begin() + static_cast<ptrdiff_t>(v.next)),
           std::make_move_iterator(v.blocks.end())};
@@ -194,6 +203,7 @@ void LldDisk::Impl::write_moves(const std::vector<const LogEntry*>& moves, LldCl
 }
 
 bool LldDisk::Impl::clean_until(uint32_t target_free, LldClock& c, uint32_t must_free) {
+  HostPhaseTimer phase_timer(HostPhase::kAllocator);
   assert(!in_group_);
   const SimTime before = c.now;
   // Twice the segments: a checkpoint in the loop (below) lets it clean
@@ -410,8 +420,7 @@ bool LldDisk::Impl::idle_read(SimTime idle_ends, LldClock& c) {
   const SectorRun run = run_to(lo);
   c.add(drive_.read(std::span(&run, 1), c.now));
   stats_.cleaner_sectors_read += run.count;
-  fill_blocks(std::span(v.blocks).subspan(v.read, lo - v.read), run,
-              read_sectors(run.first_psn, run.count));
+  fill_blocks(std::span(v.blocks).subspan(v.read, lo - v.read), run, read_victim_run(run));
   v.read = lo;
   return_to_log_head(c);
   stats_.cleaning_time += c.now - before;

@@ -78,12 +78,13 @@ std::vector<LogEntry> LldDisk::Impl::entries_for_write(uint64_t offset,
   for (uint64_t b = offset / bs; b * bs < offset + data.size(); ++b) {
     const uint64_t from = std::max(offset, b * bs), to = std::min(offset + data.size(), (b + 1) * bs);
     std::vector<unsigned char> bytes;
-    if (to - from == bs) {
-      bytes.resize(bs);
+    if (to - from == bs) {  // the whole block: copied in, not zeroed first
+      const auto* whole = reinterpret_cast<const unsigned char*>(data.data() + (from - offset));
+      bytes.assign(whole, whole + bs);
     } else {
       bytes = current_block(static_cast<uint32_t>(b), &rmw);
+      std::memcpy(bytes.data() + (from - b * bs), data.data() + (from - offset), to - from);
     }
-    std::memcpy(bytes.data() + (from - b * bs), data.data() + (from - offset), to - from);
     entries.push_back(data_entry(static_cast<uint32_t>(b), std::move(bytes)));
   }
   if (!rmw.empty()) c.add(drive_.read(rmw, c.now));

@@ -242,7 +242,11 @@ class LldDisk::Impl {
   // Copies each block's data out of `bytes`, the sectors of `run`.
   // REQUIRES: every block lies inside run.
   void fill_blocks(std::span<VictimBlock> blocks, const SectorRun& run,
-                   const std::vector<unsigned char>& bytes) const;
+                   std::span<const unsigned char> bytes) const;
+  // The run's bytes from the image, in victim_buffer_: valid until the next
+  // call. The cleaner reads a whole segment per victim; one buffer, grown
+  // once, spares an allocation and its zeroing each time.
+  std::span<const unsigned char> read_victim_run(const SectorRun& run);
   // The idle victim's blocks not moved yet, the ones not read yet read
   // now; the idle victim let go. REQUIRES: idle_victim_current().
   std::vector<VictimBlock> take_idle_victim(LldClock& c);
@@ -376,6 +380,8 @@ class LldDisk::Impl {
   // Per segment: logical blocks written into it since it was opened (a
   // block may be listed twice, or be dead now); the cleaner checks the map.
   std::vector<std::vector<uint32_t>> segment_blocks_;
+  // read_victim_run's bytes: no state, only a buffer kept between victims.
+  std::vector<unsigned char> victim_buffer_;
   uint32_t head_sector_ = 0;   // the next write's sector in the open segment
   uint64_t next_seq_ = 1;      // of the next segment write
   uint64_t next_version_ = 1;  // of the next block written or trimmed

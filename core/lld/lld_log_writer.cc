@@ -7,6 +7,7 @@
 
 #include "core/lld/lld_disk_impl.h"
 #include "core/util/error.h"
+#include "core/util/host_phases.h"
 
 namespace vld {
 
@@ -66,6 +67,7 @@ void LldDisk::Impl::write_chain(const std::vector<PlannedWrite>& writes, LldCloc
 
 std::vector<LldDisk::Impl::PlannedWrite> LldDisk::Impl::plan_chain(
     const std::vector<const LogEntry*>& chain, bool whole, size_t max_writes) const {
+  HostPhaseTimer phase_timer(HostPhase::kAllocator);
   assert(!in_group_);
   std::vector<PlannedWrite> out;
   uint32_t segment = *usage_.open_segment(), head = head_sector_;
@@ -189,6 +191,7 @@ LldDisk::Impl::PlannedWrite LldDisk::Impl::plan_write(std::vector<const LogEntry
                                                       uint32_t segment, uint32_t head_sector,
                                                       uint64_t seq, bool close, bool continues,
                                                       uint32_t next_segment) const {
+  HostPhaseTimer phase_timer(HostPhase::kMap);
   PlannedWrite w;
   SegmentSummary& s = w.summary;
   s.segment = segment;
@@ -200,6 +203,9 @@ LldDisk::Impl::PlannedWrite LldDisk::Impl::plan_write(std::vector<const LogEntry
   for (const LogEntry* e : entries)
     s.blocks.push_back(SummaryEntry{e->logical_block, e->checksum, e->version, e->trim_blocks});
   w.bytes = encode_segment_summary(s, shape_, key_);
+  size_t data_bytes = 0;
+  for (const LogEntry* e : entries) data_bytes += e->data.size();
+  w.bytes.reserve(w.bytes.size() + data_bytes);  // grown once, not copied at each doubling
   for (const LogEntry* e : entries) w.bytes.insert(w.bytes.end(), e->data.begin(), e->data.end());
   w.entries = std::move(entries);
   w.psn = layout_.segment_first_psn(segment) + head_sector;
@@ -207,12 +213,16 @@ LldDisk::Impl::PlannedWrite LldDisk::Impl::plan_write(std::vector<const LogEntry
 }
 
 void LldDisk::Impl::write_out(const PlannedWrite& w, LldClock& c) {
-  store_->write(sb_.platter_offset + w.psn * kSectorBytes, std::as_bytes(std::span(w.bytes)));
+  {
+    HostPhaseTimer io_timer(HostPhase::kStoreIo);
+    store_->write(sb_.platter_offset + w.psn * kSectorBytes, std::as_bytes(std::span(w.bytes)));
+  }
   const SectorRun run{w.psn, w.sectors()};
   c.add(drive_.access(std::span(&run, 1), c.now));
 }
 
 void LldDisk::Impl::apply_write(const PlannedWrite& w, LldClock& c) {
+  HostPhaseTimer phase_timer(HostPhase::kMap);
   const SegmentSummary& s = w.summary;
   assert(s.segment == *usage_.open_segment() && s.first_sector == head_sector_ &&
          s.seq == next_seq_);
@@ -240,7 +250,7 @@ void LldDisk::Impl::apply_write(const PlannedWrite& w, LldClock& c) {
 }
 
 void LldDisk::Impl::sync(LldClock& c) {
-  store_->sync();
+  { HostPhaseTimer io_timer(HostPhase::kStoreIo); store_->sync(); }
   ++c.syncs;
   nvram_commit_.synced_all();  // whatever appends group commit left are durable too
 }

@@ -6,6 +6,7 @@
 
 #include "core/lld/lld_disk_impl.h"
 #include "core/util/error.h"
+#include "core/util/host_phases.h"
 
 namespace vld {
 
@@ -24,11 +25,13 @@ SimDuration LldDisk::Impl::nvram_cost(size_t records) const {
 }
 
 void LldDisk::Impl::nvram_append(const std::vector<LogEntry>& entries, LldClock& c) {
+  HostPhaseTimer phase_timer(HostPhase::kMap);
   assert(!entries.empty() && entries.size() <= nvram_free_records());
   std::vector<NvramBlock> blocks;
   blocks.reserve(entries.size());
   for (const LogEntry& e : entries)
-    blocks.push_back(NvramBlock{e.logical_block, e.version, e.data, e.trim_blocks});
+    blocks.push_back(NvramBlock{e.logical_block, e.version, e.data, e.trim_blocks,
+                                e.is_trim() ? std::nullopt : std::optional<uint32_t>(e.checksum)});
   // How far the region is durable: every earlier append, unless group
   // commit leaves some of them to a sync still to come.
   const uint64_t durable_seq = nvram_commit_.synced();
@@ -37,6 +40,7 @@ void LldDisk::Impl::nvram_append(const std::vector<LogEntry>& entries, LldClock&
       nvram_header_, nvram_next_seq_, blocks, durable_seq, shape_, key_);
   const uint64_t at = nvram_record_offset(nvram_header_, nvram_next_seq_, shape_);
   try {
+    HostPhaseTimer io_timer(HostPhase::kStoreIo);
     store_->write(nvram_region_offset() + at, std::as_bytes(std::span(bytes)));
   } catch (const Error&) {
     void_nvram_request(at, c);

@@ -44,8 +44,8 @@ bool trim_range_ok(uint32_t logical_block, uint32_t trim_blocks, const LldShape&
   return trim_blocks != 0 && uint64_t{logical_block} + trim_blocks <= shape.logical_blocks;
 }
 
-// The record's header; a data record's block follows it. p: a whole stride,
-// zero-filled (a trim record's data area stays so).
+// The record's header at p, zero-filled beforehand (its unused bytes stay
+// so); a data record's block follows it, appended by the caller.
 void encode_record(unsigned char* p, const NvramHeader& h, uint64_t seq, uint64_t first_seq,
                    uint32_t count, uint64_t durable_seq, const NvramBlock& b,
                    const LldShape& shape, const MacKey& key) {
@@ -60,11 +60,15 @@ void encode_record(unsigned char* p, const NvramHeader& h, uint64_t seq, uint64_
   encode_fixed64(p + 24, b.version);
   encode_fixed64(p + 32, first_seq);
   encode_fixed32(p + 40, count);
-  encode_fixed32(p + 44, trim ? b.trim_blocks
-                              : data_checksum(b.data.data(), b.data.size(), b.logical_block));
+  // (Not asserted: the assert would be the second pass over the data that
+  // the caller's checksum spares, in every build that keeps asserts.)
+  uint32_t checksum_or_trim = b.trim_blocks;
+  if (!trim)
+    checksum_or_trim =
+        b.checksum ? *b.checksum : data_checksum(b.data.data(), b.data.size(), b.logical_block);
+  encode_fixed32(p + 44, checksum_or_trim);
   if (shape.nvram_header_sector()) encode_fixed64(p + kDurableSeqOffset, durable_seq);
   mac_seal(p, mac_offset(shape), key);
-  std::copy(b.data.begin(), b.data.end(), p + header_bytes(shape));
 }
 
 // The record header at p if it is authentic (a known magic, a good MAC) and
@@ -265,11 +269,20 @@ std::vector<unsigned char> encode_nvram_request(const NvramHeader& h, uint64_t f
   assert(durable_seq < first_seq && durable_seq + 1 >= h.first_seq);
   assert(shape.nvram_header_sector() || durable_seq + 1 == first_seq);
   const uint64_t stride = nvram_record_bytes(shape);
-  std::vector<unsigned char> out(blocks.size() * stride);
+  std::vector<unsigned char> out;
+  out.reserve(blocks.size() * stride);
   const auto count = static_cast<uint32_t>(blocks.size());
-  for (uint32_t i = 0; i < count; ++i)
-    encode_record(out.data() + i * stride, h, first_seq + i, first_seq, count, durable_seq,
-                  blocks[i], shape, key);
+  for (uint32_t i = 0; i < count; ++i) {
+    // Zeros only where the record needs them: a block's bytes cover its
+    // data area, so a data record zeroes its header alone.
+    const size_t at = out.size();
+    out.resize(at + header_bytes(shape));
+    encode_record(out.data() + at, h, first_seq + i, first_seq, count, durable_seq, blocks[i],
+                  shape, key);
+    if (blocks[i].trim_blocks != 0) out.resize(at + stride);  // a trim's data area: zeros
+    else out.insert(out.end(), blocks[i].data.begin(), blocks[i].data.end());
+  }
+  assert(out.size() == blocks.size() * stride);
   return out;
 }
 

@@ -102,6 +102,10 @@ struct NvramBlock {
   uint64_t version = 0;
   std::span<const unsigned char> data;  // block bytes; empty for a trim
   uint32_t trim_blocks = 0;  // > 0: a trim of [logical_block, logical_block + trim_blocks)
+  // data_checksum(data, logical_block) if the caller has it (its LogEntry
+  // does), so that a write's block is not read twice; nullopt:
+  // encode_nvram_request computes it. REQUIRES: the checksum of `data`.
+  std::optional<uint32_t> checksum;
 };
 
 struct NvramRecord {

@@ -2,9 +2,12 @@
 
 #include <xxhash.h>
 
+#include "core/util/host_phases.h"
+
 namespace vld {
 
 uint64_t checksum64(const void* data, size_t len, uint64_t seed) {
+  HostPhaseTimer phase_timer(HostPhase::kChecksum);
   return XXH3_64bits_withSeed(data, len, seed);
 }
 

@@ -2,9 +2,12 @@
 
 #include <sodium.h>
 
+#include "core/util/host_phases.h"
+
 namespace vld {
 
 Mac mac_of(const unsigned char* p, size_t len, const MacKey& key) {
+  HostPhaseTimer phase_timer(HostPhase::kChecksum);
   Mac mac;
   crypto_generichash(mac.data(), mac.size(), p, len, key.data(), key.size());
   return mac;

@@ -6,6 +6,7 @@
 
 #include "core/util/checksum.h"
 #include "core/util/error.h"
+#include "core/util/host_phases.h"
 #include "core/util/trace.h"
 
 namespace vld {
@@ -79,6 +80,7 @@ Extent VldDisk::Impl::extent_of(const MapEntry& e) const {
 }
 
 void VldDisk::Impl::store_write(const Extent& e, const void* bytes) {
+  HostPhaseTimer phase_timer(HostPhase::kStoreIo);
   const auto* p = static_cast<const std::byte*>(bytes);
   for (const SectorRun& r : extent_runs(e, layout_.geometry)) {
     const size_t n = size_t{r.count} * kSectorBytes;
@@ -278,6 +280,7 @@ void VldDisk::Impl::checkpoint(ServiceClock& clock, bool retire_old) {
 
 void VldDisk::Impl::write_record(bool clean, ServiceClock& clock,
                            std::optional<CylinderWindow> next_window, const char* why) {
+  HostPhaseTimer phase_timer(HostPhase::kMap);
   store_->sync();  // everything the record vouches for is durable first
   synced_seq_ = log_.next_seq() - 1;
   LogRecord r = record_;
@@ -381,7 +384,7 @@ VldDisk::Impl::ServiceClock VldDisk::Impl::begin(SimTime start) const {
 }
 
 void VldDisk::Impl::sync(ServiceClock& clock) {
-  store_->sync();
+  { HostPhaseTimer io_timer(HostPhase::kStoreIo); store_->sync(); }
   synced_seq_ = log_.next_seq() - 1;
   ++clock.syncs;
 }
@@ -608,6 +611,7 @@ std::optional<std::vector<Extent>> VldDisk::Impl::allocate(std::vector<uint32_t>
 std::optional<VldDisk::Impl::Placement> VldDisk::Impl::place_group(std::span<const Update> updates,
                                                         std::span<const uint32_t> rewrite_pieces,
                                                         ServiceClock& clock, PlaceMode mode) {
+  HostPhaseTimer phase_timer(HostPhase::kAllocator);
   const std::vector<uint32_t> pieces =
       touched_pieces(rewrite_pieces, updates, [](const Update& u) { return u.block; });
 
@@ -654,6 +658,7 @@ void VldDisk::Impl::write_map_sectors(std::span<const Update> updates,
                                 std::span<const PlannedNode> group, std::span<const Extent> ext,
                                 size_t data_pieces, std::span<const uint32_t> member_psns,
                                 size_t* written) {
+  HostPhaseTimer phase_timer(HostPhase::kMap);
   std::vector<uint64_t> changed(group.size(), 0);
   for (const Update& u : updates) {
     const uint32_t piece = piece_of(u.block);

@@ -16,7 +16,7 @@ namespace {
 TEST(BenchOptions, AnUnknownGeometryIsOneLineInEverySubcommand) {
   TempDir dir;
   for (const char* sub : {"fig2", "fig10", "fig11", "table2", "fill", "aru", "qd", "scan",
-                          "recovery", "best-case"}) {
+                          "recovery", "best-case", "hostcpu"}) {
     const ProgramRun r = run_program(dir, VLD_BENCH_PATH, {sub, "--geometry", "st19102"});
     EXPECT_EQ(r.exit_code, 1) << sub << ": " << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << sub << ": " << r.err;

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "core/lld/nvram_log.h"
+#include "core/util/checksum.h"
 #include "core/util/coding.h"
 #include "tests/unit/lld_test_util.h"
 
@@ -56,7 +57,7 @@ class LldNvramTest : public ::testing::Test {
     for (const Spec& b : blocks)
       data.push_back(b.trim ? Bytes{} : block(b.logical * 100 + static_cast<uint32_t>(b.version)));
     for (size_t i = 0; i < blocks.size(); ++i) {
-      in.push_back({blocks[i].logical, blocks[i].version, data[i], blocks[i].trim});
+      in.push_back({blocks[i].logical, blocks[i].version, data[i], blocks[i].trim, {}});
       out.push_back({seq + i, blocks[i].logical, blocks[i].version, data[i], blocks[i].trim});
     }
     Bytes w = encode_nvram_request(h, seq, in, seq - 1, shape, key);
@@ -298,14 +299,14 @@ TEST_F(LldNvramTest, GoldenBytesPacked) {
             "4c444e48" "00000000" "0201000000000000" "0403000000000000");
   EXPECT_EQ(hex(slot.data() + 496, 16), "d8f9cc2535fe7e8c28b01192f87b442a");
   Bytes data = block(1);
-  const NvramBlock b{0x11, 0x22, data};
+  const NvramBlock b{0x11, 0x22, data, 0, {}};
   Bytes rec = encode_nvram_request(h, 0x0305, std::span(&b, 1), 0x0304, shape, key);
   ASSERT_EQ(rec.size(), 4160u);
   EXPECT_EQ(hex(rec.data(), 48),
             "4c444e56" "11000000" "0201000000000000" "0503000000000000" "2200000000000000"
             "0503000000000000" "01000000" "53450875");
   EXPECT_EQ(hex(rec.data() + 48, 16), "7df3e5d22c03573fa982e3c30979055d");
-  const NvramBlock t{0x11, 0x23, {}, 0x40};
+  const NvramBlock t{0x11, 0x23, {}, 0x40, {}};
   Bytes trim = encode_nvram_request(h, 0x0306, std::span(&t, 1), 0x0305, shape, key);
   ASSERT_EQ(trim.size(), 4160u);
   EXPECT_EQ(hex(trim.data(), 48),
@@ -319,7 +320,7 @@ TEST_F(LldNvramTest, GoldenBytesPacked) {
 TEST_F(LldNvramTest, GoldenBytes) {
   const NvramHeader h{0x0102, 0x0304};
   Bytes data = block(1);
-  const NvramBlock b{0x11, 0x22, data};
+  const NvramBlock b{0x11, 0x22, data, 0, {}};
   Bytes rec = encode_nvram_request(h, 0x0305, std::span(&b, 1), 0x0303, shape, key);
   ASSERT_EQ(rec.size(), 4608u);
   EXPECT_EQ(hex(rec.data(), 56),
@@ -328,7 +329,10 @@ TEST_F(LldNvramTest, GoldenBytes) {
   for (size_t i = 56; i < 496; ++i) ASSERT_EQ(rec[i], 0) << i;
   EXPECT_EQ(hex(rec.data() + 496, 16), "54264e955c5966338d83e990412ecd8f");
   EXPECT_TRUE(std::equal(data.begin(), data.end(), rec.begin() + 512));
-  const NvramBlock t{0x11, 0x23, {}, 0x40};
+  // The caller's checksum (a LogEntry's) makes the same record.
+  const NvramBlock given{0x11, 0x22, data, 0, data_checksum(data.data(), data.size(), 0x11)};
+  EXPECT_EQ(encode_nvram_request(h, 0x0305, std::span(&given, 1), 0x0303, shape, key), rec);
+  const NvramBlock t{0x11, 0x23, {}, 0x40, {}};
   Bytes trim = encode_nvram_request(h, 0x0306, std::span(&t, 1), 0x0305, shape, key);
   ASSERT_EQ(trim.size(), 4608u);
   EXPECT_EQ(hex(trim.data(), 56),

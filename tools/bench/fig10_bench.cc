@@ -20,7 +20,6 @@
 #include "tools/bench/update_picker.h"
 
 namespace vld {
-namespace {
 
 using json = nlohmann::json;
 
@@ -40,10 +39,6 @@ DiskOptions lld_options(const LldSpec& ls) {
   return o;
 }
 
-// An lld disk in a steady state: the region filled with 1 MiB writes, then
-// random synchronous updates (no idle time) until the segments' capacity has
-// been written warm_passes times over (or spec.warmup_writes), closed
-// cleanly; the image's bytes and the warm-up's report.
 std::vector<std::byte> prepared_lld_image(const DiskSpec& spec, const LldSpec& ls, const Superblock& sb,
                                           json* warm) {
   auto store = std::make_unique<MemoryBackingStore>(sb.image_bytes());
@@ -64,6 +59,8 @@ std::vector<std::byte> prepared_lld_image(const DiskSpec& spec, const LldSpec& l
   ctl.close();
   return raw->take_bytes();  // the disk is closed: hand the image on
 }
+
+namespace {
 
 // The counters of an lld report (docs/stats.md) that a run adds to.
 constexpr const char* kLldCounters[] = {

@@ -14,7 +14,11 @@
 #define VLD_TOOLS_BENCH_FIG10_BENCH_H_
 
 #include <cstdint>
+#include <cstddef>
 #include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
 
 #include "core/image.h"
 #include "tools/bench/bursts.h"
@@ -31,6 +35,18 @@ struct LldSpec {
   uint32_t partial_percent = 75;
   double warm_passes = 1.0;  // warm-up updates, x the blocks the segments hold
 };
+
+// The format of the spec's mode=lld image with ls's segments and NVRAM.
+Superblock plan_lld(const DiskSpec& spec, const LldSpec& ls);
+// The disk options of ls's cleaner policy and partial-segment threshold;
+// throws Error (EINVAL) for an unknown policy.
+DiskOptions lld_options(const LldSpec& ls);
+// An lld disk in a steady state: the region filled with 1 MiB writes, then
+// random synchronous updates (no idle time) until the segments' capacity has
+// been written warm_passes times over (or spec.warmup_writes), closed
+// cleanly; the image's bytes, and the warm-up's report in *warm.
+std::vector<std::byte> prepared_lld_image(const DiskSpec& spec, const LldSpec& ls,
+                                          const Superblock& sb, nlohmann::json* warm);
 
 int cmd_fig10(const DiskSpec& spec, const BurstSpec& bs, const LldSpec& ls);
 
