@@ -156,7 +156,10 @@ std::optional<EagerAllocator::Choice> EagerAllocator::nearest(
   return s.best;
 }
 
-void EagerAllocator::consider_cylinder(Search& s, uint32_t c, uint32_t d) const {
+// Flattened: for each track it looks at, the calls to consider,
+// on_track_at and next_slot cost as much as their work.
+[[gnu::flatten]] void EagerAllocator::consider_cylinder(Search& s, uint32_t c,
+                                                        uint32_t d) const {
   const DriveGeometry& g = drive_.geometry();
   // Every head but the current one costs the same move, and each head's
   // skew adds the zone's track skew to the one before.
