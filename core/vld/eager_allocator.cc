@@ -103,7 +103,9 @@ bool EagerAllocator::beyond(SimDuration earliest, const std::optional<Choice>& b
   return limit && earliest > *limit;
 }
 
-std::optional<EagerAllocator::Choice> EagerAllocator::nearest(
+// Flattened, as consider_cylinder (below) is: one call per cylinder
+// looked at otherwise.
+[[gnu::flatten]] std::optional<EagerAllocator::Choice> EagerAllocator::nearest(
     uint32_t len, HeadPosition head, SimTime at, const CylinderWindow& window, bool skip_empty,
     std::optional<SimDuration> limit) const {
   const DriveGeometry& g = drive_.geometry();
