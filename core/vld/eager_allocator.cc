@@ -11,7 +11,24 @@ EagerAllocator::EagerAllocator(const DriveModel& drive, FreeSpaceMap& free_space
     : drive_(drive),
       free_(free_space),
       policy_(policy),
-      revolution_ns_(drive.geometry().revolution().count()) {}
+      revolution_ns_(drive.geometry().revolution().count()) {
+  const DriveGeometry& g = drive.geometry();
+  const uint32_t cylinders = drive.simulated_cylinders();
+  moves_.reserve(cylinders);
+  shapes_.reserve(cylinders);
+  for (uint32_t d = 0; d < cylinders; ++d)
+    moves_.push_back(Moves{g.seek.time(d), move_time_uncached({0, 0}, {d, 0}),
+                           move_time_uncached({0, 0}, {d, 1})});
+  for (uint32_t c = 0; c < cylinders; ++c) shapes_.push_back(shape_of(c));
+}
+
+EagerAllocator::CylinderShape EagerAllocator::shape_of(uint32_t cylinder) const {
+  if (cylinder < shapes_.size()) return shapes_[cylinder];
+  const DriveGeometry& g = drive_.geometry();
+  const Zone zone = g.zone(g.zone_index_of_cylinder(cylinder));
+  return CylinderShape{g.angular_slot(Chs{cylinder, 0, 0}), zone.sectors_per_track,
+                       zone.track_skew_sectors % zone.sectors_per_track};
+}
 
 std::optional<EagerAllocator::Choice> EagerAllocator::on_track(
     uint32_t track, uint32_t len, HeadPosition from, SimTime at,
@@ -58,8 +75,19 @@ SimDuration EagerAllocator::fastest_transfer_time(uint32_t sectors) const {
 }
 
 SimDuration EagerAllocator::move_time_to(HeadPosition from, HeadPosition to) const {
+  const uint32_t d = from.cylinder > to.cylinder ? from.cylinder - to.cylinder
+                                                 : to.cylinder - from.cylinder;
+  if (d >= moves_.size()) return move_time_uncached(from, to);
+  return from.head == to.head ? moves_[d].same_head : moves_[d].other_head;
+}
+
+SimDuration EagerAllocator::move_time_uncached(HeadPosition from, HeadPosition to) const {
   const ServiceBreakdown move = drive_.reposition(from, to);
   return move.seek + move.head_switch + drive_.write_settle(from, to);
+}
+
+SimDuration EagerAllocator::seek_time(uint32_t d) const {
+  return d < moves_.size() ? moves_[d].seek : drive_.geometry().seek.time(d);
 }
 
 uint32_t EagerAllocator::next_slot(SimTime at, uint32_t spt) const {
@@ -75,7 +103,9 @@ bool EagerAllocator::beyond(SimDuration earliest, const std::optional<Choice>& b
   return limit && earliest > *limit;
 }
 
-std::optional<EagerAllocator::Choice> EagerAllocator::nearest(
+// Flattened, as consider_cylinder (below) is: one call per cylinder
+// looked at otherwise.
+[[gnu::flatten]] std::optional<EagerAllocator::Choice> EagerAllocator::nearest(
     uint32_t len, HeadPosition head, SimTime at, const CylinderWindow& window, bool skip_empty,
     std::optional<SimDuration> limit) const {
   const DriveGeometry& g = drive_.geometry();
@@ -113,7 +143,7 @@ std::optional<EagerAllocator::Choice> EagerAllocator::nearest(
         covered.visit();  // the head's cylinder: nothing there can win
         continue;
       }
-    } else if (beyond(g.seek.time(d), s.best, /*or_tie=*/true, limit)) {
+    } else if (beyond(seek_time(d), s.best, /*or_tie=*/true, limit)) {
       break;
     }
     bool in_window = false;
@@ -128,16 +158,19 @@ std::optional<EagerAllocator::Choice> EagerAllocator::nearest(
   return s.best;
 }
 
-void EagerAllocator::consider_cylinder(Search& s, uint32_t c, uint32_t d) const {
+// Flattened: for each track it looks at, the calls to consider,
+// on_track_at and next_slot cost as much as their work.
+[[gnu::flatten]] void EagerAllocator::consider_cylinder(Search& s, uint32_t c,
+                                                        uint32_t d) const {
   const DriveGeometry& g = drive_.geometry();
   // Every head but the current one costs the same move, and each head's
   // skew adds the zone's track skew to the one before.
   const SimDuration move_same = move_time_to(s.head, HeadPosition{c, s.head.head});
   const SimDuration move_other = move_time_to(s.head, HeadPosition{c, s.head.head == 0 ? 1u : 0u});
-  const Zone zone = g.zone(g.zone_index_of_cylinder(c));
-  const uint32_t spt = zone.sectors_per_track;
-  const uint32_t track_skew = zone.track_skew_sectors % spt;
-  uint32_t offset = g.angular_slot(Chs{c, 0, 0});
+  const CylinderShape shape = shape_of(c);
+  const uint32_t spt = shape.spt;
+  const uint32_t track_skew = shape.track_skew;
+  uint32_t offset = shape.offset0;
   for (uint32_t h = 0; h < g.tracks_per_cylinder; ++h) {
     if (!(d == 0 && h == s.head.head))  // the head's own track: nearest() looks first
       consider(s, c * g.tracks_per_cylinder + h, d, h == s.head.head ? move_same : move_other,
@@ -151,11 +184,11 @@ void EagerAllocator::consider(Search& s, uint32_t track, uint32_t d, SimDuration
                               uint32_t offset) const {
   // Runs reached after the best so far (or the limit) cannot win: not
   // looked for. A track the head reaches only after that is passed over
-  // before its longest free run is asked for (after a change, a pass over
-  // its bitmap): on_track_at would refuse it the same.
+  // before its start bitmap is asked for (after a change, built from its
+  // free bits): on_track_at would refuse it the same.
   const std::optional<SimDuration> limit = s.best ? std::optional(s.best->locate) : s.limit;
   if (limit && move > *limit) return;
-  if (free_.longest_free_run(track) < s.len || !usable(track)) return;
+  if (!free_.has_free_run(track, s.len) || !usable(track)) return;
   if (s.skip_empty && free_.is_empty(track)) return;
   auto choice = on_track_at(track, s.len, move, s.at + move, offset, limit);
   if (!choice) return;
@@ -199,7 +232,7 @@ std::optional<uint32_t> EagerAllocator::find_nearest_empty_track(
   SimDuration best_cost{};
   WindowCoverage covered(window, cylinders);
   for (uint32_t d = 0; d < cylinders && !covered.all(); ++d) {
-    if (best && d > 0 && g.seek.time(d) >= best_cost) break;
+    if (best && d > 0 && seek_time(d) >= best_cost) break;
     bool in_window = false;
     for (uint32_t c : cylinders_at(head.cylinder, d)) {
       if (c == kNoCylinder || !window.contains(c, cylinders)) continue;
@@ -379,6 +412,7 @@ void EagerAllocator::try_small_first(std::span<const uint32_t> piece_sectors, He
     return piece_sectors[x] < piece_sectors[y];
   });
   std::vector<uint32_t> sizes_c;
+  sizes_c.reserve(order_c.size());
   for (size_t i : order_c) sizes_c.push_back(piece_sectors[i]);
   release_all(*a->extents);
   // Only a plan C that ends before plan A is kept: its searches stop there.
@@ -416,6 +450,7 @@ std::optional<std::vector<Extent>> EagerAllocator::try_one_run(
     return std::nullopt;
   }
   std::vector<Extent> out;
+  out.reserve(piece_sectors.size());
   const uint32_t spt = free_.sectors_on(b->extent.track);
   uint32_t sector = b->extent.sector;
   for (uint32_t len : piece_sectors) {
@@ -447,6 +482,7 @@ std::optional<std::vector<Extent>> EagerAllocator::plan_pieces(
     SimTime* end, PlaceMode mode, std::optional<SimTime> deadline) {
   const DriveGeometry& g = drive_.geometry();
   std::vector<Extent> out;
+  out.reserve(piece_sectors.size());
   SimTime t = start;
   uint32_t sectors_left = 0;  // to transfer from this piece on
   for (uint32_t len : piece_sectors) sectors_left += len;

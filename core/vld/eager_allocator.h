@@ -292,8 +292,12 @@ class EagerAllocator {
   // drive's fastest (outermost) track: a bound for any track.
   SimDuration transfer_time_on(uint32_t track, uint32_t sectors) const;
   SimDuration fastest_transfer_time(uint32_t sectors) const;
-  // Seek and head switch from `from` to `to` (DriveModel::reposition).
+  // Seek and head switch from `from` to `to` (DriveModel::reposition,
+  // and the write settle), read from moves_ when it holds the distance.
   SimDuration move_time_to(HeadPosition from, HeadPosition to) const;
+  SimDuration move_time_uncached(HeadPosition from, HeadPosition to) const;
+  // seek.time(d), from moves_ when it holds d.
+  SimDuration seek_time(uint32_t d) const;
   // drive_.next_slot(at, spt), remembered for the last `at` and `spt`.
   uint32_t next_slot(SimTime at, uint32_t spt) const;
   // One nearest() search: what it looks for, and the best run so far with
@@ -366,6 +370,26 @@ class EagerAllocator {
   // drive_.geometry().revolution(), a division, asked by every track a
   // search looks at.
   const int64_t revolution_ns_;
+  // For each distance d below the simulated cylinders: seek(d), and the
+  // move of d cylinders to the same head and to another. A move depends on
+  // nothing else, and every search asks for each cylinder it looks at.
+  struct Moves {
+    SimDuration seek;
+    SimDuration same_head;
+    SimDuration other_head;
+  };
+  std::vector<Moves> moves_;
+  // For each simulated cylinder: where its head 0's sector 0 lies (angular
+  // slot), its tracks' sectors and the track skew (mod sectors) that each
+  // further head adds: consider_cylinder's view of its zone.
+  struct CylinderShape {
+    uint32_t offset0;
+    uint32_t spt;
+    uint32_t track_skew;
+  };
+  std::vector<CylinderShape> shapes_;
+  // shapes_[c], or worked out for a cylinder past them.
+  CylinderShape shape_of(uint32_t cylinder) const;
   // drive_.next_slot(at, spt) for the last `at` and `spt` next_slot was
   // asked about (a pure function of them, so never stale).
   struct SlotMemo {

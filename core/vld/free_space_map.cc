@@ -28,7 +28,11 @@ FreeSpaceMap::FreeSpaceMap(std::vector<uint32_t> track_sectors)
       free_total_(std::accumulate(spt_.begin(), spt_.end(), uint64_t{0})),
       empty_tracks_(tracks_),
       empty_bits_((size_t{tracks_} + 63) / 64, ~uint64_t{0}),
-      empty_version_(next_empty_version()) {
+      empty_version_(next_empty_version()),
+      track_version_(tracks_, 0),
+      starts_(std::min<size_t>(std::bit_ceil(size_t{tracks_} * 2), kMaxStartEntries)),
+      starts_mask_(starts_.size() - 1),
+      starts_words_(starts_.size() * 2 * words_per_track_, 0) {
   assert(!spt_.empty());
   for (uint32_t t = 0; t < tracks_; ++t) group_free_[t / kGroupTracks] += spt_[t];
 }
@@ -169,6 +173,7 @@ void FreeSpaceMap::set(uint32_t track, uint32_t sector, uint32_t count, bool use
   }
   longest_[track] = kStale;
   holes_[track] = kStale;
+  ++track_version_[track];
   const bool is_empty_now = free_[track] == spt;
   if (was_empty != is_empty_now) {
     if (is_empty_now) ++empty_tracks_;
@@ -212,42 +217,130 @@ uint32_t FreeSpaceMap::compute_longest(uint32_t track) const {
   return longest;
 }
 
+const FreeSpaceMap::StartsEntry& FreeSpaceMap::refresh_starts(size_t i, uint32_t track,
+                                                              uint32_t len) const {
+  StartsEntry& e = starts_[i];
+  uint64_t* words = &starts_words_[i * 2 * words_per_track_];
+  uint64_t* built_from = words + words_per_track_;
+  const uint64_t* used = &bits_[index(track, 0)];
+  const uint32_t track_words = (spt_[track] + 63) / 64;
+  if (e.track != track || e.len != len ||
+      !std::equal(used, used + track_words, built_from)) {
+    e.track = track;
+    e.len = len;
+    std::copy(used, used + track_words, built_from);
+    build_starts(track, len, words, &e.any);
+  }
+  e.version = track_version_[track];
+  return e;
+}
+
+namespace {
+
+// x[i] &= x[i + step] over bit positions, for a bit array of n words
+// followed by zeros: each bit then vouches for step more sectors.
+// REQUIRES: x holds n + 1 words, x[n] == 0, 0 < step < 64.
+inline void and_shifted_short(uint64_t* x, uint32_t n, uint32_t step) {
+  for (uint32_t i = 0; i < n; ++i) x[i] &= (x[i] >> step) | (x[i + 1] << (64 - step));
+}
+
+// The same for any step. REQUIRES: x holds n words.
+void and_shifted(uint64_t* x, uint32_t n, uint32_t step) {
+  const uint32_t ws = step / 64, bs = step % 64;
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint64_t lo = i + ws < n ? x[i + ws] : 0;
+    const uint64_t hi = i + ws + 1 < n ? x[i + ws + 1] : 0;
+    x[i] &= bs == 0 ? lo : (lo >> bs) | (hi << (64 - bs));
+  }
+}
+
+}  // namespace
+
+void FreeSpaceMap::build_starts(uint32_t track, uint32_t len, uint64_t* out, bool* any) const {
+  const uint32_t spt = spt_[track];
+  const uint32_t track_words = (spt + 63) / 64;
+  const uint64_t last_mask = spt % 64 == 0 ? ~uint64_t{0} : (uint64_t{1} << (spt % 64)) - 1;
+  // Bit i of x: sector i mod spt is free, for i < spt + len - 1 (the track,
+  // then its first len - 1 sectors again: a run may wrap past its end).
+  const uint32_t n = (spt + len - 1 + 63) / 64;
+  // A block's bitmap fits on the stack (up to 4096 sectors a track).
+  constexpr uint32_t kStackWords = 65;
+  uint64_t stack[kStackWords];
+  if (n + 1 > kStackWords) starts_scratch_.resize(n + 1);
+  uint64_t* x = n + 1 > kStackWords ? starts_scratch_.data() : stack;
+  std::fill(x, x + n + 1, 0);
+  const uint64_t* used = &bits_[index(track, 0)];
+  for (uint32_t w = 0; w < track_words; ++w) x[w] = ~used[w];
+  x[track_words - 1] &= last_mask;
+  for (uint32_t k = 0; k + 1 < len; k += 64) {
+    // Sectors [k, k + bits) (all below spt, so not yet overwritten) at bit spt + k.
+    const uint32_t bits = std::min(64u, len - 1 - k);
+    const uint64_t chunk = x[k / 64] & (bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1);
+    const uint32_t p = spt + k;
+    x[p / 64] |= chunk << (p % 64);
+    if (p % 64 != 0 && p % 64 + bits > 64) x[p / 64 + 1] |= chunk >> (64 - p % 64);
+  }
+  // Doubling the sectors each bit vouches for: from 1 to len in about
+  // log2(len) passes.
+  for (uint32_t have = 1; have < len;) {
+    const uint32_t step = std::min(have, len - have);
+    if (step < 64) and_shifted_short(x, n, step);
+    else and_shifted(x, n, step);
+    have += step;
+  }
+  x[track_words - 1] &= last_mask;
+  uint64_t seen = 0;
+  for (uint32_t w = 0; w < track_words; ++w) seen |= out[w] = x[w];
+  *any = seen != 0;
+}
+
 std::optional<FreeSpaceMap::Run> FreeSpaceMap::first_free_run(uint32_t track,
                                                               uint32_t from_sector,
                                                               uint32_t len,
                                                               uint32_t max_skipped) const {
   const uint32_t spt = spt_[track];
-  if (len == 0 || len > spt || longest_free_run(track) < len) return std::nullopt;
+  if (len == 0 || len > spt || free_[track] < len) return std::nullopt;
   if (from_sector >= spt) from_sector %= spt;  // searches pass a sector of the track: no division
   if (free_[track] == spt) return Run{from_sector, 0};
-  // Free sectors from p onwards, going round past the end of the track
-  // (never more than a whole track).
-  auto run_from = [&](uint32_t p) {
-    uint32_t end = next_with(track, p, true);
-    uint32_t n = end - p;
-    if (end == spt) n += std::min(next_with(track, 0, true), p);  // continues at sector 0
-    return n;
-  };
-  // The head may already be over a run with room to spare.
-  if (is_free(track, from_sector) && run_from(from_sector) >= len) return Run{from_sector, 0};
-  // Otherwise the first run, in rotational order from the head, that starts
-  // after from_sector and is long enough: search to the end of the track,
-  // then from sector 0 back up to the head.
-  uint32_t pos = next_with(track, from_sector, true);  // past the run under the head
-  for (int lap = 0; lap < 2; ++lap) {
-    const uint32_t limit = lap == 0 ? spt : from_sector + 1;
-    while (pos < limit) {
-      uint32_t start = next_with(track, pos, false);
-      if (start >= limit) break;
-      const uint32_t skipped =
-          start >= from_sector ? start - from_sector : start + spt - from_sector;
-      if (skipped > max_skipped) return std::nullopt;  // later runs are later still
-      if (run_from(start) >= len) return Run{start, skipped};
-      pos = next_with(track, start, true);
+  // The first start in rotational order from the head: to the end of the
+  // track, then from sector 0 back up to the head (word w0's bits from the
+  // head on are then known clear). Bit s of word(w): a run of len starts at
+  // sector 64 w + s.
+  const uint32_t words = (spt + 63) / 64;
+  const uint32_t w0 = from_sector / 64;
+  uint32_t start = 0;
+  auto find = [&](auto word) {
+    uint64_t bits = word(w0) & (~uint64_t{0} << (from_sector % 64));
+    for (uint32_t w = w0;;) {
+      if (bits != 0) {
+        start = w * 64 + static_cast<uint32_t>(std::countr_zero(bits));
+        return true;
+      }
+      if (++w == words) break;
+      bits = word(w);
     }
-    pos = 0;
+    for (uint32_t w = 0; w <= w0; ++w)
+      if (const uint64_t b = word(w); b != 0) {
+        start = w * 64 + static_cast<uint32_t>(std::countr_zero(b));
+        return true;
+      }
+    return false;
+  };
+  bool found;
+  if (len == 1) {  // the free bits themselves
+    const uint64_t* used = &bits_[index(track, 0)];
+    const uint64_t last_mask = spt % 64 == 0 ? ~uint64_t{0} : (uint64_t{1} << (spt % 64)) - 1;
+    found = find([&](uint32_t w) { return ~used[w] & (w + 1 < words ? ~uint64_t{0} : last_mask); });
+  } else {
+    const StartsEntry& e = starts(track, len);
+    if (!e.any) return std::nullopt;
+    const uint64_t* bitmap = starts_words(e);
+    found = find([&](uint32_t w) { return bitmap[w]; });
   }
-  return std::nullopt;
+  if (!found) return std::nullopt;
+  const uint32_t skipped = start >= from_sector ? start - from_sector : start + spt - from_sector;
+  if (skipped > max_skipped) return std::nullopt;
+  return Run{start, skipped};
 }
 
 std::optional<FreeSpaceMap::Run> FreeSpaceMap::first_free_run_slow(uint32_t track,

@@ -58,6 +58,16 @@ class FreeSpaceMap {
     if (longest_[track] == kStale) longest_[track] = compute_longest(track);
     return longest_[track];
   }
+  // longest_free_run(track) >= len, read from the start bitmap that
+  // first_free_run then searches (see below): a search asks both of every
+  // track it looks at.
+  bool has_free_run(uint32_t track, uint32_t len) const {
+    const uint32_t spt = spt_[track];
+    if (len > spt) return false;
+    if (len == 0 || free_[track] == spt) return true;
+    if (free_[track] < len) return false;
+    return len == 1 || starts(track, len).any;
+  }
   uint64_t free_sectors() const { return free_total_; }
   bool is_empty(uint32_t track) const { return free_[track] == spt_[track]; }
   uint32_t empty_tracks() const { return empty_tracks_; }
@@ -83,7 +93,8 @@ class FreeSpaceMap {
   // that `len` sectors from s (wrapping) are free; `skipped` is how many
   // sector positions the head passes before s. nullopt if the track has no
   // such run, or none with skipped <= max_skipped (a search that has found
-  // a run sooner elsewhere looks no further round).
+  // a run sooner elsewhere looks no further round). Reads the track's start
+  // bitmap for len (below): a few words, whatever the track's free runs.
   struct Run {
     uint32_t sector;
     uint32_t skipped;
@@ -124,6 +135,46 @@ class FreeSpaceMap {
   std::vector<uint64_t> empty_bits_;  // bit t: is_empty(t)
   uint64_t empty_version_;
   static uint64_t next_empty_version();
+  // Start bitmaps: bit s of a track's bitmap for len is set iff the len
+  // sectors from s (wrapping) are free; no bit at or past the track's
+  // sectors. Built on first use, kept direct-mapped by track and len parity
+  // (a write searches for a block, a map sector and both: lengths 8, 1, 9;
+  // length 1 reads the free bits themselves). An entry holds the track's
+  // used bits it was built from: it is current while they equal the
+  // track's, known at once while the track's version (bumped by every
+  // set()) is the one last checked. So the allocator's trial plans, which
+  // allocate and release the same sectors, leave it current. Bounded: at
+  // most kMaxStartEntries entries, however large the disk.
+  struct StartsEntry {
+    uint32_t track = 0;
+    uint32_t len = 0;  // 0: holds nothing yet
+    uint64_t version = 0;
+    bool any = false;  // some bit set: the track has a run of len
+  };
+  static constexpr uint32_t kMaxStartEntries = 16384;
+  // The entry for (track, len), built if need be. REQUIRES: 2 <= len <= spt.
+  // Inline: a search asks this of every track it looks at, and mostly the
+  // track has not changed since.
+  const StartsEntry& starts(uint32_t track, uint32_t len) const {
+    const size_t i = (size_t{track} * 2 + len % 2) & starts_mask_;
+    const StartsEntry& e = starts_[i];
+    if (e.version == track_version_[track] && e.track == track && e.len == len) return e;
+    return refresh_starts(i, track, len);
+  }
+  // Entry i made current for (track, len): rebuilt unless it already
+  // holds them and the track's used bits are the ones it was built from.
+  const StartsEntry& refresh_starts(size_t i, uint32_t track, uint32_t len) const;
+  // An entry's bitmap (words_per_track_ words), then the used bits it was
+  // built from (as many).
+  const uint64_t* starts_words(const StartsEntry& e) const {
+    return &starts_words_[size_t(&e - starts_.data()) * 2 * words_per_track_];
+  }
+  void build_starts(uint32_t track, uint32_t len, uint64_t* out, bool* any) const;
+  std::vector<uint64_t> track_version_;  // per track, bumped by set()
+  mutable std::vector<StartsEntry> starts_;     // a power of two of them
+  size_t starts_mask_;                          // starts_.size() - 1
+  mutable std::vector<uint64_t> starts_words_;  // 2 words_per_track_ per entry
+  mutable std::vector<uint64_t> starts_scratch_;  // build_starts's, for long runs
 };
 
 }  // namespace vld
