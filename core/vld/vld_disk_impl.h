@@ -7,6 +7,10 @@
 //   vld_disk_checkpoint.cc  delta checkpoints
 //   vld_disk_stats.cc       trace lines, consistency check, statistics
 //
+// The write path allocates nothing on the heap once its buffers have grown
+// to the largest request seen (ApplyScratch, request_updates_, runs_),
+// except the extents the allocator returns.
+//
 // Thread-safety: not thread-safe (see Disk); DiskController serialises.
 #ifndef VLD_CORE_VLD_VLD_DISK_IMPL_H_
 #define VLD_CORE_VLD_VLD_DISK_IMPL_H_
@@ -190,7 +194,7 @@ class VldDisk::Impl {
   // A delta checkpoint's group (checkpoint) is placed eagerly but is no
   // client write: it neither unsettles compaction nor is scattered, and
   // its caller writes the record.
-  bool apply(std::vector<Update>& updates, std::span<const uint32_t> rewrite_pieces, bool fua,
+  bool apply(std::span<const Update> updates, std::span<const uint32_t> rewrite_pieces, bool fua,
              ServiceClock& clock, PlaceMode mode = PlaceMode::kEager, bool checkpoint = false);
   // Where a request's data blocks and map sectors go, as apply() plans them.
   struct Placement {
@@ -199,6 +203,31 @@ class VldDisk::Impl {
     size_t data_pieces = 0;
     std::vector<size_t> order;    // extents in the order the head meets them
     AllocatorStats alloc_before;
+  };
+  // What one apply() works in, kept between requests so that the write
+  // path does not allocate once the buffers have grown. One per nesting
+  // level (apply_scratch_[depth]): placing a group may repack, which
+  // applies a group of its own while the outer one's buffers are in use.
+  struct ApplyScratch {
+    Placement placed;
+    std::vector<uint32_t> pieces;       // map pieces the group touches
+    std::vector<uint32_t> sizes;        // sectors of each piece to place
+    std::vector<uint32_t> member_psns;  // where group member i went
+    std::vector<std::pair<uint64_t, MapEntry>> replaced;  // (block, entry before)
+    std::vector<Extent> in_time;        // extents in the order the head meets them
+  };
+  // The next nesting level's scratch, for as long as the lease lives.
+  class ScratchLease {
+   public:
+    explicit ScratchLease(Impl& d);
+    ~ScratchLease() { --depth_; }
+    ScratchLease(const ScratchLease&) = delete;
+    ScratchLease& operator=(const ScratchLease&) = delete;
+    ApplyScratch& operator*() const { return *s_; }
+
+   private:
+    size_t& depth_;
+    ApplyScratch* s_;
   };
   // Places `sizes` (data pieces first) near the head, moving the window
   // (a record) when it is full and repacking when free space is only in
@@ -209,10 +238,10 @@ class VldDisk::Impl {
                                               ServiceClock& clock, PlaceMode mode,
                                               std::vector<size_t>* order);
   // Plans the group and allocates its sectors (moving the window, writing
-  // records or repacking as needed). nullopt: a move found no hole.
-  std::optional<Placement> place_group(std::span<const Update> updates,
-                                       std::span<const uint32_t> rewrite_pieces,
-                                       ServiceClock& clock, PlaceMode mode);
+  // records or repacking as needed) into s.placed, using s's buffers.
+  // false: a move found no hole.
+  bool place_group(std::span<const Update> updates, std::span<const uint32_t> rewrite_pieces,
+                   ServiceClock& clock, PlaceMode mode, ApplyScratch& s);
   // Writes the data blocks and points map_ at them, remembering in
   // `replaced` each entry it changed (to undo or to free).
   void write_data(std::span<const Update> updates, std::span<const Extent> ext,
@@ -307,12 +336,14 @@ class VldDisk::Impl {
   std::optional<CylinderWindow> window_with_empty_tracks() const;
   // Reads a mapped block (verifying it) into out; charges the access.
   void read_block(uint64_t block, std::byte* out, ServiceClock& clock);
-  // A new buffer in `buffers` holding the block as it reads now (read, and
-  // counted, if mapped; zeros if not): the start of a read-modify-write.
-  std::vector<std::byte>& current_contents(uint64_t block,
-                                           std::vector<std::vector<std::byte>>& buffers,
-                                           ServiceClock& clock);
+  // The next of rmw_blocks_ (*used of them are taken; one more is now)
+  // holding the block as it reads now (read, and counted, if mapped; zeros
+  // if not): the start of a read-modify-write.
+  std::vector<std::byte>& current_contents(uint64_t block, size_t* used, ServiceClock& clock);
   void charge(std::span<const Extent> extents, ServiceClock& clock);
+  // runs_ = the access that transfers `extents` in order (EagerAllocator::
+  // runs, into a buffer kept between requests).
+  std::span<const SectorRun> runs_of(std::span<const Extent> extents);
   // What reading costs the drive, through its track buffer.
   void charge_read(std::span<const SectorRun> runs, ServiceClock& clock);
   // One revolution puts a whole track in the track buffer.
@@ -402,6 +433,14 @@ class VldDisk::Impl {
   std::vector<uint32_t> shadow_on_track_;
   VldStats stats_;
   RecoveryReport recovery_;
+  // Buffers kept between requests (the thread contract above): apply()'s,
+  // one per nesting level; a client request's updates and read-modify-write
+  // blocks (client requests do not nest); runs_of()'s.
+  std::vector<std::unique_ptr<ApplyScratch>> apply_scratch_;
+  size_t apply_depth_ = 0;
+  std::vector<Update> request_updates_;
+  std::vector<std::vector<std::byte>> rmw_blocks_;
+  std::vector<SectorRun> runs_;
 };
 
 }  // namespace vld
