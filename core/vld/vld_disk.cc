@@ -87,6 +87,15 @@ void VldDisk::Impl::store_write(const Extent& e, const void* bytes) {
   }
 }
 
+void VldDisk::Impl::gather_extent(const Extent& e, const void* bytes) {
+  const auto* p = static_cast<const std::byte*>(bytes);
+  for (const SectorRun& r : extent_runs(e, layout_.geometry)) {
+    const size_t n = size_t{r.count} * kSectorBytes;
+    gather_.add(layout_.byte_offset(r.first_psn), std::span(p, n));
+    p += n;
+  }
+}
+
 void VldDisk::Impl::store_read(const Extent& e, void* bytes) {
   auto* p = static_cast<std::byte*>(bytes);
   for (const SectorRun& r : extent_runs(e, layout_.geometry)) {
@@ -521,13 +530,19 @@ bool VldDisk::Impl::apply(std::span<const Update> updates, std::span<const uint3
   member_psns.resize(group.size());
   for (size_t i = 0; i < group.size(); ++i)
     member_psns[i] = static_cast<uint32_t>(alloc_.psn(ext[data_pieces + i]));
-  size_t map_sectors_written = 0;
+  // Data first, then the map sectors, each run of them that lies back to
+  // back in the image in one write (WriteGather).
+  size_t data_writes = 0, begun = 0;
   try {
     write_data(updates, ext, replaced);
-    write_map_sectors(updates, group, ext, data_pieces, member_psns, &map_sectors_written);
+    data_writes = gather_.size();
+    write_map_sectors(updates, group, ext, data_pieces, member_psns);
+    gather_.flush(*store_, &begun);
   } catch (const Error&) {
+    gather_.clear();
     for (auto it = replaced.rbegin(); it != replaced.rend(); ++it) set_map(it->first, it->second);
-    abandon_group(placed, map_sectors_written, clock);
+    // Map sectors whose write was begun: a failed write may still have landed.
+    abandon_group(placed, begun > data_writes ? begun - data_writes : 0, clock);
     throw;
   }
   for (const auto& [block, before] : replaced) {
@@ -658,7 +673,7 @@ void VldDisk::Impl::write_data(std::span<const Update> updates, std::span<const 
       e = *u.placed;  // written by place_shadow
     } else if (u.data) {
       const Extent& x = ext[k++];
-      store_write(x, u.data);
+      gather_extent(x, u.data);
       e = MapEntry{static_cast<uint32_t>(alloc_.psn(x) + 1),
                    data_checksum(u.data, sb_.block_bytes, u.block)};
     }
@@ -669,8 +684,8 @@ void VldDisk::Impl::write_data(std::span<const Update> updates, std::span<const 
 
 void VldDisk::Impl::write_map_sectors(std::span<const Update> updates,
                                 std::span<const PlannedNode> group, std::span<const Extent> ext,
-                                size_t data_pieces, std::span<const uint32_t> member_psns,
-                                size_t* written) {
+                                size_t data_pieces, std::span<const uint32_t> member_psns) {
+  map_bytes_.resize(group.size());  // before gathering: no reallocation under gather_
   for (size_t i = 0; i < group.size(); ++i) {
     MapSector m;
     m.piece = group[i].piece;
@@ -687,9 +702,8 @@ void VldDisk::Impl::write_map_sectors(std::span<const Update> updates,
       if (b < layout_.blocks) m.entries[j] = map_[b];
     }
     m.pointer_count = static_cast<uint16_t>(log_.pointers(group, i, member_psns, m.pointers));
-    SectorBytes bytes = encode_map_sector(m, sb_.secret);
-    ++*written;  // counted first: a failed write may still have landed
-    store_write(ext[data_pieces + i], bytes.data());
+    map_bytes_[i] = encode_map_sector(m, sb_.secret);
+    gather_extent(ext[data_pieces + i], map_bytes_[i].data());
   }
 }
 

@@ -9,7 +9,9 @@
 //
 // The write path allocates nothing on the heap once its buffers have grown
 // to the largest request seen (ApplyScratch, request_updates_, runs_),
-// except the extents the allocator returns.
+// except the extents the allocator returns; it writes each run of data and
+// map sectors that lies back to back in the image with one store call
+// (gather_).
 //
 // Thread-safety: not thread-safe (see Disk); DiskController serialises.
 #ifndef VLD_CORE_VLD_VLD_DISK_IMPL_H_
@@ -26,6 +28,7 @@
 
 #include "core/disk.h"
 #include "core/store/backing_store.h"
+#include "core/store/write_gather.h"
 #include "core/vld/compactor.h"
 #include "core/vld/eager_allocator.h"
 #include "core/vld/free_space_map.h"
@@ -242,14 +245,15 @@ class VldDisk::Impl {
   // false: a move found no hole.
   bool place_group(std::span<const Update> updates, std::span<const uint32_t> rewrite_pieces,
                    ServiceClock& clock, PlaceMode mode, ApplyScratch& s);
-  // Writes the data blocks and points map_ at them, remembering in
-  // `replaced` each entry it changed (to undo or to free).
+  // Gathers the data blocks' writes (gather_) and points map_ at them,
+  // remembering in `replaced` each entry it changed (to undo or to free).
   void write_data(std::span<const Update> updates, std::span<const Extent> ext,
                   std::vector<std::pair<uint64_t, MapEntry>>& replaced);
-  // Writes the group's map sectors from map_; *written counts those begun.
+  // Encodes the group's map sectors from map_ into map_bytes_ and gathers
+  // their writes after the data's.
   void write_map_sectors(std::span<const Update> updates, std::span<const PlannedNode> group,
                          std::span<const Extent> ext, size_t data_pieces,
-                         std::span<const uint32_t> member_psns, size_t* written);
+                         std::span<const uint32_t> member_psns);
   // A request whose writes failed: its seqs are skipped, any map sector of
   // it that reached the platter is voided by a log record, and its sectors
   // are free again. If the record fails too, the disk stops (FailStopStore).
@@ -360,6 +364,8 @@ class VldDisk::Impl {
   // map_[block] = e, keeping blocks_on_ in step.
   void set_map(uint64_t block, const MapEntry& e);
   void store_write(const Extent& e, const void* bytes);
+  // store_write into gather_: written at its next flush.
+  void gather_extent(const Extent& e, const void* bytes);
   void store_read(const Extent& e, void* bytes);
   void release_data(const MapEntry& e);
   Completion finish(ServiceClock& clock) const;
@@ -441,6 +447,11 @@ class VldDisk::Impl {
   std::vector<Update> request_updates_;
   std::vector<std::vector<std::byte>> rmw_blocks_;
   std::vector<SectorRun> runs_;
+  // apply()'s writes, from its first gathered one to its flush (no nested
+  // apply runs in between: nesting happens only while placing), and the
+  // encoded map sectors they point into.
+  WriteGather gather_;
+  std::vector<SectorBytes> map_bytes_;
 };
 
 }  // namespace vld
