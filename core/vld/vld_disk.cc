@@ -522,30 +522,9 @@ bool VldDisk::Impl::apply(std::span<const Update> updates, std::span<const uint3
   assert(!group.empty() && ext.size() == data_pieces + group.size());
   assert(group.front().seq == log_.next_seq());  // a group continues the log's seqs
 
-  // Write everything before changing any state: a write that fails leaves
-  // the disk as if the request had not been made (crash contract clause 7).
-  std::vector<std::pair<uint64_t, MapEntry>>& replaced = s.replaced;
-  replaced.clear();
-  std::vector<uint32_t>& member_psns = s.member_psns;
-  member_psns.resize(group.size());
-  for (size_t i = 0; i < group.size(); ++i)
-    member_psns[i] = static_cast<uint32_t>(alloc_.psn(ext[data_pieces + i]));
-  // Data first, then the map sectors, each run of them that lies back to
-  // back in the image in one write (WriteGather).
-  size_t data_writes = 0, begun = 0;
-  try {
-    write_data(updates, ext, replaced);
-    data_writes = gather_.size();
-    write_map_sectors(updates, group, ext, data_pieces, member_psns);
-    gather_.flush(*store_, &begun);
-  } catch (const Error&) {
-    gather_.clear();
-    for (auto it = replaced.rbegin(); it != replaced.rend(); ++it) set_map(it->first, it->second);
-    // Map sectors whose write was begun: a failed write may still have landed.
-    abandon_group(placed, begun > data_writes ? begun - data_writes : 0, clock);
-    throw;
-  }
-  for (const auto& [block, before] : replaced) {
+  write_group(updates, s, clock);
+  const std::vector<uint32_t>& member_psns = s.member_psns;
+  for (const auto& [block, before] : s.replaced) {
     release_data(before);
     if (before.mapped()) --live_blocks_;
     if (map_[block].mapped()) ++live_blocks_;
@@ -586,6 +565,35 @@ bool VldDisk::Impl::apply(std::span<const Update> updates, std::span<const uint3
     record_after_request(clock);
   }
   return true;
+}
+
+void VldDisk::Impl::write_group(std::span<const Update> updates, ApplyScratch& s,
+                                ServiceClock& clock) {
+  const Placement& placed = s.placed;
+  const std::vector<PlannedNode>& group = placed.group;
+  const std::vector<Extent>& ext = placed.extents;
+  // Write everything before changing any state: a write that fails leaves
+  // the disk as if the request had not been made (crash contract clause 7).
+  s.replaced.clear();
+  s.member_psns.resize(group.size());
+  for (size_t i = 0; i < group.size(); ++i)
+    s.member_psns[i] = static_cast<uint32_t>(alloc_.psn(ext[placed.data_pieces + i]));
+  // Data first, then the map sectors, each run of them that lies back to
+  // back in the image in one write (WriteGather).
+  size_t data_writes = 0, begun = 0;
+  try {
+    write_data(updates, ext, s.replaced);
+    data_writes = gather_.size();
+    write_map_sectors(updates, group, ext, placed.data_pieces, s.member_psns);
+    gather_.flush(*store_, &begun);
+  } catch (const Error&) {
+    gather_.clear();
+    for (auto it = s.replaced.rbegin(); it != s.replaced.rend(); ++it)
+      set_map(it->first, it->second);
+    // Map sectors whose write was begun: a failed write may still have landed.
+    abandon_group(placed, begun > data_writes ? begun - data_writes : 0, clock);
+    throw;
+  }
 }
 
 void VldDisk::Impl::record_after_request(ServiceClock& clock) {

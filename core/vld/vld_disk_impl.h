@@ -245,6 +245,11 @@ class VldDisk::Impl {
   // false: a move found no hole.
   bool place_group(std::span<const Update> updates, std::span<const uint32_t> rewrite_pieces,
                    ServiceClock& clock, PlaceMode mode, ApplyScratch& s);
+  // apply()'s writes: s.placed's data blocks and map sectors, with map_
+  // pointing at the new data (s.replaced: the entries before) and
+  // s.member_psns where each group member went. If a write fails, map_ is
+  // put back, the group abandoned (abandon_group) and the error rethrown.
+  void write_group(std::span<const Update> updates, ApplyScratch& s, ServiceClock& clock);
   // Gathers the data blocks' writes (gather_) and points map_ at them,
   // remembering in `replaced` each entry it changed (to undo or to free).
   void write_data(std::span<const Update> updates, std::span<const Extent> ext,
