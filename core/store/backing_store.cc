@@ -1,6 +1,7 @@
 #include "core/store/backing_store.h"
 
 #include <fcntl.h>
+#include <limits.h>
 #include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -166,6 +167,46 @@ void FileBackingStore::write(uint64_t offset, std::span<const std::byte> data) {
   }
 }
 
+void FileBackingStore::write_gather(uint64_t offset,
+                                    std::span<const std::span<const std::byte>> pieces,
+                                    size_t* begun) {
+  *begun = pieces.size();
+  // Pieces adjacent in memory too (a client's blocks placed back to back)
+  // are one iovec.
+  iov_.clear();
+  for (const std::span<const std::byte> p : pieces) {
+    if (p.empty()) continue;
+    if (!iov_.empty() && static_cast<const std::byte*>(iov_.back().iov_base) + iov_.back().iov_len ==
+                             p.data()) {
+      iov_.back().iov_len += p.size();
+      continue;
+    }
+    iov_.push_back(iovec{const_cast<std::byte*>(p.data()), p.size()});
+  }
+  pwritev_all(offset);
+}
+
+void FileBackingStore::pwritev_all(uint64_t offset) {
+  size_t first = 0;  // iov_[first..] is left to write, from offset on
+  while (first < iov_.size()) {
+    const int n = static_cast<int>(std::min<size_t>(iov_.size() - first, IOV_MAX));
+    ssize_t r = ::pwritev(fd_, iov_.data() + first, n, static_cast<off_t>(offset));
+    if (r == -1) {
+      if (errno == EINTR) continue;
+      throw_errno("write to " + path_);
+    }
+    if (r == 0) throw Error("write to " + path_ + ": the file system wrote nothing", EIO);
+    offset += static_cast<uint64_t>(r);
+    // Skip what was written: whole iovecs, then part of one.
+    auto done = static_cast<size_t>(r);
+    while (done > 0 && done >= iov_[first].iov_len) done -= iov_[first++].iov_len;
+    if (done > 0) {
+      iov_[first].iov_base = static_cast<std::byte*>(iov_[first].iov_base) + done;
+      iov_[first].iov_len -= done;
+    }
+  }
+}
+
 void FileBackingStore::discard(uint64_t offset, uint64_t len) {
   if (len == 0) return;
   if (can_punch_ &&
@@ -204,6 +245,17 @@ void FileBackingStore::for_each_data_range(
     uint64_t hole_at = hole == -1 ? end : std::min<uint64_t>(static_cast<uint64_t>(hole), end);
     fn(static_cast<uint64_t>(data), hole_at - static_cast<uint64_t>(data));
     pos = hole_at;
+  }
+}
+
+void BackingStore::write_gather(uint64_t offset,
+                                std::span<const std::span<const std::byte>> pieces,
+                                size_t* begun) {
+  *begun = 0;
+  for (const std::span<const std::byte> p : pieces) {
+    ++*begun;
+    write(offset, p);
+    offset += p.size();
   }
 }
 

@@ -12,6 +12,8 @@
 #ifndef VLD_CORE_STORE_BACKING_STORE_H_
 #define VLD_CORE_STORE_BACKING_STORE_H_
 
+#include <sys/uio.h>
+
 #include <atomic>
 #include <cassert>
 #include <cstddef>
@@ -37,6 +39,16 @@ class BackingStore {
   // Short reads past the end are an error; everything is in range by design.
   virtual void read(uint64_t offset, std::span<std::byte> out) = 0;
   virtual void write(uint64_t offset, std::span<const std::byte> data) = 0;
+  // One write of `pieces` back to back from offset: the same bytes, and
+  // the same guarantees, as write() of each in turn, in as few calls of the
+  // file system as the store can (FileBackingStore: pwritev). *begun: how
+  // many of the pieces (a prefix) a write was begun for, set also when it
+  // throws: those may have landed in part or whole, as a failed write()'s
+  // bytes may; the rest are untouched. The default is write() of each in
+  // turn, so that a store that counts or records writes sees the pieces
+  // themselves (and *begun is exact).
+  virtual void write_gather(uint64_t offset, std::span<const std::span<const std::byte>> pieces,
+                            size_t* begun);
   // Afterwards [offset, offset+len) reads as zeros and may use no space.
   virtual void discard(uint64_t offset, uint64_t len) = 0;
   virtual void sync() = 0;
@@ -69,6 +81,11 @@ class FileBackingStore final : public BackingStore {
   uint64_t size_bytes() const override { return size_; }
   void read(uint64_t offset, std::span<std::byte> out) override;
   void write(uint64_t offset, std::span<const std::byte> data) override;
+  // pwritev, IOV_MAX pieces at a time; a short write is resumed where it
+  // stopped, as write() resumes a short pwrite. *begun is all the pieces
+  // from the first call on: a failed call may have written any of them.
+  void write_gather(uint64_t offset, std::span<const std::span<const std::byte>> pieces,
+                    size_t* begun) override;
   void discard(uint64_t offset, uint64_t len) override;
   void sync() override;
   void for_each_data_range(uint64_t offset, uint64_t len,
@@ -80,12 +97,15 @@ class FileBackingStore final : public BackingStore {
  private:
   FileBackingStore(std::string path, int fd, uint64_t size);
   void lock_or_throw(bool shared);
+  // Writes iov_ (its bytes from offset on), resuming short writes.
+  void pwritev_all(uint64_t offset);
 
   std::string path_;
   int fd_;
   uint64_t size_;
   bool can_punch_ = true;
   std::atomic<uint64_t> syncs_ = 0;  // group commit syncs without the requests' lock
+  std::vector<struct iovec> iov_;    // write_gather's, kept between calls
 };
 
 // In memory, for unit tests and tools. sync() only counts.
@@ -97,6 +117,10 @@ class ProxyStore final : public BackingStore {
   uint64_t size_bytes() const override { return s_.size_bytes(); }
   void read(uint64_t offset, std::span<std::byte> out) override { s_.read(offset, out); }
   void write(uint64_t offset, std::span<const std::byte> data) override { s_.write(offset, data); }
+  void write_gather(uint64_t offset, std::span<const std::span<const std::byte>> pieces,
+                    size_t* begun) override {
+    s_.write_gather(offset, pieces, begun);
+  }
   void discard(uint64_t offset, uint64_t len) override { s_.discard(offset, len); }
   void sync() override { s_.sync(); }
   void for_each_data_range(uint64_t offset, uint64_t len,
@@ -170,6 +194,12 @@ class FailStopStore final : public BackingStore {
   void write(uint64_t offset, std::span<const std::byte> data) override {
     check_not_stopped();
     counting_failures([&] { s_->write(offset, data); });
+  }
+  void write_gather(uint64_t offset, std::span<const std::span<const std::byte>> pieces,
+                    size_t* begun) override {
+    *begun = 0;
+    check_not_stopped();
+    counting_failures([&] { s_->write_gather(offset, pieces, begun); });
   }
   void discard(uint64_t offset, uint64_t len) override {
     check_not_stopped();

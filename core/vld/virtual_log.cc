@@ -8,11 +8,10 @@
 
 namespace vld {
 
-std::vector<ChildRef> VirtualLog::live_children(uint32_t piece) const {
-  std::vector<ChildRef> out;
+bool VirtualLog::has_live_children(uint32_t piece) const {
   for (const ChildRef& c : nodes_[piece].children)
-    if (live(c)) out.push_back(c);
-  return out;
+    if (live(c)) return true;
+  return false;
 }
 
 std::optional<uint32_t> VirtualLog::find_leaf(std::span<const uint32_t> exclude_sorted) const {
@@ -20,20 +19,18 @@ std::optional<uint32_t> VirtualLog::find_leaf(std::span<const uint32_t> exclude_
   for (uint32_t p = 0; p < nodes_.size(); ++p) {
     if (nodes_[p].seq == 0 || std::binary_search(exclude_sorted.begin(), exclude_sorted.end(), p))
       continue;
-    bool leaf = true;
-    for (const ChildRef& c : nodes_[p].children)
-      if (live(c)) {
-        leaf = false;
-        break;
-      }
-    if (leaf) return p;
+    if (!has_live_children(p)) return p;
   }
   return std::nullopt;
 }
 
-std::vector<PlannedNode> VirtualLog::plan(std::span<const uint32_t> pieces) const {
-  std::vector<uint32_t> members(pieces.begin(), pieces.end());
-  std::vector<uint32_t> relays;
+void VirtualLog::plan(std::span<const uint32_t> pieces, std::vector<PlannedNode>* group) const {
+  std::vector<uint32_t>& members = scratch_.members;
+  std::vector<uint32_t>& relays = scratch_.relays;
+  std::vector<ChildRef>& adopt = scratch_.adopt;
+  members.assign(pieces.begin(), pieces.end());
+  relays.clear();
+  adopt.clear();
   auto in_group = [&](uint32_t p) {
     return std::find(members.begin(), members.end(), p) != members.end() ||
            std::find(relays.begin(), relays.end(), p) != relays.end();
@@ -41,10 +38,9 @@ std::vector<PlannedNode> VirtualLog::plan(std::span<const uint32_t> pieces) cons
 
   // Everything the group must adopt: the old root and the live children of
   // every version it replaces, less the pieces it rewrites itself.
-  std::vector<ChildRef> adopt;
   auto add_children_of = [&](uint32_t p) {
-    for (const ChildRef& c : live_children(p))
-      if (!in_group(c.piece)) adopt.push_back(c);
+    for (const ChildRef& c : nodes_[p].children)
+      if (live(c) && !in_group(c.piece)) adopt.push_back(c);
   };
   for (uint32_t p : members) add_children_of(p);
   if (root_ && !in_group(*root_)) adopt.push_back(ChildRef{*root_, nodes_[*root_].seq});
@@ -63,13 +59,14 @@ std::vector<PlannedNode> VirtualLog::plan(std::span<const uint32_t> pieces) cons
     // A leaf among those to adopt is the cheapest relay: it leaves the list.
     std::optional<uint32_t> leaf;
     for (const ChildRef& c : adopt) {
-      if (live_children(c.piece).empty()) {
+      if (!has_live_children(c.piece)) {
         leaf = c.piece;
         break;
       }
     }
     if (!leaf) {
-      std::vector<uint32_t> exclude = members;
+      std::vector<uint32_t>& exclude = scratch_.exclude;
+      exclude.assign(members.begin(), members.end());
       exclude.insert(exclude.end(), relays.begin(), relays.end());
       std::sort(exclude.begin(), exclude.end());
       leaf = find_leaf(exclude);
@@ -80,16 +77,34 @@ std::vector<PlannedNode> VirtualLog::plan(std::span<const uint32_t> pieces) cons
     prune();
   }
 
+  lay_out(group);
+}
+
+void VirtualLog::lay_out(std::vector<PlannedNode>* group) const {
+  const std::vector<uint32_t>& members = scratch_.members;
+  const std::vector<uint32_t>& relays = scratch_.relays;
+  const std::vector<ChildRef>& adopt = scratch_.adopt;
   // Relays first: they only adopt, the request's own pieces follow, the
-  // last member is the root.
-  std::vector<PlannedNode> group;
+  // last member is the root. Nodes are overwritten in place: their adopt
+  // lists keep their buffers.
+  group->resize(relays.size() + members.size());
   uint64_t seq = next_seq_;
-  for (uint32_t p : relays) group.push_back(PlannedNode{p, seq++, nodes_[p].seq, true, {}, false});
-  for (uint32_t p : members) group.push_back(PlannedNode{p, seq++, nodes_[p].seq, false, {}, false});
+  size_t k = 0;
+  auto add = [&](uint32_t p, bool relay) {
+    PlannedNode& n = (*group)[k++];
+    n.piece = p;
+    n.seq = seq++;
+    n.prev_seq = nodes_[p].seq;
+    n.relay = relay;
+    n.adopt.clear();
+    n.points_to_previous = false;
+  };
+  for (uint32_t p : relays) add(p, true);
+  for (uint32_t p : members) add(p, false);
   // Fill from the root down so the newest nodes carry the pointers.
   size_t next = 0;
-  for (size_t i = group.size(); i-- > 0;) {
-    PlannedNode& n = group[i];
+  for (size_t i = group->size(); i-- > 0;) {
+    PlannedNode& n = (*group)[i];
     n.points_to_previous = i > 0;
     size_t room = kMaxPointers - (n.points_to_previous ? 1 : 0);
     while (room > 0 && next < adopt.size()) {
@@ -98,24 +113,24 @@ std::vector<PlannedNode> VirtualLog::plan(std::span<const uint32_t> pieces) cons
     }
   }
   if (next != adopt.size()) throw Error("virtual log: group overflow (bug)", EIO);
-  assert(group.empty() || group.front().seq == next_seq_);  // seqs continue the log's
-  return group;
+  assert(group->empty() || group->front().seq == next_seq_);  // seqs continue the log's
 }
 
-std::vector<LogPointer> VirtualLog::pointers(std::span<const PlannedNode> group, size_t i,
-                                             std::span<const uint32_t> member_psns) const {
-  std::vector<LogPointer> out;
-  const PlannedNode& n = group[i];
-  if (n.points_to_previous)
-    out.push_back(LogPointer{member_psns[i - 1], group[i - 1].seq, group[i - 1].piece});
-  for (const ChildRef& c : n.adopt) out.push_back(LogPointer{nodes_[c.piece].psn, c.seq, c.piece});
-  return out;
+size_t VirtualLog::pointers(std::span<const PlannedNode> group, size_t i,
+                            std::span<const uint32_t> member_psns,
+                            std::span<LogPointer, kMaxPointers> out) const {
+  size_t n = 0;
+  const PlannedNode& node = group[i];
+  assert(node.adopt.size() + (node.points_to_previous ? 1 : 0) <= kMaxPointers);  // plan's bound
+  if (node.points_to_previous)
+    out[n++] = LogPointer{member_psns[i - 1], group[i - 1].seq, group[i - 1].piece};
+  for (const ChildRef& c : node.adopt) out[n++] = LogPointer{nodes_[c.piece].psn, c.seq, c.piece};
+  return n;
 }
 
-std::vector<uint32_t> VirtualLog::commit(std::span<const PlannedNode> group,
-                                         std::span<const uint32_t> member_psns) {
+void VirtualLog::commit(std::span<const PlannedNode> group, std::span<const uint32_t> member_psns,
+                        std::vector<uint32_t>* replaced) {
   assert(group.size() == member_psns.size());
-  std::vector<uint32_t> replaced;
   for (size_t i = 0; i < group.size(); ++i) {
     const PlannedNode& n = group[i];
     LogNode& node = nodes_[n.piece];
@@ -124,7 +139,7 @@ std::vector<uint32_t> VirtualLog::commit(std::span<const PlannedNode> group,
     assert(n.seq >= next_seq_ && (i == 0 || n.seq == group[i - 1].seq + 1));
     assert(n.prev_seq == node.seq);
     assert(n.adopt.size() + (n.points_to_previous ? 1 : 0) <= kMaxPointers);
-    if (node.seq != 0) replaced.push_back(node.psn);
+    if (node.seq != 0) replaced->push_back(node.psn);
     else ++live_nodes_;
     relist(n.piece, member_psns[i], n.seq);
     node.psn = member_psns[i];
@@ -136,7 +151,6 @@ std::vector<uint32_t> VirtualLog::commit(std::span<const PlannedNode> group,
     root_ = group.back().piece;
     next_seq_ = group.back().seq + 1;
   }
-  return replaced;
 }
 
 void VirtualLog::set_node(uint32_t piece, uint32_t psn, uint64_t seq,

@@ -19,10 +19,16 @@
 // reference is live only while the child piece's current seq is the one
 // recorded.
 //
-// Thread-safety: not thread-safe; owned by VldDisk under the controller lock.
+// plan, pointers and commit fill buffers their caller keeps (and plan some
+// of its own), so that a request's group costs no heap allocation once the
+// buffers have grown to the largest group seen.
+//
+// Thread-safety: not thread-safe, not even plan() const (its scratch
+// buffers); owned by VldDisk under the controller lock.
 #ifndef VLD_CORE_VLD_VIRTUAL_LOG_H_
 #define VLD_CORE_VLD_VIRTUAL_LOG_H_
 
+#include <array>
 #include <cassert>
 #include <cstdint>
 #include <optional>
@@ -85,18 +91,38 @@ class VirtualLog {
   const TrackLists& track_lists() const { return on_track_; }
 
   // The group of map sectors a request touching `pieces` (distinct) writes,
-  // relays included, with seqs from next_seq(); the last one is the new root.
-  std::vector<PlannedNode> plan(std::span<const uint32_t> pieces) const;
+  // relays included, with seqs from next_seq(); the last one is the new
+  // root. Replaces *group's contents, reusing its nodes' buffers.
+  void plan(std::span<const uint32_t> pieces, std::vector<PlannedNode>* group) const;
+  std::vector<PlannedNode> plan(std::span<const uint32_t> pieces) const {
+    std::vector<PlannedNode> group;
+    plan(pieces, &group);
+    return group;
+  }
 
   // The pointers a planned node carries on disk, given where the group's
-  // members were placed (member_psns[i] for group[i]).
+  // members were placed (member_psns[i] for group[i]): written to out,
+  // their number returned.
+  size_t pointers(std::span<const PlannedNode> group, size_t i,
+                  std::span<const uint32_t> member_psns,
+                  std::span<LogPointer, kMaxPointers> out) const;
   std::vector<LogPointer> pointers(std::span<const PlannedNode> group, size_t i,
-                                   std::span<const uint32_t> member_psns) const;
+                                   std::span<const uint32_t> member_psns) const {
+    std::array<LogPointer, kMaxPointers> out;
+    return std::vector<LogPointer>(out.begin(), out.begin() + pointers(group, i, member_psns, out));
+  }
 
-  // Installs the group as written. Returns the psns of the versions it
-  // replaced: they stay on disk until recycling is safe (VldDisk decides).
+  // Installs the group as written. Appends to *replaced the psns of the
+  // versions it replaced: they stay on disk until recycling is safe
+  // (VldDisk decides).
+  void commit(std::span<const PlannedNode> group, std::span<const uint32_t> member_psns,
+              std::vector<uint32_t>* replaced);
   std::vector<uint32_t> commit(std::span<const PlannedNode> group,
-                               std::span<const uint32_t> member_psns);
+                               std::span<const uint32_t> member_psns) {
+    std::vector<uint32_t> replaced;
+    commit(group, member_psns, &replaced);
+    return replaced;
+  }
 
   // Recovery: set state directly.
   void set_node(uint32_t piece, uint32_t psn, uint64_t seq, std::vector<ChildRef> children);
@@ -110,7 +136,10 @@ class VirtualLog {
   std::string check_track_lists() const;
 
  private:
-  std::vector<ChildRef> live_children(uint32_t piece) const;
+  bool has_live_children(uint32_t piece) const;
+  // plan()'s last step: *group from scratch_'s relays, members and nodes
+  // to adopt.
+  void lay_out(std::vector<PlannedNode>* group) const;
   std::optional<uint32_t> find_leaf(std::span<const uint32_t> exclude_sorted) const;
 
   // Moves a piece's entry in on_track_ from its node's psn to `psn`
@@ -124,6 +153,12 @@ class VirtualLog {
   std::optional<uint32_t> root_;
   uint64_t next_seq_ = 1;
   uint64_t live_nodes_ = 0;
+  // plan()'s working lists, kept between calls (see the thread contract).
+  struct PlanScratch {
+    std::vector<uint32_t> members, relays, exclude;
+    std::vector<ChildRef> adopt;
+  };
+  mutable PlanScratch scratch_;
 };
 
 }  // namespace vld

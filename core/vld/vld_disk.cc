@@ -89,6 +89,15 @@ void VldDisk::Impl::store_write(const Extent& e, const void* bytes) {
   }
 }
 
+void VldDisk::Impl::gather_extent(const Extent& e, const void* bytes) {
+  const auto* p = static_cast<const std::byte*>(bytes);
+  for (const SectorRun& r : extent_runs(e, layout_.geometry)) {
+    const size_t n = size_t{r.count} * kSectorBytes;
+    gather_.add(layout_.byte_offset(r.first_psn), std::span(p, n));
+    p += n;
+  }
+}
+
 void VldDisk::Impl::store_read(const Extent& e, void* bytes) {
   auto* p = static_cast<std::byte*>(bytes);
   for (const SectorRun& r : extent_runs(e, layout_.geometry)) {
@@ -307,8 +316,8 @@ void VldDisk::Impl::write_record(bool clean, ServiceClock& clock,
 
   // The drive's own trip to the system track.
   SimTime before = clock.now;
-  charge(std::span<const Extent>(std::vector<Extent>{Extent{0, static_cast<uint32_t>(slot), 1}}),
-         clock);
+  const Extent slot_sector{0, static_cast<uint32_t>(slot), 1};
+  charge(std::span(&slot_sector, 1), clock);
   stats_.record_time += clock.now - before;
   ++stats_.records_written;
   VLD_TRACE(kLog, 1,
@@ -425,9 +434,15 @@ void VldDisk::Impl::maybe_write_record(ServiceClock& clock) {
 
 // ---- requests -------------------------------------------------------------
 
+std::span<const SectorRun> VldDisk::Impl::runs_of(std::span<const Extent> extents) {
+  runs_.clear();
+  for (const Extent& e : extents)
+    for (const SectorRun& r : extent_runs(e, drive_.geometry())) runs_.push_back(r);
+  return runs_;
+}
+
 void VldDisk::Impl::charge(std::span<const Extent> extents, ServiceClock& clock) {
-  std::vector<SectorRun> runs = alloc_.runs(extents);
-  Access a = drive_.access(runs, clock.now, /*charge_overhead=*/false);
+  Access a = drive_.access(runs_of(extents), clock.now, /*charge_overhead=*/false);
   clock.now = a.end;
   clock.breakdown += a.breakdown;
 }
@@ -456,7 +471,7 @@ void VldDisk::Impl::read_block(uint64_t block, std::byte* out, ServiceClock& clo
   const MapEntry& e = map_[block];
   Extent ext = extent_of(e);
   store_read(ext, out);
-  charge_read(alloc_.runs(std::span(&ext, 1)), clock);
+  charge_read(runs_of(std::span(&ext, 1)), clock);
   if (data_checksum(out, sb_.block_bytes, block) != e.checksum) {
     ++stats_.checksum_failures;
     throw Error("data block " + std::to_string(block) + " (offset " +
@@ -466,15 +481,22 @@ void VldDisk::Impl::read_block(uint64_t block, std::byte* out, ServiceClock& clo
   }
 }
 
-std::vector<std::byte>& VldDisk::Impl::current_contents(uint64_t block,
-                                                  std::vector<std::vector<std::byte>>& buffers,
-                                                  ServiceClock& clock) {
-  std::vector<std::byte>& m = buffers.emplace_back(sb_.block_bytes, std::byte{0});
+std::vector<std::byte>& VldDisk::Impl::current_contents(uint64_t block, size_t* used,
+                                                        ServiceClock& clock) {
+  if (*used == rmw_blocks_.size()) rmw_blocks_.emplace_back(sb_.block_bytes);
+  std::vector<std::byte>& m = rmw_blocks_[(*used)++];
   if (map_[block].mapped()) {
     read_block(block, m.data(), clock);
     ++stats_.rmw_reads;
+  } else {
+    std::fill(m.begin(), m.end(), std::byte{0});
   }
   return m;
+}
+
+VldDisk::Impl::ScratchLease::ScratchLease(Impl& d) : depth_(d.apply_depth_) {
+  if (depth_ == d.apply_scratch_.size()) d.apply_scratch_.push_back(std::make_unique<ApplyScratch>());
+  s_ = d.apply_scratch_[depth_++].get();
 }
 
 void VldDisk::Impl::set_map(uint64_t block, const MapEntry& e) {
@@ -488,35 +510,24 @@ void VldDisk::Impl::release_data(const MapEntry& e) {
   if (e.mapped()) pending_data_.push_back(extent_of(e));
 }
 
-bool VldDisk::Impl::apply(std::vector<Update>& updates, std::span<const uint32_t> rewrite_pieces,
+bool VldDisk::Impl::apply(std::span<const Update> updates, std::span<const uint32_t> rewrite_pieces,
                     bool fua, ServiceClock& clock, PlaceMode mode, bool checkpoint) {
   const bool move = mode != PlaceMode::kEager;  // a compaction move or a repack
   leave_clean(clock);
-  std::optional<Placement> placed = place_group(updates, rewrite_pieces, clock, mode);
-  if (!placed) return false;  // only a move gives up
-  const std::vector<PlannedNode>& group = placed->group;
-  const std::vector<Extent>& ext = placed->extents;
-  const size_t data_pieces = placed->data_pieces;
+  const ScratchLease lease(*this);
+  ApplyScratch& s = *lease;
+  if (!place_group(updates, rewrite_pieces, clock, mode, s)) return false;  // only a move gives up
+  const Placement& placed = s.placed;
+  const std::vector<PlannedNode>& group = placed.group;
+  const std::vector<Extent>& ext = placed.extents;
+  const size_t data_pieces = placed.data_pieces;
   // One extent per data piece, then one per map sector, the last the root.
   assert(!group.empty() && ext.size() == data_pieces + group.size());
   assert(group.front().seq == log_.next_seq());  // a group continues the log's seqs
 
-  // Write everything before changing any state: a write that fails leaves
-  // the disk as if the request had not been made (crash contract clause 7).
-  std::vector<std::pair<uint64_t, MapEntry>> replaced;  // (block, entry before)
-  std::vector<uint32_t> member_psns(group.size());
-  for (size_t i = 0; i < group.size(); ++i)
-    member_psns[i] = static_cast<uint32_t>(alloc_.psn(ext[data_pieces + i]));
-  size_t map_sectors_written = 0;
-  try {
-    write_data(updates, ext, replaced);
-    write_map_sectors(updates, group, ext, data_pieces, member_psns, &map_sectors_written);
-  } catch (const Error&) {
-    for (auto it = replaced.rbegin(); it != replaced.rend(); ++it) set_map(it->first, it->second);
-    abandon_group(*placed, map_sectors_written, clock);
-    throw;
-  }
-  for (const auto& [block, before] : replaced) {
+  write_group(updates, s, clock);
+  const std::vector<uint32_t>& member_psns = s.member_psns;
+  for (const auto& [block, before] : s.replaced) {
     release_data(before);
     if (before.mapped()) --live_blocks_;
     if (map_[block].mapped()) ++live_blocks_;
@@ -528,17 +539,18 @@ bool VldDisk::Impl::apply(std::vector<Update>& updates, std::span<const uint32_t
   // meets them; what the map sectors added to the data alone.
   SimTime data_only_end = clock.now;
   if (data_pieces > 0) {
-    std::vector<SectorRun> data_runs = alloc_.runs(std::span(ext.data(), data_pieces));
-    data_only_end = drive_.estimate(data_runs, clock.now, Transfer::kWrite, false).end;
+    data_only_end = drive_.estimate(runs_of(std::span(ext.data(), data_pieces)), clock.now,
+                                    Transfer::kWrite, false).end;
   }
-  std::vector<Extent> in_time;
-  for (size_t i : placed->order) in_time.push_back(ext[i]);
+  std::vector<Extent>& in_time = s.in_time;
+  in_time.clear();
+  for (size_t i : placed.order) in_time.push_back(ext[i]);
   if (!move)
     for (size_t k = 0; k < data_pieces; ++k) track_written_[ext[k].track] = clock.now;
   const ServiceBreakdown before = clock.breakdown;
   charge(in_time, clock);
   if (trace::enabled(trace::Channel::kAllocator))
-    trace_placement(updates, group, ext, data_pieces, move, before, clock, placed->alloc_before);
+    trace_placement(updates, group, ext, data_pieces, move, before, clock, placed.alloc_before);
   if (trace::enabled(trace::Channel::kLog, 2)) trace_group(group, member_psns);
   if (clock.now > data_only_end) stats_.map_time += clock.now - data_only_end;
   ++stats_.map_updates;
@@ -547,7 +559,7 @@ bool VldDisk::Impl::apply(std::vector<Update>& updates, std::span<const uint32_t
   if (!move) stats_.client_blocks_written += data_pieces;
   clock.blocks_written += data_pieces;
 
-  for (uint32_t psn : log_.commit(group, member_psns)) retired_map_.push_back(psn);
+  log_.commit(group, member_psns, &retired_map_);
   if (!checkpoint) note_scattered(group);
   if (fua) sync(clock);
   // A compaction move leaves records to the end of its track (end_victim).
@@ -556,6 +568,36 @@ bool VldDisk::Impl::apply(std::vector<Update>& updates, std::span<const uint32_t
     record_after_request(clock);
   }
   return true;
+}
+
+void VldDisk::Impl::write_group(std::span<const Update> updates, ApplyScratch& s,
+                                ServiceClock& clock) {
+  const Placement& placed = s.placed;
+  const std::vector<PlannedNode>& group = placed.group;
+  const std::vector<Extent>& ext = placed.extents;
+  // Write everything before changing any state: a write that fails leaves
+  // the disk as if the request had not been made (crash contract clause 7).
+  s.replaced.clear();
+  s.member_psns.resize(group.size());
+  for (size_t i = 0; i < group.size(); ++i)
+    s.member_psns[i] = static_cast<uint32_t>(alloc_.psn(ext[placed.data_pieces + i]));
+  // Data first, then the map sectors, each run of them that lies back to
+  // back in the image in one write (WriteGather).
+  size_t data_writes = 0, begun = 0;
+  try {
+    write_data(updates, ext, s.replaced);
+    data_writes = gather_.size();
+    write_map_sectors(updates, group, ext, placed.data_pieces, s.member_psns);
+    HostPhaseTimer io_timer(HostPhase::kStoreIo);
+    gather_.flush(*store_, &begun);
+  } catch (const Error&) {
+    gather_.clear();
+    for (auto it = s.replaced.rbegin(); it != s.replaced.rend(); ++it)
+      set_map(it->first, it->second);
+    // Map sectors whose write was begun: a failed write may still have landed.
+    abandon_group(placed, begun > data_writes ? begun - data_writes : 0, clock);
+    throw;
+  }
 }
 
 void VldDisk::Impl::record_after_request(ServiceClock& clock) {
@@ -608,32 +650,31 @@ std::optional<std::vector<Extent>> VldDisk::Impl::allocate(std::vector<uint32_t>
   return ext;
 }
 
-std::optional<VldDisk::Impl::Placement> VldDisk::Impl::place_group(std::span<const Update> updates,
-                                                        std::span<const uint32_t> rewrite_pieces,
-                                                        ServiceClock& clock, PlaceMode mode) {
+bool VldDisk::Impl::place_group(std::span<const Update> updates,
+                                std::span<const uint32_t> rewrite_pieces, ServiceClock& clock,
+                                PlaceMode mode, ApplyScratch& s) {
   HostPhaseTimer phase_timer(HostPhase::kAllocator);
-  const std::vector<uint32_t> pieces =
-      touched_pieces(rewrite_pieces, updates, [](const Update& u) { return u.block; });
-
-  Placement p;
-  std::vector<uint32_t> sizes;
+  touched_pieces(rewrite_pieces, updates, [](const Update& u) { return u.block; }, &s.pieces);
+  Placement& p = s.placed;
+  s.sizes.clear();
   for (const Update& u : updates)
-    if (u.data && !u.placed) sizes.push_back(layout_.block_sectors);
-  p.data_pieces = sizes.size();
-  // The group depends on the log's state, which a repack changes.
-  auto plan_group = [&] {
-    p.group = log_.plan(pieces);
-    sizes.resize(p.data_pieces);
-    sizes.insert(sizes.end(), p.group.size(), 1);
+    if (u.data && !u.placed) s.sizes.push_back(layout_.block_sectors);
+  p.data_pieces = s.sizes.size();
+  // The group depends on the log's state, which a repack changes. (Two
+  // pointers: small enough for std::function to hold without allocating.)
+  auto plan_group = [this, &s] {
+    log_.plan(s.pieces, &s.placed.group);
+    s.sizes.resize(s.placed.data_pieces);
+    s.sizes.insert(s.sizes.end(), s.placed.group.size(), 1);
   };
   plan_group();
 
   p.alloc_before = alloc_.stats();
   std::optional<std::vector<Extent>> ext =
-      allocate(sizes, p.data_pieces, plan_group, clock, mode, &p.order);
-  if (!ext) return std::nullopt;  // only a move gives up
+      allocate(s.sizes, p.data_pieces, plan_group, clock, mode, &p.order);
+  if (!ext) return false;  // only a move gives up
   p.extents = std::move(*ext);
-  return p;
+  return true;
 }
 
 void VldDisk::Impl::write_data(std::span<const Update> updates, std::span<const Extent> ext,
@@ -645,7 +686,7 @@ void VldDisk::Impl::write_data(std::span<const Update> updates, std::span<const 
       e = *u.placed;  // written by place_shadow
     } else if (u.data) {
       const Extent& x = ext[k++];
-      store_write(x, u.data);
+      gather_extent(x, u.data);
       e = MapEntry{static_cast<uint32_t>(alloc_.psn(x) + 1),
                    data_checksum(u.data, sb_.block_bytes, u.block)};
     }
@@ -656,16 +697,9 @@ void VldDisk::Impl::write_data(std::span<const Update> updates, std::span<const 
 
 void VldDisk::Impl::write_map_sectors(std::span<const Update> updates,
                                 std::span<const PlannedNode> group, std::span<const Extent> ext,
-                                size_t data_pieces, std::span<const uint32_t> member_psns,
-                                size_t* written) {
+                                size_t data_pieces, std::span<const uint32_t> member_psns) {
   HostPhaseTimer phase_timer(HostPhase::kMap);
-  std::vector<uint64_t> changed(group.size(), 0);
-  for (const Update& u : updates) {
-    const uint32_t piece = piece_of(u.block);
-    for (size_t i = 0; i < group.size(); ++i)
-      if (!group[i].relay && group[i].piece == piece)
-        changed[i] |= uint64_t{1} << (u.block % kEntriesPerPiece);
-  }
+  map_bytes_.resize(group.size());  // before gathering: no reallocation under gather_
   for (size_t i = 0; i < group.size(); ++i) {
     MapSector m;
     m.piece = group[i].piece;
@@ -674,17 +708,16 @@ void VldDisk::Impl::write_map_sectors(std::span<const Update> updates,
     m.group_seq = group.front().seq;
     m.group_count = static_cast<uint32_t>(group.size());
     m.synced_back = MapSector::synced_back_for(m.seq, synced_seq_);
-    m.changed = changed[i];
+    if (!group[i].relay)  // the entries this request changed (a relay changes none)
+      for (const Update& u : updates)
+        if (piece_of(u.block) == m.piece) m.changed |= uint64_t{1} << (u.block % kEntriesPerPiece);
     for (uint32_t j = 0; j < kEntriesPerPiece; ++j) {
       uint64_t b = uint64_t{m.piece} * kEntriesPerPiece + j;
       if (b < layout_.blocks) m.entries[j] = map_[b];
     }
-    std::vector<LogPointer> ptrs = log_.pointers(group, i, member_psns);
-    m.pointer_count = static_cast<uint16_t>(ptrs.size());
-    std::copy(ptrs.begin(), ptrs.end(), m.pointers.begin());
-    SectorBytes bytes = encode_map_sector(m, sb_.secret);
-    ++*written;  // counted first: a failed write may still have landed
-    store_write(ext[data_pieces + i], bytes.data());
+    m.pointer_count = static_cast<uint16_t>(log_.pointers(group, i, member_psns, m.pointers));
+    map_bytes_[i] = encode_map_sector(m, sb_.secret);
+    gather_extent(ext[data_pieces + i], map_bytes_[i].data());
   }
 }
 
@@ -817,16 +850,16 @@ Completion VldDisk::Impl::write(uint64_t offset, std::span<const std::byte> data
   ServiceClock clock = begin(start);
   if (data.empty()) return finish(clock);
   const uint64_t first = offset / bs, last = (offset + data.size() - 1) / bs;
-  std::vector<Update> updates;
-  std::vector<std::vector<std::byte>> merged;  // read-modify-write of partial blocks
-  merged.reserve(2);
+  std::vector<Update>& updates = request_updates_;
+  updates.clear();
+  size_t merged = 0;  // rmw_blocks_ taken: read-modify-write of partial blocks
   for (uint64_t b = first; b <= last; ++b) {
     uint64_t lo = std::max(offset, b * bs), hi = std::min(offset + data.size(), (b + 1) * bs);
     if (hi - lo == bs) {
       updates.push_back(Update{b, data.data() + (lo - offset)});
       continue;
     }
-    std::vector<std::byte>& m = current_contents(b, merged, clock);
+    std::vector<std::byte>& m = current_contents(b, &merged, clock);
     std::copy(data.begin() + (lo - offset), data.begin() + (hi - offset), m.begin() + (lo - b * bs));
     updates.push_back(Update{b, m.data()});
   }
@@ -834,7 +867,7 @@ Completion VldDisk::Impl::write(uint64_t offset, std::span<const std::byte> data
   // A one-block write is placed as a compaction move is (a data block and
   // its map sector, eagerly): until the compactor has moved anything, its
   // cost is the moves' best guess (CompactionCosts::move_mean).
-  if (updates.size() == 1 && merged.empty())
+  if (updates.size() == 1 && merged == 0)
     compactor_.costs().client_write.observe(clock.breakdown.locate() + clock.breakdown.transfer);
   return finish(clock);
 }
@@ -850,7 +883,8 @@ Completion VldDisk::Impl::trim(uint64_t offset, uint64_t len, bool fua, SimTime 
   store_->check();
   const uint64_t bs = sb_.block_bytes;
   ServiceClock clock = begin(start);
-  std::vector<Update> updates;
+  std::vector<Update>& updates = request_updates_;
+  updates.clear();
   // Whole blocks only: trim is advisory, partial blocks keep their data.
   // Blocks already unmapped are unmapped again: that they are unmapped may
   // not be durable yet (an earlier trim still in flight), and this request
@@ -885,9 +919,9 @@ Completion VldDisk::Impl::zero(uint64_t offset, uint64_t len, ZeroFlags flags, S
   if (flags.fast && writes_data)
     throw Error("zeroing here means writing data blocks, which is not fast", ENOTSUP);
 
-  std::vector<Update> updates;
-  std::vector<std::vector<std::byte>> merged;
-  merged.reserve(2);
+  std::vector<Update>& updates = request_updates_;
+  updates.clear();
+  size_t merged = 0;  // rmw_blocks_ taken
   const std::byte* zeros = zero_block();
   for (uint64_t b = first; b <= last; ++b) {
     bool whole = b * bs >= offset && (b + 1) * bs <= offset + len;
@@ -902,7 +936,7 @@ Completion VldDisk::Impl::zero(uint64_t offset, uint64_t len, ZeroFlags flags, S
       if (!durably_unmapped(b)) updates.push_back(Update{b, nullptr});
       continue;
     }
-    std::vector<std::byte>& m = current_contents(b, merged, clock);
+    std::vector<std::byte>& m = current_contents(b, &merged, clock);
     uint64_t lo = std::max(offset, b * bs), hi = std::min(offset + len, (b + 1) * bs);
     std::fill(m.begin() + (lo - b * bs), m.begin() + (hi - b * bs), std::byte{0});
     updates.push_back(Update{b, m.data()});
@@ -926,8 +960,8 @@ Completion VldDisk::Impl::commit_group(std::span<const GroupBlock> blocks, SimTi
   store_->check();
   assert(!blocks.empty());
   ServiceClock clock = begin(start);
-  std::vector<Update> updates;
-  updates.reserve(blocks.size());
+  std::vector<Update>& updates = request_updates_;
+  updates.clear();
   for (const GroupBlock& g : blocks) {
     const MapEntry* placed = nullptr;
     if (g.shadow_token) {

@@ -7,6 +7,12 @@
 //   vld_disk_checkpoint.cc  delta checkpoints
 //   vld_disk_stats.cc       trace lines, consistency check, statistics
 //
+// The write path allocates nothing on the heap once its buffers have grown
+// to the largest request seen (ApplyScratch, request_updates_, runs_),
+// except the extents the allocator returns; it writes each run of data and
+// map sectors that lies back to back in the image with one store call
+// (gather_).
+//
 // Thread-safety: not thread-safe (see Disk); DiskController serialises.
 #ifndef VLD_CORE_VLD_VLD_DISK_IMPL_H_
 #define VLD_CORE_VLD_VLD_DISK_IMPL_H_
@@ -22,6 +28,7 @@
 
 #include "core/disk.h"
 #include "core/store/backing_store.h"
+#include "core/store/write_gather.h"
 #include "core/vld/compactor.h"
 #include "core/vld/eager_allocator.h"
 #include "core/vld/free_space_map.h"
@@ -190,7 +197,7 @@ class VldDisk::Impl {
   // A delta checkpoint's group (checkpoint) is placed eagerly but is no
   // client write: it neither unsettles compaction nor is scattered, and
   // its caller writes the record.
-  bool apply(std::vector<Update>& updates, std::span<const uint32_t> rewrite_pieces, bool fua,
+  bool apply(std::span<const Update> updates, std::span<const uint32_t> rewrite_pieces, bool fua,
              ServiceClock& clock, PlaceMode mode = PlaceMode::kEager, bool checkpoint = false);
   // Where a request's data blocks and map sectors go, as apply() plans them.
   struct Placement {
@@ -199,6 +206,31 @@ class VldDisk::Impl {
     size_t data_pieces = 0;
     std::vector<size_t> order;    // extents in the order the head meets them
     AllocatorStats alloc_before;
+  };
+  // What one apply() works in, kept between requests so that the write
+  // path does not allocate once the buffers have grown. One per nesting
+  // level (apply_scratch_[depth]): placing a group may repack, which
+  // applies a group of its own while the outer one's buffers are in use.
+  struct ApplyScratch {
+    Placement placed;
+    std::vector<uint32_t> pieces;       // map pieces the group touches
+    std::vector<uint32_t> sizes;        // sectors of each piece to place
+    std::vector<uint32_t> member_psns;  // where group member i went
+    std::vector<std::pair<uint64_t, MapEntry>> replaced;  // (block, entry before)
+    std::vector<Extent> in_time;        // extents in the order the head meets them
+  };
+  // The next nesting level's scratch, for as long as the lease lives.
+  class ScratchLease {
+   public:
+    explicit ScratchLease(Impl& d);
+    ~ScratchLease() { --depth_; }
+    ScratchLease(const ScratchLease&) = delete;
+    ScratchLease& operator=(const ScratchLease&) = delete;
+    ApplyScratch& operator*() const { return *s_; }
+
+   private:
+    size_t& depth_;
+    ApplyScratch* s_;
   };
   // Places `sizes` (data pieces first) near the head, moving the window
   // (a record) when it is full and repacking when free space is only in
@@ -209,18 +241,24 @@ class VldDisk::Impl {
                                               ServiceClock& clock, PlaceMode mode,
                                               std::vector<size_t>* order);
   // Plans the group and allocates its sectors (moving the window, writing
-  // records or repacking as needed). nullopt: a move found no hole.
-  std::optional<Placement> place_group(std::span<const Update> updates,
-                                       std::span<const uint32_t> rewrite_pieces,
-                                       ServiceClock& clock, PlaceMode mode);
-  // Writes the data blocks and points map_ at them, remembering in
-  // `replaced` each entry it changed (to undo or to free).
+  // records or repacking as needed) into s.placed, using s's buffers.
+  // false: a move found no hole.
+  bool place_group(std::span<const Update> updates, std::span<const uint32_t> rewrite_pieces,
+                   ServiceClock& clock, PlaceMode mode, ApplyScratch& s);
+  // apply()'s writes: s.placed's data blocks and map sectors, with map_
+  // pointing at the new data (s.replaced: the entries before) and
+  // s.member_psns where each group member went. If a write fails, map_ is
+  // put back, the group abandoned (abandon_group) and the error rethrown.
+  void write_group(std::span<const Update> updates, ApplyScratch& s, ServiceClock& clock);
+  // Gathers the data blocks' writes (gather_) and points map_ at them,
+  // remembering in `replaced` each entry it changed (to undo or to free).
   void write_data(std::span<const Update> updates, std::span<const Extent> ext,
                   std::vector<std::pair<uint64_t, MapEntry>>& replaced);
-  // Writes the group's map sectors from map_; *written counts those begun.
+  // Encodes the group's map sectors from map_ into map_bytes_ and gathers
+  // their writes after the data's.
   void write_map_sectors(std::span<const Update> updates, std::span<const PlannedNode> group,
                          std::span<const Extent> ext, size_t data_pieces,
-                         std::span<const uint32_t> member_psns, size_t* written);
+                         std::span<const uint32_t> member_psns);
   // A request whose writes failed: its seqs are skipped, any map sector of
   // it that reached the platter is voided by a log record, and its sectors
   // are free again. If the record fails too, the disk stops (FailStopStore).
@@ -307,12 +345,14 @@ class VldDisk::Impl {
   std::optional<CylinderWindow> window_with_empty_tracks() const;
   // Reads a mapped block (verifying it) into out; charges the access.
   void read_block(uint64_t block, std::byte* out, ServiceClock& clock);
-  // A new buffer in `buffers` holding the block as it reads now (read, and
-  // counted, if mapped; zeros if not): the start of a read-modify-write.
-  std::vector<std::byte>& current_contents(uint64_t block,
-                                           std::vector<std::vector<std::byte>>& buffers,
-                                           ServiceClock& clock);
+  // The next of rmw_blocks_ (*used of them are taken; one more is now)
+  // holding the block as it reads now (read, and counted, if mapped; zeros
+  // if not): the start of a read-modify-write.
+  std::vector<std::byte>& current_contents(uint64_t block, size_t* used, ServiceClock& clock);
   void charge(std::span<const Extent> extents, ServiceClock& clock);
+  // runs_ = the access that transfers `extents` in order (EagerAllocator::
+  // runs, into a buffer kept between requests).
+  std::span<const SectorRun> runs_of(std::span<const Extent> extents);
   // What reading costs the drive, through its track buffer.
   void charge_read(std::span<const SectorRun> runs, ServiceClock& clock);
   // One revolution puts a whole track in the track buffer.
@@ -329,6 +369,8 @@ class VldDisk::Impl {
   // map_[block] = e, keeping blocks_on_ in step.
   void set_map(uint64_t block, const MapEntry& e);
   void store_write(const Extent& e, const void* bytes);
+  // store_write into gather_: written at its next flush.
+  void gather_extent(const Extent& e, const void* bytes);
   void store_read(const Extent& e, void* bytes);
   void release_data(const MapEntry& e);
   Completion finish(ServiceClock& clock) const;
@@ -402,6 +444,19 @@ class VldDisk::Impl {
   std::vector<uint32_t> shadow_on_track_;
   VldStats stats_;
   RecoveryReport recovery_;
+  // Buffers kept between requests (the thread contract above): apply()'s,
+  // one per nesting level; a client request's updates and read-modify-write
+  // blocks (client requests do not nest); runs_of()'s.
+  std::vector<std::unique_ptr<ApplyScratch>> apply_scratch_;
+  size_t apply_depth_ = 0;
+  std::vector<Update> request_updates_;
+  std::vector<std::vector<std::byte>> rmw_blocks_;
+  std::vector<SectorRun> runs_;
+  // apply()'s writes, from its first gathered one to its flush (no nested
+  // apply runs in between: nesting happens only while placing), and the
+  // encoded map sectors they point into.
+  WriteGather gather_;
+  std::vector<SectorBytes> map_bytes_;
 };
 
 }  // namespace vld

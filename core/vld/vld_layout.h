@@ -74,13 +74,20 @@ struct VldLayout {
 // blocks and rewriting those pieces touches. (A projection, not a
 // std::views::transform: clang, which the sanitizer build uses, rejects
 // libstdc++ 12's views.)
+// Replaces *touched's contents (reusing its buffer).
+template <typename Items, typename BlockOf>
+void touched_pieces(std::span<const uint32_t> pieces, const Items& items, BlockOf block_of,
+                    std::vector<uint32_t>* touched) {
+  touched->assign(pieces.begin(), pieces.end());
+  for (const auto& item : items) touched->push_back(piece_of(block_of(item)));
+  std::sort(touched->begin(), touched->end());
+  touched->erase(std::unique(touched->begin(), touched->end()), touched->end());
+}
 template <typename Items, typename BlockOf>
 std::vector<uint32_t> touched_pieces(std::span<const uint32_t> pieces, const Items& items,
                                      BlockOf block_of) {
-  std::vector<uint32_t> touched(pieces.begin(), pieces.end());
-  for (const auto& item : items) touched.push_back(piece_of(block_of(item)));
-  std::sort(touched.begin(), touched.end());
-  touched.erase(std::unique(touched.begin(), touched.end()), touched.end());
+  std::vector<uint32_t> touched;
+  touched_pieces(pieces, items, block_of, &touched);
   return touched;
 }
 

@@ -1,8 +1,9 @@
 // interpose.h: the LD_PRELOAD plumbing the test shims share
 // (tests/fs/powercut_shim.c, tests/integration/fault_shim.c): it exports
-// open, open64, close, pwrite, pwrite64, fallocate, fallocate64, fdatasync
-// and fsync, finds the real ones with dlsym(RTLD_NEXT), and hands each call
-// to the including shim's hooks, which decide what to do with the image:
+// open, open64, close, pwrite, pwrite64, pwritev, pwritev64, fallocate,
+// fallocate64, fdatasync and fsync, finds the real ones with
+// dlsym(RTLD_NEXT), and hands each call to the including shim's hooks,
+// which decide what to do with the image:
 //
 //   static void shim_opened(const char* path, int flags, int fd);  // fd >= 0
 //   static void shim_closing(int fd);
@@ -11,6 +12,14 @@
 //   static int shim_fallocate(real_fallocate_fn real, int fd, int mode,
 //                             off_t off, off_t len);
 //   static int shim_sync(real_sync_fn real, int fd);  // fdatasync and fsync
+//
+// A pwritev is handed to shim_pwrite as the pwrites of its iovecs, one
+// after the other (with real pwrite): a shim sees, counts and may fail each
+// piece as if the caller had made those pwrites. A piece that fails fails
+// the pwritev (-1 and its errno) with the pieces before it written, as a
+// write that fails part way may leave it; a short piece ends it short (the
+// bytes written so far), and the caller's retry of the rest meets the
+// shim's next verdict.
 //
 // A hook that does not care calls real(...). Include it once, in a C file
 // compiled with -shared -fPIC and linked with -ldl -lpthread.
@@ -26,6 +35,7 @@
 #include <stdarg.h>
 #include <stdlib.h>
 #include <sys/types.h>
+#include <sys/uio.h>
 #include <unistd.h>
 
 typedef ssize_t (*real_pwrite_fn)(int, const void*, size_t, off_t);
@@ -123,6 +133,28 @@ ssize_t pwrite(int fd, const void* buf, size_t n, off_t off) {
 ssize_t pwrite64(int fd, const void* buf, size_t n, off_t off) {
   resolve();
   return shim_pwrite(real_pwrite64, fd, buf, n, off);
+}
+
+static ssize_t interpose_pwritev(real_pwrite_fn fn, int fd, const struct iovec* iov, int n,
+                                 off_t off) {
+  ssize_t done = 0;
+  for (int i = 0; i < n; ++i) {
+    const ssize_t r = shim_pwrite(fn, fd, iov[i].iov_base, iov[i].iov_len, off + done);
+    if (r < 0) return -1;  // errno: the shim's (or the real call's)
+    done += r;
+    if ((size_t)r < iov[i].iov_len) break;
+  }
+  return done;
+}
+
+ssize_t pwritev(int fd, const struct iovec* iov, int n, off_t off) {
+  resolve();
+  return interpose_pwritev(real_pwrite, fd, iov, n, off);
+}
+
+ssize_t pwritev64(int fd, const struct iovec* iov, int n, off_t off) {
+  resolve();
+  return interpose_pwritev(real_pwrite64, fd, iov, n, off);
 }
 
 int fallocate(int fd, int mode, off_t off, off_t len) {
