@@ -401,13 +401,16 @@ std::optional<std::vector<Extent>> VldDisk::Impl::place_in_scan_set(
   std::optional<std::vector<Extent>> ext =
       alloc_.place(sizes, drive_.head(), clock.now, window_, order, mode);
   if (!ext || map_sectors_in_scan_set(*ext, data_pieces)) return ext;
-  // Recovery could not reach that map sector: undo, and widen the set first.
-  for (const Extent& e : *ext) free_.release(e.track, e.sector, e.sectors);
+  // Recovery could not reach that map sector from the record: a record
+  // naming the whole window goes first. The placement stands (its sectors
+  // stay allocated, and lie in the window); the drive reaches it from the
+  // system track.
   interval_calm_ = false;
   calm_needed_ = std::min(2 * calm_needed_, kMostCalmIntervalsBeforeNarrow);
   write_record(false, clock, std::nullopt, "a map sector beyond the scan set");
   ++stats_.scan_set_widenings;
-  return alloc_.place(sizes, drive_.head(), clock.now, window_, order, mode);
+  assert(scan_set_.is_whole());
+  return ext;
 }
 
 CylinderWindow VldDisk::Impl::roomiest_window_around(uint32_t cylinder) const {

@@ -286,7 +286,7 @@ class VldDisk::Impl {
   // on) lies in the scan set.
   bool map_sectors_in_scan_set(std::span<const Extent> ext, size_t data_pieces) const;
   // alloc_.place, kept to the scan set: a placement with a map sector
-  // outside it is undone, and a record naming the whole window comes first.
+  // outside it stands, but a record naming the whole window comes first.
   std::optional<std::vector<Extent>> place_in_scan_set(std::vector<uint32_t>& sizes,
                                                        size_t data_pieces, ServiceClock& clock,
                                                        PlaceMode mode, std::vector<size_t>* order);
