@@ -296,6 +296,9 @@ void VldDisk::Impl::write_record(bool clean, ServiceClock& clock,
   // about, or the compactor moves blocks, a narrow set would cost a record
   // per jump.
   calm_intervals_ = interval_calm_ ? calm_intervals_ + 1 : 0;
+  // A narrow interval that stayed calm earns back what a widening cost.
+  if (interval_calm_ && !scan_set_.is_whole())
+    calm_needed_ = std::max(calm_needed_ / 2, kCalmIntervalsBeforeNarrow);
   ScanSet calm_set = record_scan_set(w);
   ScanSet next_set =
       calm_intervals_ >= calm_needed_ ? calm_set : ScanSet::whole(w, layout_.cylinders);

@@ -378,8 +378,10 @@ class VldDisk::Impl {
   // sector within calm_set_ (before its own request's).
   bool interval_calm_ = true;
   // Calm record intervals in a row, and how many make the next record
-  // narrow: 2 at first, doubled by every widening (up to 64), so that a
-  // workload that jumps about pays for few of them. An open starts calm.
+  // narrow: 2 at first, doubled by every widening (up to 64) and halved by
+  // every narrow interval that stays calm, so that a workload that jumps
+  // about pays for few widenings and a calm one soon narrows again after
+  // a rare jump. An open starts calm.
   static constexpr uint32_t kCalmIntervalsBeforeNarrow = 2;
   static constexpr uint32_t kMostCalmIntervalsBeforeNarrow = 64;
   uint32_t calm_needed_ = kCalmIntervalsBeforeNarrow;
