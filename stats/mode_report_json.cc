@@ -31,6 +31,8 @@ void to_json(nlohmann::json& j, const VldReport& r) {
       {"map_update_us", r.map_update_us()},
       {"log_records_written", s.records_written},
       {"dry_window_moves", s.dry_window_moves},
+      {"narrow_records", s.narrow_records},
+      {"scan_set_widenings", s.scan_set_widenings},
       {"checkpoints", s.checkpoints},
       {"delta_checkpoints", s.delta_checkpoints},
       {"idle_delta_checkpoints", s.idle_delta_checkpoints},

@@ -1,5 +1,6 @@
 #include "core/vld/map_sector.h"
 
+#include <algorithm>
 #include <cstring>
 
 #include "core/util/checksum.h"
@@ -93,6 +94,8 @@ SectorBytes encode_log_record(const LogRecord& r, const Secret& key) {
   encode_fixed32(p + 60, r.head);
   encode_fixed32(p + 64, r.root.piece);
   encode_fixed64(p + 68, r.checkpoint_seq);
+  encode_fixed32(p + 76, r.scan_set_narrow ? 1 : 0);
+  if (r.scan_set_narrow) std::copy(r.scan_set_bits.begin(), r.scan_set_bits.end(), p + 80);
   seal(b, key);
   return b;
 }
@@ -114,6 +117,8 @@ std::optional<LogRecord> decode_log_record(const unsigned char* p, const Secret&
   r.head = decode_fixed32(p + 60);
   r.root.piece = decode_fixed32(p + 64);
   r.checkpoint_seq = decode_fixed64(p + 68);
+  r.scan_set_narrow = decode_fixed32(p + 76) == 1;
+  if (r.scan_set_narrow) std::copy_n(p + 80, r.scan_set_bits.size(), r.scan_set_bits.begin());
   if (r.next_seq <= r.durable_seq || r.checkpoint_seq > r.durable_seq) return std::nullopt;
   return r;
 }

@@ -99,7 +99,9 @@ std::optional<MapSector> decode_map_sector(const unsigned char* bytes, const Sec
 // Its byte layout is docs/format.md, "Log record (512 bytes, in slot 0 or
 // 1)". checkpoint_seq is the last seq of the newest checkpoint group (full
 // or delta, vld_disk_checkpoint.cc) under the record: every live map sector
-// with a higher seq was scattered by a request.
+// with a higher seq was scattered by a request. A narrow record names the
+// cylinders of the window that recovery reads first (scan_set.h); the
+// others name none, and recovery reads the whole window.
 struct LogRecord {
   bool clean = false;
   uint64_t generation = 0;
@@ -112,6 +114,9 @@ struct LogRecord {
   uint32_t head_cylinder = 0;
   uint32_t head = 0;
   uint64_t checkpoint_seq = 0;
+  bool scan_set_narrow = false;
+  std::array<unsigned char, 416> scan_set_bits{};  // ScanSet::encode_bits, if narrow
+  static_assert(80 + 416 == 496, "the bits end where the MAC begins");
 };
 
 SectorBytes encode_log_record(const LogRecord& r, const Secret& key);

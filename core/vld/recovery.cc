@@ -4,12 +4,15 @@
 #include <algorithm>
 #include <chrono>
 #include <map>
+#include <set>
 #include <string>
 #include <tuple>
 #include <unordered_map>
+#include <unordered_set>
 
 #include "core/vld/eager_allocator.h"
 #include "core/vld/log_walk.h"
+#include "core/vld/scan_set.h"
 #include "core/util/error.h"
 #include "core/util/trace.h"
 #include "geometry/drive_model.h"
@@ -404,50 +407,72 @@ class Recovery {
 
   uint32_t window_cylinders() const { return std::min(rec_->window_cylinders, L_.cylinders); }
 
-  // 2. Candidates: map sectors newer than the record, in its window. The
-  // data their requests wrote is checked (step 3) from the tracks the scan
-  // reads whole, wherever it lies on one of them: a block never leaves its
-  // track (it wraps), and eager writing put it in the window too. Read
-  // block by block afterwards, those checks were most of what an unclean
-  // open cost (600 random reads, 5.7 s of 8.8 on a 1 GiB st19101 image).
+  // 2. Candidates: map sectors newer than the record, in its window: on
+  // the cylinders the record's scan set names, and next to every cylinder
+  // where one written since the record turns up, until none is added
+  // (scan_set.h says why that finds every flushed one; a record without a
+  // set names the whole window). The data their requests wrote is checked
+  // (step 3) from the tracks the scan reads whole, wherever it lies on one
+  // of them: a block never leaves its track (it wraps). Read block by block
+  // afterwards, those checks were most of what an unclean open cost (600
+  // random reads, 5.7 s of 8.8 on a 1 GiB st19101 image).
   void scan_window() {
-    const uint32_t count = window_cylinders();
-    for (uint32_t k = 0; k < count; ++k) {
-      const uint32_t c = (rec_->window_first + k) % L_.cylinders;
-      for (uint32_t h = 0; h < L_.heads; ++h) {
-        const uint32_t t = c * L_.heads + h;
-        if (t == 0) continue;  // the system track holds records, not map sectors
-        const std::vector<unsigned char> track = reader_.track(t);
-        const size_t first_new = cands_.size();
-        map_sectors_on(track, t, L_, sb_.secret, rec_->durable_seq, &cands_);
-        for (size_t i = first_new; i < cands_.size(); ++i) want_data_of(cands_[i].m, uint64_t{k} * L_.heads + h);
-        check_wanted_on(t, track);
-        if (progress_)
-          progress_("scanning the window", uint64_t{k} * L_.heads + h + 1, uint64_t{count} * L_.heads);
+    const CylinderWindow w{rec_->window_first, rec_->window_cylinders};
+    scan_set_ = rec_->scan_set_narrow
+                    ? ScanSet::decode_bits(rec_->scan_set_bits.data(), w, L_.cylinders)
+                    : ScanSet::whole(w, L_.cylinders);
+    std::set<uint32_t> pending;  // window indices, read lowest first
+    for (uint32_t k = 0; k < scan_set_.width(); ++k)
+      if (scan_set_.contains_index(k)) pending.insert(k);
+    std::vector<bool> done(scan_set_.width(), false);
+    while (!pending.empty()) {
+      const uint32_t k = *pending.begin();
+      pending.erase(pending.begin());
+      done[k] = true;
+      if (scan_cylinder(scan_set_.cylinder_at(k)))
+        for (uint32_t n : scan_set_.neighbourhood(k))
+          if (!done[n]) pending.insert(n);
+      if (progress_) {
+        const uint64_t read = std::count(done.begin(), done.end(), true);
+        progress_("scanning the window", read * L_.heads, (read + pending.size()) * L_.heads);
       }
     }
     st_.report.candidates = cands_.size();
     protect_candidates();
   }
 
-  // Where track t comes in the window's scan (nullopt: outside it).
-  std::optional<uint64_t> scan_index(uint32_t t) const {
-    const uint32_t c = t / L_.heads, h = t % L_.heads;
-    const uint32_t k = (c + L_.cylinders - rec_->window_first % L_.cylinders) % L_.cylinders;
-    if (k >= window_cylinders()) return std::nullopt;
-    return uint64_t{k} * L_.heads + h;
+  // Reads cylinder c's tracks for candidates; whether one of them was
+  // written since the record (seqs from its next_seq, before the epoch
+  // gap of a recovery's own checkpoint: that one is never needed, and
+  // following it would make a second recovery read more than the first).
+  bool scan_cylinder(uint32_t c) {
+    bool since_record = false;
+    for (uint32_t h = 0; h < L_.heads; ++h) {
+      const uint32_t t = c * L_.heads + h;
+      if (t == 0) continue;  // the system track holds records, not map sectors
+      const std::vector<unsigned char> track = reader_.track(t);
+      const size_t first_new = cands_.size();
+      map_sectors_on(track, t, L_, sb_.secret, rec_->durable_seq, &cands_);
+      for (size_t i = first_new; i < cands_.size(); ++i) {
+        const uint64_t seq = cands_[i].m.seq;
+        if (seq >= rec_->next_seq && seq - rec_->next_seq < kRecoveryEpochGap) since_record = true;
+        want_data_of(cands_[i].m);
+      }
+      check_wanted_on(t, track);
+      scanned_tracks_.insert(t);
+    }
+    return since_record;
   }
 
-  // The data blocks a candidate found at scan position `at` wrote, noted
-  // for checking when the scan reads their track (now, or later in it).
-  // Blocks on tracks already passed are read on their own in step 3.
-  void want_data_of(const MapSector& m, uint64_t at) {
+  // The data blocks a candidate wrote, noted for checking when the scan
+  // reads their track (now, or later in it). Blocks on tracks already
+  // read, or never read, are read on their own in step 3.
+  void want_data_of(const MapSector& m) {
     for (uint32_t e = 0; e < kEntriesPerPiece; ++e) {
       const MapEntry& me = m.entries[e];
       if (!wrote_data(m, e) || me.psn() >= L_.platter_sectors()) continue;
       const uint32_t t = L_.track_of(me.psn());
-      const std::optional<uint64_t> when = scan_index(t);
-      if (when && *when >= at)
+      if (scan_set_.index_of(t / L_.heads) && !scanned_tracks_.count(t))
         wanted_[t].push_back(DataKey{static_cast<uint32_t>(me.psn()), uint64_t{m.piece} * kEntriesPerPiece + e});
     }
   }
@@ -671,6 +696,8 @@ class Recovery {
   };
   std::unordered_map<uint32_t, std::vector<DataKey>> wanted_;  // track -> blocks to check there
   std::map<DataKey, uint32_t> data_sums_;    // checksums taken during the window scan
+  ScanSet scan_set_ = ScanSet::whole(CylinderWindow{0, 1}, 1);  // step 2's, from the record
+  std::unordered_set<uint32_t> scanned_tracks_;  // tracks step 2 has read
   std::map<uint64_t, Outcome> outcomes_;     // group seq -> what became of it
   const Found* voucher_ = nullptr;           // the candidate vouching for the newest seq
   std::optional<LogPointer> newest_root_;    // of the newest group accepted from the window

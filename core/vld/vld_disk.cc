@@ -304,6 +304,18 @@ void VldDisk::Impl::write_record(bool clean, ServiceClock& clock,
   CylinderWindow w = next_window.value_or(window_);
   r.window_first = w.first;
   r.window_cylinders = w.count;
+  // Narrow only after calm intervals (scan_set.h): where the writes jump
+  // about, or the compactor moves blocks, a narrow set would cost a record
+  // per jump.
+  calm_intervals_ = interval_calm_ ? calm_intervals_ + 1 : 0;
+  // A narrow interval that stayed calm earns back what a widening cost.
+  if (interval_calm_ && !scan_set_.is_whole())
+    calm_needed_ = std::max(calm_needed_ / 2, kCalmIntervalsBeforeNarrow);
+  ScanSet calm_set = record_scan_set(w);
+  ScanSet next_set =
+      calm_intervals_ >= calm_needed_ ? calm_set : ScanSet::whole(w, layout_.cylinders);
+  r.scan_set_narrow = !next_set.is_whole();
+  if (r.scan_set_narrow) next_set.encode_bits(r.scan_set_bits.data());
   r.head_cylinder = drive_.head().cylinder;
   r.head = drive_.head().head;
   r.checkpoint_seq = checkpoint_seq_;
@@ -313,6 +325,7 @@ void VldDisk::Impl::write_record(bool clean, ServiceClock& clock,
   store_->sync();
   clock.syncs += 2;
   record_ = r;
+  if (r.scan_set_narrow) ++stats_.narrow_records;
 
   // The drive's own trip to the system track.
   SimTime before = clock.now;
@@ -344,6 +357,75 @@ void VldDisk::Impl::write_record(bool clean, ServiceClock& clock,
   // of how spent it is; a record that keeps it (compaction) does not.
   window_ = w;
   if (next_window) window_free_at_open_ = window_free_sectors();
+  scan_set_ = std::move(next_set);
+  calm_set_ = std::move(calm_set);
+  interval_calm_ = true;
+}
+
+ScanSet VldDisk::Impl::record_scan_set(const CylinderWindow& w) const {
+  if (!ScanSet::narrow_allowed(w, layout_.cylinders))
+    return ScanSet::whole(w, layout_.cylinders);
+  ScanSet s = ScanSet::none(w, layout_.cylinders);
+  s.add_neighbourhood(drive_.head().cylinder);
+  if (cylinder_after_record_) s.add_neighbourhood(*cylinder_after_record_);
+  // Eager writing also jumps to the nearest empty track to fill it (paper
+  // 001, section 2.3): the nearest on either side of the head. (A jump
+  // further, or to a track emptied since, widens the set first.)
+  if (const std::optional<uint32_t> k = s.index_of(drive_.head().cylinder)) {
+    for (int step : {-1, 1}) {
+      for (int64_t i = int64_t{*k} + step; i >= 0 && i < int64_t{s.width()}; i += step) {
+        if (has_usable_empty_track(s.cylinder_at(static_cast<uint32_t>(i)))) {
+          s.add(s.cylinder_at(static_cast<uint32_t>(i)));
+          break;
+        }
+      }
+    }
+  }
+  return s;
+}
+
+void VldDisk::Impl::note_map_sectors_written(std::span<const Extent> map_sectors, bool move) {
+  // Compaction and repacks move blocks all over the window.
+  if (move) interval_calm_ = false;
+  for (const Extent& e : map_sectors)
+    if (!calm_set_.contains(e.track / layout_.heads)) interval_calm_ = false;
+  // Written: the next map sectors may lie next to these.
+  for (const Extent& e : map_sectors) {
+    scan_set_.add_neighbourhood(e.track / layout_.heads);
+    calm_set_.add_neighbourhood(e.track / layout_.heads);
+  }
+}
+
+bool VldDisk::Impl::has_usable_empty_track(uint32_t cylinder) const {
+  for (uint32_t t = cylinder * layout_.heads; t < (cylinder + 1) * layout_.heads; ++t)
+    if (free_.is_empty(t) && alloc_.usable(t)) return true;
+  return false;
+}
+
+bool VldDisk::Impl::map_sectors_in_scan_set(std::span<const Extent> ext,
+                                            size_t data_pieces) const {
+  if (scan_set_.is_whole()) return true;  // the window, where every placement lies
+  for (size_t i = data_pieces; i < ext.size(); ++i)
+    if (!scan_set_.contains(ext[i].track / layout_.heads)) return false;
+  return true;
+}
+
+std::optional<std::vector<Extent>> VldDisk::Impl::place_in_scan_set(
+    std::vector<uint32_t>& sizes, size_t data_pieces, ServiceClock& clock, PlaceMode mode,
+    std::vector<size_t>* order) {
+  std::optional<std::vector<Extent>> ext =
+      alloc_.place(sizes, drive_.head(), clock.now, window_, order, mode);
+  if (!ext || map_sectors_in_scan_set(*ext, data_pieces)) return ext;
+  // Recovery could not reach that map sector from the record: a record
+  // naming the whole window goes first. The placement stands (its sectors
+  // stay allocated, and lie in the window); the drive reaches it from the
+  // system track.
+  interval_calm_ = false;
+  calm_needed_ = std::min(2 * calm_needed_, kMostCalmIntervalsBeforeNarrow);
+  write_record(false, clock, std::nullopt, "a map sector beyond the scan set");
+  ++stats_.scan_set_widenings;
+  assert(scan_set_.is_whole());
+  return ext;
 }
 
 CylinderWindow VldDisk::Impl::roomiest_window_around(uint32_t cylinder) const {
@@ -527,6 +609,7 @@ bool VldDisk::Impl::apply(std::span<const Update> updates, std::span<const uint3
 
   write_group(updates, s, clock);
   const std::vector<uint32_t>& member_psns = s.member_psns;
+  note_map_sectors_written(std::span(ext).subspan(data_pieces), move);
   for (const auto& [block, before] : s.replaced) {
     release_data(before);
     if (before.mapped()) --live_blocks_;
@@ -620,7 +703,7 @@ std::optional<std::vector<Extent>> VldDisk::Impl::allocate(std::vector<uint32_t>
                                                      ServiceClock& clock, PlaceMode mode,
                                                      std::vector<size_t>* order) {
   std::optional<std::vector<Extent>> ext =
-      alloc_.place(sizes, drive_.head(), clock.now, window_, order, mode);
+      place_in_scan_set(sizes, data_pieces, clock, mode, order);
   if (!ext && mode != PlaceMode::kEager) return std::nullopt;
   // (Freed map sectors alone rarely make a run that holds a block.)
   const bool fits_somewhere = could_fit_anywhere(sizes);
@@ -628,19 +711,19 @@ std::optional<std::vector<Extent>> VldDisk::Impl::allocate(std::vector<uint32_t>
     // The window is full: move it to the head (freeing what waited for a
     // record) and try again.
     write_record(false, clock, window_at(drive_.head().cylinder), "window full");
-    ext = alloc_.place(sizes, drive_.head(), clock.now, window_, order);
+    ext = place_in_scan_set(sizes, data_pieces, clock, PlaceMode::kEager, order);
   }
   if (!ext && could_fit_anywhere(sizes)) {  // anywhere at all
     write_record(false, clock, CylinderWindow{drive_.head().cylinder, layout_.cylinders},
                  "window full: the whole disk");
-    ext = alloc_.place(sizes, drive_.head(), clock.now, window_, order);
+    ext = place_in_scan_set(sizes, data_pieces, clock, PlaceMode::kEager, order);
   }
   // Free space left only in runs too short for a block: make some longer.
   // Each repack leaves a run that holds a block; bounded all the same.
   for (uint32_t repacks = 0; !ext && data_pieces > 0 && repacks < layout_.tracks && repack(clock);
        ++repacks) {
     replan();
-    ext = alloc_.place(sizes, drive_.head(), clock.now, window_, order);
+    ext = place_in_scan_set(sizes, data_pieces, clock, PlaceMode::kEager, order);
   }
   if (!ext)
     throw Error(fmt::format("no free space left on the simulated platters for a {}-block "

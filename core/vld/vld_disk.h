@@ -23,7 +23,9 @@
 //
 // Log records (map_sector.h) are written when the cylinder window is used up
 // or too many replaced map sectors wait, and at open and clean close. Each
-// costs the drive a trip to the system track.
+// costs the drive a trip to the system track. A record may name a scan set,
+// the few cylinders of the window that recovery reads first (scan_set.h);
+// a map sector due beyond it waits for a record naming the whole window.
 //
 // Running out of room for whole blocks: repack() packs a
 // fragmented track onto an empty reserve track when no free run holds a

@@ -34,6 +34,7 @@
 #include "core/vld/free_space_map.h"
 #include "core/vld/map_sector.h"
 #include "core/vld/recovery.h"
+#include "core/vld/scan_set.h"
 #include "core/vld/track_lists.h"
 #include "core/vld/virtual_log.h"
 #include "core/vld/vld_disk.h"
@@ -314,6 +315,19 @@ class VldDisk::Impl {
   bool block_runs_scarce() const;
   // Whether some usable track has a free run for the largest piece.
   bool could_fit_anywhere(std::span<const uint32_t> sizes) const;
+  // The scan set the next record names, for window w (scan_set.h).
+  ScanSet record_scan_set(const CylinderWindow& w) const;
+  bool has_usable_empty_track(uint32_t cylinder) const;
+  // Grows the scan sets by a request's map sectors, once written.
+  void note_map_sectors_written(std::span<const Extent> map_sectors, bool move);
+  // Whether every map sector of a placement (the extents from data_pieces
+  // on) lies in the scan set.
+  bool map_sectors_in_scan_set(std::span<const Extent> ext, size_t data_pieces) const;
+  // alloc_.place, kept to the scan set: a placement with a map sector
+  // outside it stands, but a record naming the whole window comes first.
+  std::optional<std::vector<Extent>> place_in_scan_set(std::vector<uint32_t>& sizes,
+                                                       size_t data_pieces, ServiceClock& clock,
+                                                       PlaceMode mode, std::vector<size_t>* order);
   // why: what called for the record, for the log trace.
   void write_record(bool clean, ServiceClock& clock, std::optional<CylinderWindow> next_window,
                     const char* why);
@@ -396,6 +410,26 @@ class VldDisk::Impl {
   LogRecord record_;              // the newest record on disk
   CylinderWindow window_;
   uint64_t window_free_at_open_ = 0;
+  // Where the map sectors written since the newest record may lie, grown by
+  // each request's (scan_set.h); recovery reads only these cylinders.
+  ScanSet scan_set_ = ScanSet::whole(CylinderWindow{0, 1}, 1);
+  // The set the newest record would have named if narrow, grown the same
+  // way: whether the writes since it kept to a narrow set.
+  ScanSet calm_set_ = ScanSet::whole(CylinderWindow{0, 1}, 1);
+  // Since the newest record: no compaction move or repack, and every map
+  // sector within calm_set_ (before its own request's).
+  bool interval_calm_ = true;
+  // Calm record intervals in a row, and how many make the next record
+  // narrow: 2 at first, doubled by every widening (up to 64) and halved by
+  // every narrow interval that stays calm, so that a workload that jumps
+  // about pays for few widenings and a calm one soon narrows again after
+  // a rare jump. An open starts calm.
+  static constexpr uint32_t kCalmIntervalsBeforeNarrow = 2;
+  static constexpr uint32_t kMostCalmIntervalsBeforeNarrow = 64;
+  uint32_t calm_needed_ = kCalmIntervalsBeforeNarrow;
+  uint32_t calm_intervals_ = kCalmIntervalsBeforeNarrow;
+  // Where record_and_return takes the head after the record.
+  std::optional<uint32_t> cylinder_after_record_;
   std::vector<Extent> pending_data_;   // freed when the next record is durable
   std::vector<uint32_t> retired_map_;  // freed when the next record is durable
   uint64_t synced_seq_ = 0;            // every map sector up to it is durable

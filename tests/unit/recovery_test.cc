@@ -11,6 +11,7 @@
 #include <algorithm>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <span>
 #include <vector>
 
@@ -19,6 +20,7 @@
 #include "core/store/backing_store.h"
 #include "core/vld/map_sector.h"
 #include "core/vld/recovery.h"
+#include "core/vld/vld_layout.h"
 #include "core/vld/vld_disk.h"
 #include "geometry/presets.h"
 #include "tests/unit/test_superblock.h"
@@ -42,8 +44,9 @@ std::vector<std::byte> block_of(uint64_t block, uint8_t version) {
 // test takes as they are at any moment (what a kill -9 leaves).
 class RecoveryTest : public ::testing::Test {
  protected:
-  void SetUp() override {
-    sb_ = small_vld_superblock();
+  void SetUp() override { format_new(small_vld_superblock()); }
+  void format_new(const Superblock& sb) {
+    sb_ = sb;
     auto store = std::make_unique<MemoryBackingStore>(sb_.image_bytes());
     const auto sbytes = encode_superblock(sb_);
     store->write(0, std::as_bytes(std::span(sbytes)));
@@ -115,6 +118,65 @@ TEST_F(RecoveryTest, AfterAKillTheWindowGivesBackEveryFlushedRequest) {
   // Everything it read since the record stays put until the next record.
   EXPECT_FALSE(st.protected_psns.empty());
   EXPECT_GE(st.protected_data_psns.size(), 21u);
+}
+
+// The newest valid record on an image.
+LogRecord newest_record(BackingStore& image, const Superblock& sb) {
+  const VldLayout L(sb);
+  std::optional<LogRecord> newest;
+  for (uint32_t slot = 0; slot < VldLayout::kRecordSlots; ++slot) {
+    SectorBytes b{};
+    image.read(L.byte_offset(slot), std::as_writable_bytes(std::span(b)));
+    auto r = decode_log_record(b.data(), sb.secret);
+    if (r && (!newest || r->generation > newest->generation)) newest = r;
+  }
+  EXPECT_TRUE(newest.has_value());
+  return newest.value_or(LogRecord{});
+}
+
+// A disk of 64 cylinders, wider than its 32-cylinder window: a narrow
+// record names a few of them (core/vld/scan_set.h).
+constexpr uint64_t kWideExportBytes = 112 << 20;
+
+TEST_F(RecoveryTest, AfterAKillANarrowRecordIsReadAroundItsWritesOnly) {
+  format_new(test::st19101_superblock(DiskMode::kVld, kWideExportBytes));
+  const VldLayout L(sb_);
+  for (uint64_t k = 0; k < 300; ++k) write(k * 97 % (kWideExportBytes / kBlock), 1);
+  flush();
+  write(5, 2, /*fua=*/true);
+  const std::vector<MapEntry> want = disk_->map();
+  auto image = snapshot();
+  const LogRecord rec = newest_record(*image, sb_);
+  ASSERT_TRUE(rec.scan_set_narrow) << "precondition: an open starts calm, and nothing jumped";
+  ASSERT_GE(rec.window_cylinders, 32u);
+  RecoveredState st = recover(*image, sb_);
+  EXPECT_EQ(st.report.method, "record+window");
+  EXPECT_GE(st.report.tracks_scanned, 2u * L.heads) << "at least the head's neighbourhood (less the system track)";
+  EXPECT_LE(st.report.tracks_scanned, 12u * L.heads) << "not the 32-cylinder window";
+  EXPECT_EQ(st.report.groups_rejected, 0u);
+  EXPECT_GE(st.report.groups_accepted, 301u);
+  EXPECT_EQ(st.map, want);
+}
+
+TEST_F(RecoveryTest, AMapSectorDueBeyondTheScanSetWidensItFirstAndNothingIsLost) {
+  format_new(test::st19101_superblock(DiskMode::kVld, kWideExportBytes));
+  const uint64_t blocks = kWideExportBytes / kBlock;
+  // Random overwrites of a disk 80% full: the nearest free sectors are
+  // often several cylinders away (docs/scale.md, section 0c).
+  uint64_t x = 1;
+  auto next = [&] { return (x = x * 6364136223846793005ULL + 1442695040888963407ULL) >> 33; };
+  for (uint64_t b = 0; b < blocks * 8 / 10; ++b) write(b, 1);
+  flush();
+  for (int k = 0; k < 6000 && disk_->vld_stats().scan_set_widenings == 0; ++k) {
+    write(next() % (blocks * 8 / 10), 2);
+    flush();
+  }
+  ASSERT_GT(disk_->vld_stats().scan_set_widenings, 0u) << "precondition: a jump beyond the set";
+  EXPECT_GT(disk_->vld_stats().narrow_records, 0u);
+  const std::vector<MapEntry> want = disk_->map();
+  RecoveredState st = recover(*snapshot(), sb_);
+  EXPECT_EQ(st.report.groups_rejected, 0u);
+  EXPECT_EQ(st.map, want);
 }
 
 TEST_F(RecoveryTest, ARequestWhoseDataDoesNotCheckOutIsRolledBack) {
