@@ -422,7 +422,12 @@ std::optional<std::vector<Extent>> VldDisk::Impl::place_in_scan_set(
   // system track.
   interval_calm_ = false;
   calm_needed_ = std::min(2 * calm_needed_, kMostCalmIntervalsBeforeNarrow);
-  write_record(false, clock, std::nullopt, "a map sector beyond the scan set");
+  try {
+    write_record(false, clock, std::nullopt, "a map sector beyond the scan set");
+  } catch (const Error&) {
+    for (const Extent& e : *ext) free_.release(e.track, e.sector, e.sectors);
+    throw;
+  }
   ++stats_.scan_set_widenings;
   assert(scan_set_.is_whole());
   return ext;

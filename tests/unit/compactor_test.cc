@@ -713,7 +713,7 @@ AfterSweep updates_after_a_sweep(bool move_dry_window, uint64_t export_mib, int 
   const uint64_t region = r.disk->physical_blocks() * 8 / 10;
   for (uint64_t b = 0; b < region; b += 64)
     r.write(b * kBlock, pattern(std::min<uint64_t>(64, region - b) * kBlock, b));
-  std::mt19937_64 rng(11);
+  std::mt19937_64 rng(13);
   auto update = [&] {
     const uint64_t block = rng() % region;  // one draw after the other, whatever the compiler
     r.write(block * kBlock, pattern(kBlock, rng()));
@@ -749,9 +749,10 @@ AfterSweep updates_after_a_sweep(bool move_dry_window, uint64_t export_mib, int 
 // writes would have (the system track is never far); on Table 2's 136
 // cylinders they save up to 7%.
 TEST(VldCompaction, WritesMoveTheWindowOnWhenItsEmptyTracksAreUsedUp) {
-  // 16 MiB: 14 usable empty tracks after the sweep; with the rule off,
-  // 100 of the 300 updates leave a dry window with empty tracks around the
-  // head (53 of the first 200).
+  // 16 MiB: usable empty tracks after the sweep; with the rule off, some
+  // of the 300 updates leave a dry window with empty tracks around the
+  // head (the update seed is one whose sequence does: the layout the sweep
+  // leaves depends on every record before it).
   const AfterSweep moved = updates_after_a_sweep(true, 16, 300);
   const AfterSweep kept = updates_after_a_sweep(false, 16, 300);
   EXPECT_EQ(moved.dry_windows_kept, 0) << "a dry window stayed with empty tracks around the head";
