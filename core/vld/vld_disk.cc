@@ -374,8 +374,9 @@ ScanSet VldDisk::Impl::record_scan_set(const CylinderWindow& w) const {
   if (const std::optional<uint32_t> k = s.index_of(drive_.head().cylinder)) {
     for (int step : {-1, 1}) {
       for (int64_t i = int64_t{*k} + step; i >= 0 && i < int64_t{s.width()}; i += step) {
-        if (has_usable_empty_track(s.cylinder_at(static_cast<uint32_t>(i)))) {
-          s.add(s.cylinder_at(static_cast<uint32_t>(i)));
+        const CylinderWindow cylinder{s.cylinder_at(static_cast<uint32_t>(i)), 1};
+        if (alloc_.usable_empty_tracks(cylinder) > 0) {
+          s.add(cylinder.first);
           break;
         }
       }
@@ -394,12 +395,6 @@ void VldDisk::Impl::note_map_sectors_written(std::span<const Extent> map_sectors
     scan_set_.add_neighbourhood(e.track / layout_.heads);
     calm_set_.add_neighbourhood(e.track / layout_.heads);
   }
-}
-
-bool VldDisk::Impl::has_usable_empty_track(uint32_t cylinder) const {
-  for (uint32_t t = cylinder * layout_.heads; t < (cylinder + 1) * layout_.heads; ++t)
-    if (free_.is_empty(t) && alloc_.usable(t)) return true;
-  return false;
 }
 
 bool VldDisk::Impl::map_sectors_in_scan_set(std::span<const Extent> ext,

@@ -317,7 +317,6 @@ class VldDisk::Impl {
   bool could_fit_anywhere(std::span<const uint32_t> sizes) const;
   // The scan set the next record names, for window w (scan_set.h).
   ScanSet record_scan_set(const CylinderWindow& w) const;
-  bool has_usable_empty_track(uint32_t cylinder) const;
   // Grows the scan sets by a request's map sectors, once written.
   void note_map_sectors_written(std::span<const Extent> map_sectors, bool move);
   // Whether every map sector of a placement (the extents from data_pieces
