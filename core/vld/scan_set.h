@@ -19,7 +19,8 @@
 // its cylinder in the set was written before it, so the same flush covers
 // that one too, and by induction recovery finds it (docs/crash-contract.md).
 // A placement that would break the invariant is preceded by a record that
-// names the whole window (VldDisk::Impl::place_in_scan_set).
+// names a set around it, or the whole window when such records come more
+// often than one per two others (VldDisk::Impl::place_in_scan_set).
 //
 // Cylinders are indexed relative to the window's first (the window wraps at
 // the last cylinder), so neighbours never leave the window. A whole set

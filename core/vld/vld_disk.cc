@@ -12,6 +12,9 @@
 namespace vld {
 
 namespace {
+// Why a record is written ahead of a map sector beyond the scan set.
+constexpr std::string_view kWideningWhy = "a map sector beyond the scan set";
+
 // Zeros for the largest block size (64 KiB), for zero() with NO_HOLE.
 const std::byte* zero_block() {
   static const std::vector<std::byte> zeros(65536);
@@ -304,16 +307,16 @@ void VldDisk::Impl::write_record(bool clean, ServiceClock& clock,
   CylinderWindow w = next_window.value_or(window_);
   r.window_first = w.first;
   r.window_cylinders = w.count;
+  if (why != kWideningWhy)
+    widening_credits_ = std::min(widening_credits_ + 1, kMostWideningCredits);
   // Narrow only after calm intervals (scan_set.h): where the writes jump
   // about, or the compactor moves blocks, a narrow set would cost a record
   // per jump.
   calm_intervals_ = interval_calm_ ? calm_intervals_ + 1 : 0;
-  // A narrow interval that stayed calm earns back what a widening cost.
-  if (interval_calm_ && !scan_set_.is_whole())
-    calm_needed_ = std::max(calm_needed_ / 2, kCalmIntervalsBeforeNarrow);
   ScanSet calm_set = record_scan_set(w);
-  ScanSet next_set =
-      calm_intervals_ >= calm_needed_ ? calm_set : ScanSet::whole(w, layout_.cylinders);
+  ScanSet next_set = calm_intervals_ >= kCalmIntervalsBeforeNarrow
+                         ? calm_set
+                         : ScanSet::whole(w, layout_.cylinders);
   r.scan_set_narrow = !next_set.is_whole();
   if (r.scan_set_narrow) next_set.encode_bits(r.scan_set_bits.data());
   r.head_cylinder = drive_.head().cylinder;
@@ -335,12 +338,14 @@ void VldDisk::Impl::write_record(bool clean, ServiceClock& clock,
   ++stats_.records_written;
   VLD_TRACE(kLog, 1,
             "record {} ({}): {}, slot {}, durable seq {}, next seq {}, root {}, window "
-            "cylinders {}+{}, head {}/{}; frees {} data blocks and {} map sectors; {:.1f} us",
+            "cylinders {}+{}, scan set {} cylinders, head {}/{}; frees {} data blocks and {} map "
+            "sectors; {:.1f} us",
             r.generation, why, r.clean ? "clean" : "in use", slot, r.durable_seq, r.next_seq,
             r.has_root ? fmt::format("piece {} seq {} at psn {}", r.root.piece, r.root.seq,
                                      r.root.psn)
                        : std::string("none"),
-            r.window_first, r.window_cylinders, r.head_cylinder, r.head, pending_data_.size(),
+            r.window_first, r.window_cylinders, next_set.count(), r.head_cylinder, r.head,
+            pending_data_.size(),
             retired_map_.size(), to_us(clock.now - before));
 
   // Now nothing needs what was replaced before the record.
@@ -366,23 +371,27 @@ ScanSet VldDisk::Impl::record_scan_set(const CylinderWindow& w) const {
   if (!ScanSet::narrow_allowed(w, layout_.cylinders))
     return ScanSet::whole(w, layout_.cylinders);
   ScanSet s = ScanSet::none(w, layout_.cylinders);
-  s.add_neighbourhood(drive_.head().cylinder);
-  if (cylinder_after_record_) s.add_neighbourhood(*cylinder_after_record_);
+  add_resume_point(s, drive_.head().cylinder);
+  for (uint32_t c : resume_cylinders_) add_resume_point(s, c);
+  return s;
+}
+
+void VldDisk::Impl::add_resume_point(ScanSet& s, uint32_t cylinder) const {
+  s.add_neighbourhood(cylinder);
   // Eager writing also jumps to the nearest empty track to fill it (paper
-  // 001, section 2.3): the nearest on either side of the head. (A jump
-  // further, or to a track emptied since, widens the set first.)
-  if (const std::optional<uint32_t> k = s.index_of(drive_.head().cylinder)) {
-    for (int step : {-1, 1}) {
-      for (int64_t i = int64_t{*k} + step; i >= 0 && i < int64_t{s.width()}; i += step) {
-        const CylinderWindow cylinder{s.cylinder_at(static_cast<uint32_t>(i)), 1};
-        if (alloc_.usable_empty_tracks(cylinder) > 0) {
-          s.add(cylinder.first);
-          break;
-        }
+  // 001, section 2.3): the nearest on either side. (A jump further, or to a
+  // track emptied since, widens the set first.)
+  const std::optional<uint32_t> k = s.index_of(cylinder);
+  if (!k) return;
+  for (int step : {-1, 1}) {
+    for (int64_t i = int64_t{*k} + step; i >= 0 && i < int64_t{s.width()}; i += step) {
+      const CylinderWindow c{s.cylinder_at(static_cast<uint32_t>(i)), 1};
+      if (alloc_.usable_empty_tracks(c) > 0) {
+        s.add(c.first);
+        break;
       }
     }
   }
-  return s;
 }
 
 void VldDisk::Impl::note_map_sectors_written(std::span<const Extent> map_sectors, bool move) {
@@ -397,12 +406,12 @@ void VldDisk::Impl::note_map_sectors_written(std::span<const Extent> map_sectors
   }
 }
 
-bool VldDisk::Impl::map_sectors_in_scan_set(std::span<const Extent> ext,
-                                            size_t data_pieces) const {
-  if (scan_set_.is_whole()) return true;  // the window, where every placement lies
+std::optional<uint32_t> VldDisk::Impl::beyond_scan_set(std::span<const Extent> ext,
+                                                       size_t data_pieces) const {
+  if (scan_set_.is_whole()) return std::nullopt;  // the window, where every placement lies
   for (size_t i = data_pieces; i < ext.size(); ++i)
-    if (!scan_set_.contains(ext[i].track / layout_.heads)) return false;
-  return true;
+    if (!scan_set_.contains(ext[i].track / layout_.heads)) return ext[i].track / layout_.heads;
+  return std::nullopt;
 }
 
 std::optional<std::vector<Extent>> VldDisk::Impl::place_in_scan_set(
@@ -410,21 +419,37 @@ std::optional<std::vector<Extent>> VldDisk::Impl::place_in_scan_set(
     std::vector<size_t>* order) {
   std::optional<std::vector<Extent>> ext =
       alloc_.place(sizes, drive_.head(), clock.now, window_, order, mode);
-  if (!ext || map_sectors_in_scan_set(*ext, data_pieces)) return ext;
+  if (!ext) return ext;
+  const std::optional<uint32_t> beyond = beyond_scan_set(*ext, data_pieces);
+  if (!beyond) return ext;
   // Recovery could not reach that map sector from the record: a record
-  // naming the whole window goes first. The placement stands (its sectors
-  // stay allocated, and lie in the window); the drive reaches it from the
-  // system track.
-  interval_calm_ = false;
-  calm_needed_ = std::min(2 * calm_needed_, kMostCalmIntervalsBeforeNarrow);
+  // naming a set around the placement goes first, where the writes resume.
+  // The placement stands (its sectors stay allocated, and lie in the
+  // window); the drive reaches it from the system track. Widenings more
+  // often than the credits allow say the writes jump about: that record
+  // names the whole window, and narrowing waits for more calm intervals.
+  if (widening_credits_ < kWideningCost) {
+    interval_calm_ = false;
+  } else {
+    widening_credits_ -= kWideningCost;
+    for (size_t i = data_pieces; i < ext->size(); ++i)
+      resume_cylinders_.push_back((*ext)[i].track / layout_.heads);
+  }
+  VLD_TRACE(kLog, 1,
+            "a map sector beyond the scan set ({} cylinders): cylinder {}, head at cylinder {}, "
+            "seq {} ({} since the record)",
+            scan_set_.count(), *beyond, drive_.head().cylinder,
+            log_.next_seq(), log_.next_seq() - record_.next_seq);
   try {
-    write_record(false, clock, std::nullopt, "a map sector beyond the scan set");
+    write_record(false, clock, std::nullopt, kWideningWhy.data());
   } catch (const Error&) {
+    resume_cylinders_.clear();
     for (const Extent& e : *ext) free_.release(e.track, e.sector, e.sectors);
     throw;
   }
+  resume_cylinders_.clear();
   ++stats_.scan_set_widenings;
-  assert(scan_set_.is_whole());
+  assert(!beyond_scan_set(*ext, data_pieces));
   return ext;
 }
 

@@ -129,9 +129,9 @@ void VldDisk::Impl::drop_victim() {
 
 void VldDisk::Impl::record_and_return(ServiceClock& clock, std::optional<CylinderWindow> next_window,
                                 const char* why, HeadPosition to) {
-  cylinder_after_record_ = to.cylinder;
+  resume_cylinders_.assign(1, to.cylinder);
   write_record(false, clock, next_window, why);
-  cylinder_after_record_.reset();
+  resume_cylinders_.clear();
   // The record leaves the head on the system track, a long seek from the
   // window where the next burst's writes go: go back while still idle
   // (Figure 11: otherwise every burst's first write pays that seek, 2.3 ms

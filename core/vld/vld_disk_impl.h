@@ -315,15 +315,20 @@ class VldDisk::Impl {
   bool block_runs_scarce() const;
   // Whether some usable track has a free run for the largest piece.
   bool could_fit_anywhere(std::span<const uint32_t> sizes) const;
-  // The scan set the next record names, for window w (scan_set.h).
+  // The scan set the next record names, for window w (scan_set.h): around
+  // the head and resume_cylinders_.
   ScanSet record_scan_set(const CylinderWindow& w) const;
+  // Adds `cylinder`, its neighbours, and the nearest cylinder with a usable
+  // empty track on either side of it: where eager writing from there goes.
+  void add_resume_point(ScanSet& s, uint32_t cylinder) const;
   // Grows the scan sets by a request's map sectors, once written.
   void note_map_sectors_written(std::span<const Extent> map_sectors, bool move);
-  // Whether every map sector of a placement (the extents from data_pieces
-  // on) lies in the scan set.
-  bool map_sectors_in_scan_set(std::span<const Extent> ext, size_t data_pieces) const;
+  // The cylinder of the first map sector of a placement (the extents from
+  // data_pieces on) outside the scan set, or nullopt if all lie in it.
+  std::optional<uint32_t> beyond_scan_set(std::span<const Extent> ext, size_t data_pieces) const;
   // alloc_.place, kept to the scan set: a placement with a map sector
-  // outside it stands, but a record naming the whole window comes first.
+  // outside it stands, but a record naming a set around it comes first (the
+  // whole window, when the widening credits are spent).
   std::optional<std::vector<Extent>> place_in_scan_set(std::vector<uint32_t>& sizes,
                                                        size_t data_pieces, ServiceClock& clock,
                                                        PlaceMode mode, std::vector<size_t>* order);
@@ -418,17 +423,22 @@ class VldDisk::Impl {
   // Since the newest record: no compaction move or repack, and every map
   // sector within calm_set_ (before its own request's).
   bool interval_calm_ = true;
-  // Calm record intervals in a row, and how many make the next record
-  // narrow: 2 at first, doubled by every widening (up to 64) and halved by
-  // every narrow interval that stays calm, so that a workload that jumps
-  // about pays for few widenings and a calm one soon narrows again after
-  // a rare jump. An open starts calm.
+  // Calm record intervals in a row; two make the next record narrow (an
+  // open starts calm).
   static constexpr uint32_t kCalmIntervalsBeforeNarrow = 2;
-  static constexpr uint32_t kMostCalmIntervalsBeforeNarrow = 64;
-  uint32_t calm_needed_ = kCalmIntervalsBeforeNarrow;
   uint32_t calm_intervals_ = kCalmIntervalsBeforeNarrow;
-  // Where record_and_return takes the head after the record.
-  std::optional<uint32_t> cylinder_after_record_;
+  // What pays for a widening record that names a narrow set: each record
+  // written for another reason earns one credit (up to kMostWideningCredits)
+  // and such a widening spends kWideningCost, so they come at most one per
+  // two other records, each a trip to the system track; without the credit
+  // the writes jump about, and the widening names the whole window.
+  static constexpr uint32_t kWideningCost = 2;
+  static constexpr uint32_t kMostWideningCredits = 2 * kWideningCost;
+  uint32_t widening_credits_ = kMostWideningCredits;
+  // Where the writes resume after the record being written, besides the
+  // head: the cylinder record_and_return takes the head back to, or the
+  // map sectors of the placement a widening record is written for.
+  std::vector<uint32_t> resume_cylinders_;
   std::vector<Extent> pending_data_;   // freed when the next record is durable
   std::vector<uint32_t> retired_map_;  // freed when the next record is durable
   uint64_t synced_seq_ = 0;            // every map sector up to it is durable

@@ -25,7 +25,7 @@ struct VldStats {
   uint64_t records_written = 0;
   uint64_t dry_window_moves = 0;    // of those, moving a window whose empty tracks were used up
   uint64_t narrow_records = 0;      // of those, naming a scan set narrower than the window (scan_set.h)
-  uint64_t scan_set_widenings = 0;  // of those, naming the whole window for a map sector beyond the scan set
+  uint64_t scan_set_widenings = 0;  // of those, written first for a map sector beyond the scan set
   uint64_t checkpoints = 0;         // full: every live piece rewritten
   uint64_t delta_checkpoints = 0;   // the scattered pieces and a turn of the rest
   uint64_t idle_delta_checkpoints = 0;  // of those, written in idle time
