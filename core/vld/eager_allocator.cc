@@ -256,6 +256,18 @@ std::optional<uint32_t> EagerAllocator::find_nearest_empty_track(
 }
 
 uint32_t EagerAllocator::usable_empty_tracks(const CylinderWindow& window) const {
+  const uint64_t version = free_.empty_version();
+  for (const std::optional<EmptyCountMemo>& m : empty_count_memo_)
+    if (m && m->empty_version == version && m->window == window && m->excluded == excluded_ &&
+        m->reserved == reserved_)
+      return m->count;
+  const uint32_t n = count_usable_empty_tracks(window);
+  empty_count_memo_[1] = empty_count_memo_[0];
+  empty_count_memo_[0] = EmptyCountMemo{version, window, excluded_, reserved_, n};
+  return n;
+}
+
+uint32_t EagerAllocator::count_usable_empty_tracks(const CylinderWindow& window) const {
   // At 80% a window often has none left but the reserve: every write's
   // policy asks, and a search over the window's cylinders would find
   // nothing (docs/benchmarks.md section 3b).

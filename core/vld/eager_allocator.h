@@ -413,6 +413,20 @@ class EagerAllocator {
     std::optional<uint32_t> track;
   };
   mutable std::optional<EmptyTrackMemo> empty_memo_;
+  // usable_empty_tracks' last two answers and all they depend on (the
+  // empty tracks, by version, the window and the unusable tracks). Each
+  // write asks of its window (nearest_empty_track's first check, misses on
+  // every new head) and of VldDisk's band around the head, mostly with the
+  // empty tracks unchanged; [0] is the newer.
+  struct EmptyCountMemo {
+    uint64_t empty_version;
+    CylinderWindow window;
+    std::optional<uint32_t> excluded;
+    std::optional<uint32_t> reserved;
+    uint32_t count;
+  };
+  mutable std::array<std::optional<EmptyCountMemo>, 2> empty_count_memo_;
+  uint32_t count_usable_empty_tracks(const CylinderWindow& window) const;
   // place()'s working space, kept between calls so that placing a write
   // does not allocate once it has grown (place is not reentrant).
   Plan plan_a_;
