@@ -36,13 +36,13 @@ std::optional<EagerAllocator::Choice> EagerAllocator::on_track(
   const DriveGeometry& g = drive_.geometry();
   HeadPosition to{track / g.tracks_per_cylinder, track % g.tracks_per_cylinder};
   const SimDuration move_time = move_time_to(from, to);
-  return on_track_at(track, len, move_time, at + move_time,
+  return on_track_at(track, free_.runs_of(track, len), len, move_time, at + move_time,
                      g.angular_slot(Chs{to.cylinder, to.head, 0}), limit);
 }
 
 std::optional<EagerAllocator::Choice> EagerAllocator::on_track_at(
-    uint32_t track, uint32_t len, SimDuration move_time, SimTime arrive, uint32_t offset,
-    std::optional<SimDuration> limit) const {
+    uint32_t track, const FreeSpaceMap::Runs& runs, uint32_t len, SimDuration move_time,
+    SimTime arrive, uint32_t offset, std::optional<SimDuration> limit) const {
   const uint32_t spt = free_.sectors_on(track);
   uint32_t max_skipped = UINT32_MAX;
   if (limit) {
@@ -58,7 +58,7 @@ std::optional<EagerAllocator::Choice> EagerAllocator::on_track_at(
   // offset by the track's skew (no division: this is every search's path).
   const uint32_t slot = next_slot(arrive, spt);
   const uint32_t first = slot >= offset ? slot - offset : slot + spt - offset;
-  auto run = free_.first_free_run(track, first, len, max_skipped);
+  auto run = runs.first(first, max_skipped);
   if (!run) return std::nullopt;
   const uint32_t run_slot = run->sector + offset >= spt ? run->sector + offset - spt
                                                         : run->sector + offset;
@@ -185,12 +185,14 @@ void EagerAllocator::consider(Search& s, uint32_t track, uint32_t d, SimDuration
   // Runs reached after the best so far (or the limit) cannot win: not
   // looked for. A track the head reaches only after that is passed over
   // before its start bitmap is asked for (after a change, built from its
-  // free bits): on_track_at would refuse it the same.
+  // free bits): on_track_at would refuse it the same. The track's runs are
+  // looked up once, for both the question whether it has one and where.
   const std::optional<SimDuration> limit = s.best ? std::optional(s.best->locate) : s.limit;
   if (limit && move > *limit) return;
-  if (!free_.has_free_run(track, s.len) || !usable(track)) return;
+  const FreeSpaceMap::Runs runs = free_.runs_of(track, s.len);
+  if (!runs.any() || !usable(track)) return;
   if (s.skip_empty && free_.is_empty(track)) return;
-  auto choice = on_track_at(track, s.len, move, s.at + move, offset, limit);
+  auto choice = on_track_at(track, runs, s.len, move, s.at + move, offset, limit);
   if (!choice) return;
   const uint32_t heads = drive_.geometry().tracks_per_cylinder;
   const uint64_t rank = uint64_t{d} * heads + track % heads;

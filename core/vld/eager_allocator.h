@@ -288,8 +288,9 @@ class EagerAllocator {
                                  std::optional<SimDuration> limit = std::nullopt) const;
   // The same for a head that reaches the track after move_time, at
   // `arrive`, the track's sector 0 lying at angular slot `offset`: what a
-  // search works out once per cylinder.
-  std::optional<Choice> on_track_at(uint32_t track, uint32_t len, SimDuration move_time,
+  // search works out once per cylinder. runs: free_.runs_of(track, len).
+  std::optional<Choice> on_track_at(uint32_t track, const FreeSpaceMap::Runs& runs,
+                                    uint32_t len, SimDuration move_time,
                                     SimTime arrive, uint32_t offset,
                                     std::optional<SimDuration> limit) const;
   // Time for `sectors` to pass under the head on `track`, and on the
