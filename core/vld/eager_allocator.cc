@@ -36,13 +36,13 @@ std::optional<EagerAllocator::Choice> EagerAllocator::on_track(
   const DriveGeometry& g = drive_.geometry();
   HeadPosition to{track / g.tracks_per_cylinder, track % g.tracks_per_cylinder};
   const SimDuration move_time = move_time_to(from, to);
-  return on_track_at(track, len, move_time, at + move_time,
+  return on_track_at(track, free_.runs_of(track, len), len, move_time, at + move_time,
                      g.angular_slot(Chs{to.cylinder, to.head, 0}), limit);
 }
 
 std::optional<EagerAllocator::Choice> EagerAllocator::on_track_at(
-    uint32_t track, uint32_t len, SimDuration move_time, SimTime arrive, uint32_t offset,
-    std::optional<SimDuration> limit) const {
+    uint32_t track, const FreeSpaceMap::Runs& runs, uint32_t len, SimDuration move_time,
+    SimTime arrive, uint32_t offset, std::optional<SimDuration> limit) const {
   const uint32_t spt = free_.sectors_on(track);
   uint32_t max_skipped = UINT32_MAX;
   if (limit) {
@@ -58,7 +58,7 @@ std::optional<EagerAllocator::Choice> EagerAllocator::on_track_at(
   // offset by the track's skew (no division: this is every search's path).
   const uint32_t slot = next_slot(arrive, spt);
   const uint32_t first = slot >= offset ? slot - offset : slot + spt - offset;
-  auto run = free_.first_free_run(track, first, len, max_skipped);
+  auto run = runs.first(first, max_skipped);
   if (!run) return std::nullopt;
   const uint32_t run_slot = run->sector + offset >= spt ? run->sector + offset - spt
                                                         : run->sector + offset;
@@ -185,12 +185,14 @@ void EagerAllocator::consider(Search& s, uint32_t track, uint32_t d, SimDuration
   // Runs reached after the best so far (or the limit) cannot win: not
   // looked for. A track the head reaches only after that is passed over
   // before its start bitmap is asked for (after a change, built from its
-  // free bits): on_track_at would refuse it the same.
+  // free bits): on_track_at would refuse it the same. The track's runs are
+  // looked up once, for both the question whether it has one and where.
   const std::optional<SimDuration> limit = s.best ? std::optional(s.best->locate) : s.limit;
   if (limit && move > *limit) return;
-  if (!free_.has_free_run(track, s.len) || !usable(track)) return;
+  const FreeSpaceMap::Runs runs = free_.runs_of(track, s.len);
+  if (!runs.any() || !usable(track)) return;
   if (s.skip_empty && free_.is_empty(track)) return;
-  auto choice = on_track_at(track, s.len, move, s.at + move, offset, limit);
+  auto choice = on_track_at(track, runs, s.len, move, s.at + move, offset, limit);
   if (!choice) return;
   const uint32_t heads = drive_.geometry().tracks_per_cylinder;
   const uint64_t rank = uint64_t{d} * heads + track % heads;
@@ -256,6 +258,18 @@ std::optional<uint32_t> EagerAllocator::find_nearest_empty_track(
 }
 
 uint32_t EagerAllocator::usable_empty_tracks(const CylinderWindow& window) const {
+  const uint64_t version = free_.empty_version();
+  for (const std::optional<EmptyCountMemo>& m : empty_count_memo_)
+    if (m && m->empty_version == version && m->window == window && m->excluded == excluded_ &&
+        m->reserved == reserved_)
+      return m->count;
+  const uint32_t n = count_usable_empty_tracks(window);
+  empty_count_memo_[1] = empty_count_memo_[0];
+  empty_count_memo_[0] = EmptyCountMemo{version, window, excluded_, reserved_, n};
+  return n;
+}
+
+uint32_t EagerAllocator::count_usable_empty_tracks(const CylinderWindow& window) const {
   // At 80% a window often has none left but the reserve: every write's
   // policy asks, and a search over the window's cylinders would find
   // nothing (docs/benchmarks.md section 3b).
@@ -346,30 +360,38 @@ std::optional<std::vector<Extent>> EagerAllocator::place(std::span<const uint32_
                                                          const CylinderWindow& window,
                                                          std::vector<size_t>* time_order,
                                                          PlaceMode mode) {
+  std::vector<Extent> out;
+  if (!place_into(&out, piece_sectors, head, start, window, time_order, mode)) return std::nullopt;
+  return out;
+}
+
+bool EagerAllocator::place_into(std::vector<Extent>* out, std::span<const uint32_t> piece_sectors,
+                                HeadPosition head, SimTime start, const CylinderWindow& window,
+                                std::vector<size_t>* time_order, PlaceMode mode) {
   // Plan A: piece by piece, each where the head gets soonest after the
   // previous one. Plan B: the whole command as one run, chosen by the same
   // policy: data and its map sectors back to back in one pass. Freed data
   // leaves holes of exactly one block, so plan A often pays a second locate
   // for the map sector. Keep whichever ends sooner.
-  Plan a = plan_from_here(piece_sectors, head, start, window, mode);
-  if (time_order) *time_order = piece_order(piece_sectors.size());
+  Plan& a = plan_a_;
+  plan_from_here(piece_sectors, head, start, window, mode, std::nullopt, &a);
+  if (time_order) piece_order(piece_sectors.size(), time_order);
   // If plan A is already one back-to-back run, plan B (one run) cannot end
   // sooner: it cannot start before A's first piece. Plan C still can, by a
   // sector: a lone free sector just before the same hole takes the map.
-  const bool a_is_one_run = a.extents && back_to_back(*a.extents);
+  const bool a_is_one_run = a.placed && back_to_back(a.extents);
   // Plan C only for a caller that asks for the order: one transferring the
   // extents in piece order would lose a revolution.
-  if (a.extents && time_order) try_small_first(piece_sectors, head, start, window, mode, &a, time_order);
-  if (piece_sectors.size() >= 2 && !a_is_one_run) {
-    auto run = try_one_run(piece_sectors, head, start, window, mode, a, time_order);
-    if (run) return run;
-  }
-  if (a.extents) {
-    fill_track_ = a.fill;
-    stats_ = a.stats;
-    assert(in_window(*a.extents, window));
-  }
-  return std::move(a.extents);
+  if (a.placed && time_order) try_small_first(piece_sectors, head, start, window, mode, &a, time_order);
+  if (piece_sectors.size() >= 2 && !a_is_one_run &&
+      try_one_run(piece_sectors, head, start, window, mode, a, time_order, out))
+    return true;
+  if (!a.placed) return false;
+  fill_track_ = a.fill;
+  stats_ = a.stats;
+  assert(in_window(a.extents, window));
+  out->assign(a.extents.begin(), a.extents.end());
+  return true;
 }
 
 bool EagerAllocator::in_window(std::span<const Extent> extents,
@@ -380,90 +402,90 @@ bool EagerAllocator::in_window(std::span<const Extent> extents,
   });
 }
 
-std::vector<size_t> EagerAllocator::piece_order(size_t pieces) {
-  std::vector<size_t> order(pieces);
-  for (size_t i = 0; i < order.size(); ++i) order[i] = i;
-  return order;
+void EagerAllocator::piece_order(size_t pieces, std::vector<size_t>* order) {
+  order->resize(pieces);
+  for (size_t i = 0; i < pieces; ++i) (*order)[i] = i;
 }
 
-EagerAllocator::Plan EagerAllocator::plan_from_here(std::span<const uint32_t> piece_sectors,
-                                                    HeadPosition head, SimTime start,
-                                                    const CylinderWindow& window, PlaceMode mode,
-                                                    std::optional<SimTime> deadline) {
-  Plan p;
-  p.fill = fill_track_;
-  p.stats = stats_;
-  p.extents = plan_pieces(piece_sectors, head, start, window, &p.fill, &p.stats, &p.end, mode,
-                          deadline);
-  return p;
+void EagerAllocator::plan_from_here(std::span<const uint32_t> piece_sectors, HeadPosition head,
+                                    SimTime start, const CylinderWindow& window, PlaceMode mode,
+                                    std::optional<SimTime> deadline, Plan* p) {
+  p->fill = fill_track_;
+  p->stats = stats_;
+  p->placed = plan_pieces(piece_sectors, head, start, window, &p->fill, &p->stats, &p->end, mode,
+                          deadline, &p->extents);
 }
 
 void EagerAllocator::try_small_first(std::span<const uint32_t> piece_sectors, HeadPosition head,
                                      SimTime start, const CylinderWindow& window, PlaceMode mode,
                                      Plan* a, std::vector<size_t>* time_order) {
+  assert(a->placed && a != &plan_c_);
   // The small pieces (map sectors) first, then the rest: the head often
   // passes a lone free sector on its way to the next hole big enough for a
   // block, and a map sector written there costs one sector time.
   // Sizes already in order: plan A already is plan C (the stable sort
   // below would leave the pieces as they are).
   if (std::is_sorted(piece_sectors.begin(), piece_sectors.end())) return;
-  std::vector<size_t> order_c = piece_order(piece_sectors.size());
+  std::vector<size_t>& order_c = order_c_;
+  piece_order(piece_sectors.size(), &order_c);
   std::stable_sort(order_c.begin(), order_c.end(), [&](size_t x, size_t y) {
     return piece_sectors[x] < piece_sectors[y];
   });
-  std::vector<uint32_t> sizes_c;
-  sizes_c.reserve(order_c.size());
-  for (size_t i : order_c) sizes_c.push_back(piece_sectors[i]);
-  release_all(*a->extents);
+  sizes_c_.clear();
+  for (size_t i : order_c) sizes_c_.push_back(piece_sectors[i]);
+  release_all(a->extents);
   // Only a plan C that ends before plan A is kept: its searches stop there.
-  Plan c = plan_from_here(sizes_c, head, start, window, mode, a->end);
-  if (!c.extents || !(c.end < a->end)) {
-    if (c.extents) release_all(*c.extents);
-    allocate_all(*a->extents);
+  Plan& c = plan_c_;
+  plan_from_here(sizes_c_, head, start, window, mode, a->end, &c);
+  if (!c.placed || !(c.end < a->end)) {
+    if (c.placed) release_all(c.extents);
+    allocate_all(a->extents);
     return;
   }
-  std::vector<Extent> back(piece_sectors.size());
-  for (size_t k = 0; k < order_c.size(); ++k) back[order_c[k]] = (*c.extents)[k];
-  c.extents = std::move(back);
-  ++c.stats.small_first_commands;
-  *a = std::move(c);
+  // Plan C replaces A, its extents back in piece order.
+  a->extents.resize(piece_sectors.size());
+  for (size_t k = 0; k < order_c.size(); ++k) a->extents[order_c[k]] = c.extents[k];
+  a->end = c.end;
+  a->fill = c.fill;
+  a->stats = c.stats;
+  ++a->stats.small_first_commands;
   *time_order = order_c;
 }
 
-std::optional<std::vector<Extent>> EagerAllocator::try_one_run(
-    std::span<const uint32_t> piece_sectors, HeadPosition head, SimTime start,
-    const CylinderWindow& window, PlaceMode mode, const Plan& a, std::vector<size_t>* time_order) {
+bool EagerAllocator::try_one_run(std::span<const uint32_t> piece_sectors, HeadPosition head,
+                                 SimTime start, const CylinderWindow& window, PlaceMode mode,
+                                 const Plan& a, std::vector<size_t>* time_order,
+                                 std::vector<Extent>* out) {
   uint32_t total = 0;
   for (uint32_t len : piece_sectors) total += len;
-  if (total > drive_.geometry().max_sectors_per_track()) return std::nullopt;
+  if (total > drive_.geometry().max_sectors_per_track()) return false;
   // The soonest the run can pass under the head: on the fastest track.
   const SimDuration transfer = fastest_transfer_time(total);
-  if (a.extents) release_all(*a.extents);
+  if (a.placed) release_all(a.extents);
   std::optional<uint32_t> fill_b = fill_track_;
   bool greedy_b = false;
   // Only a run that ends before plan A is taken: the search stops there.
   std::optional<SimDuration> limit;
-  if (a.extents && mode != PlaceMode::kRepack) limit = a.end - start - transfer;
+  if (a.placed && mode != PlaceMode::kRepack) limit = a.end - start - transfer;
   auto b = choose(total, head, start, window, &fill_b, &greedy_b, mode, limit);
-  if (!b || (a.extents && !(start + b->locate + transfer_time_on(b->extent.track, total) < a.end))) {
-    if (a.extents) allocate_all(*a.extents);
-    return std::nullopt;
+  if (!b || (a.placed && !(start + b->locate + transfer_time_on(b->extent.track, total) < a.end))) {
+    if (a.placed) allocate_all(a.extents);
+    return false;
   }
-  std::vector<Extent> out;
-  out.reserve(piece_sectors.size());
+  out->clear();
   const uint32_t spt = free_.sectors_on(b->extent.track);
   uint32_t sector = b->extent.sector;
   for (uint32_t len : piece_sectors) {
-    out.push_back(Extent{b->extent.track, sector, len});
+    out->push_back(Extent{b->extent.track, sector, len});
     sector = (sector + len) % spt;
   }
   free_.allocate(b->extent.track, b->extent.sector, total);
   if (fill_b != fill_track_ && fill_b) ++stats_.fill_switches;
   fill_track_ = fill_b;
   ++stats_.contiguous_commands;
-  if (time_order) *time_order = piece_order(piece_sectors.size());  // the run is in piece order
+  if (time_order) piece_order(piece_sectors.size(), time_order);  // the run is in piece order
   count(stats_, piece_sectors.size(), *b, greedy_b);
-  return out;
+  return true;
 }
 
 bool EagerAllocator::back_to_back(std::span<const Extent> extents) const {
@@ -476,13 +498,13 @@ bool EagerAllocator::back_to_back(std::span<const Extent> extents) const {
   return true;
 }
 
-std::optional<std::vector<Extent>> EagerAllocator::plan_pieces(
-    std::span<const uint32_t> piece_sectors, HeadPosition head, SimTime start,
-    const CylinderWindow& window, std::optional<uint32_t>* fill, AllocatorStats* stats,
-    SimTime* end, PlaceMode mode, std::optional<SimTime> deadline) {
+bool EagerAllocator::plan_pieces(std::span<const uint32_t> piece_sectors, HeadPosition head,
+                                 SimTime start, const CylinderWindow& window,
+                                 std::optional<uint32_t>* fill, AllocatorStats* stats,
+                                 SimTime* end, PlaceMode mode, std::optional<SimTime> deadline,
+                                 std::vector<Extent>* out) {
   const DriveGeometry& g = drive_.geometry();
-  std::vector<Extent> out;
-  out.reserve(piece_sectors.size());
+  out->clear();
   SimTime t = start;
   uint32_t sectors_left = 0;  // to transfer from this piece on
   for (uint32_t len : piece_sectors) sectors_left += len;
@@ -493,26 +515,26 @@ std::optional<std::vector<Extent>> EagerAllocator::plan_pieces(
     if (deadline && mode != PlaceMode::kRepack) {
       limit = *deadline - t - fastest_transfer_time(sectors_left);
       if (*limit < SimDuration{0}) {
-        release_all(out);
-        return std::nullopt;
+        release_all(*out);
+        return false;
       }
     }
     std::optional<Choice> choice = choose(len, head, t, window, fill, &greedy, mode, limit);
     if (!choice) {
-      release_all(out);
-      return std::nullopt;
+      release_all(*out);
+      return false;
     }
     if (*fill && *fill != before) ++stats->fill_switches;
     count(*stats, 1, *choice, greedy);
     const Extent& e = choice->extent;
     free_.allocate(e.track, e.sector, e.sectors);
-    out.push_back(e);
+    out->push_back(e);
     head = HeadPosition{e.track / g.tracks_per_cylinder, e.track % g.tracks_per_cylinder};
     t += choice->locate + transfer_time_on(e.track, e.sectors);
     sectors_left -= len;
   }
   *end = t;
-  return out;
+  return true;
 }
 
 std::vector<SectorRun> EagerAllocator::runs(std::span<const Extent> extents) const {

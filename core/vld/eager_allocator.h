@@ -185,6 +185,12 @@ class EagerAllocator {
                                            const CylinderWindow& window,
                                            std::vector<size_t>* time_order = nullptr,
                                            PlaceMode mode = PlaceMode::kEager);
+  // The same into *out (replacing what it held); false: nothing placed
+  // (*out then unspecified). Neither this nor the plans it tries allocate
+  // heap memory once their buffers have grown: every write places.
+  bool place_into(std::vector<Extent>* out, std::span<const uint32_t> piece_sectors,
+                  HeadPosition head, SimTime start, const CylinderWindow& window,
+                  std::vector<size_t>* time_order = nullptr, PlaceMode mode = PlaceMode::kEager);
 
   // The track being compacted: no placement uses it until reset.
   void set_excluded_track(std::optional<uint32_t> track) { excluded_ = track; }
@@ -231,48 +237,46 @@ class EagerAllocator {
                                const CylinderWindow& window, std::optional<uint32_t>* fill,
                                bool* greedy, PlaceMode mode,
                                std::optional<SimDuration> limit = std::nullopt) const;
-  // A plan of place(): its extents (allocated; nullopt: none fit), when its
-  // last transfer ends, and the fill track and stats keeping it would leave.
+  // A plan of place(): its extents (allocated, if placed), when its last
+  // transfer ends, and the fill track and stats keeping it would leave.
   struct Plan {
-    std::optional<std::vector<Extent>> extents;
+    bool placed = false;
+    std::vector<Extent> extents;
     SimTime end{};
     std::optional<uint32_t> fill;
     AllocatorStats stats;
   };
-  // 0, 1, ..., pieces - 1.
-  static std::vector<size_t> piece_order(size_t pieces);
-  // Plan A from the current fill track and stats (plan_pieces).
+  // *order = 0, 1, ..., pieces - 1.
+  static void piece_order(size_t pieces, std::vector<size_t>* order);
+  // Plan A from the current fill track and stats, into *p (plan_pieces).
   // deadline: only a plan that ends by then is of use (plan_pieces).
-  Plan plan_from_here(std::span<const uint32_t> piece_sectors, HeadPosition head, SimTime start,
+  void plan_from_here(std::span<const uint32_t> piece_sectors, HeadPosition head, SimTime start,
                       const CylinderWindow& window, PlaceMode mode,
-                      std::optional<SimTime> deadline = std::nullopt);
+                      std::optional<SimTime> deadline, Plan* p);
   // Plan C of place(): the small pieces first. Replaces *a (and
   // *time_order) if it ends sooner; either way exactly the kept plan's
-  // extents stay allocated. REQUIRES: a->extents.
+  // extents stay allocated. REQUIRES: a->placed, a is not &plan_c_.
   void try_small_first(std::span<const uint32_t> piece_sectors, HeadPosition head,
                        SimTime start, const CylinderWindow& window, PlaceMode mode, Plan* a,
                        std::vector<size_t>* time_order);
   // Plan B of place(): the whole command as one run, if it fits a track
-  // and ends before plan A. Taken: allocated and counted in place of A
-  // (whose extents are released). Not taken: nullopt, A stays allocated.
-  std::optional<std::vector<Extent>> try_one_run(std::span<const uint32_t> piece_sectors,
-                                                 HeadPosition head, SimTime start,
-                                                 const CylinderWindow& window, PlaceMode mode,
-                                                 const Plan& a, std::vector<size_t>* time_order);
+  // and ends before plan A. Taken: into *out, allocated and counted in
+  // place of A (whose extents are released). Not taken: false, A stays
+  // allocated.
+  bool try_one_run(std::span<const uint32_t> piece_sectors, HeadPosition head, SimTime start,
+                   const CylinderWindow& window, PlaceMode mode, const Plan& a,
+                   std::vector<size_t>* time_order, std::vector<Extent>* out);
   // Whether the extents follow each other on one track with no gap.
   bool back_to_back(std::span<const Extent> extents) const;
-  // Plan A of place(): piece by piece; allocates; nullopt allocates nothing.
-  // Updates *fill and counts into *stats as if the plan were kept. With a
-  // deadline, a plan that cannot end by then may be given up (nullopt), or
-  // returned ending later: the caller then rejects it; one that can is
-  // returned as without the deadline.
-  std::optional<std::vector<Extent>> plan_pieces(std::span<const uint32_t> piece_sectors,
-                                                 HeadPosition head, SimTime start,
-                                                 const CylinderWindow& window,
-                                                 std::optional<uint32_t>* fill,
-                                                 AllocatorStats* stats, SimTime* end,
-                                                 PlaceMode mode,
-                                                 std::optional<SimTime> deadline = std::nullopt);
+  // Plan A of place(): piece by piece into *out; allocates; false allocates
+  // nothing. Updates *fill and counts into *stats as if the plan were kept.
+  // With a deadline, a plan that cannot end by then may be given up
+  // (false), or returned ending later: the caller then rejects it; one
+  // that can is returned as without the deadline.
+  bool plan_pieces(std::span<const uint32_t> piece_sectors, HeadPosition head, SimTime start,
+                   const CylinderWindow& window, std::optional<uint32_t>* fill,
+                   AllocatorStats* stats, SimTime* end, PlaceMode mode,
+                   std::optional<SimTime> deadline, std::vector<Extent>* out);
   void allocate_all(std::span<const Extent> extents);
   void release_all(std::span<const Extent> extents);
   // Counts `pieces` placed by one choice.
@@ -284,8 +288,9 @@ class EagerAllocator {
                                  std::optional<SimDuration> limit = std::nullopt) const;
   // The same for a head that reaches the track after move_time, at
   // `arrive`, the track's sector 0 lying at angular slot `offset`: what a
-  // search works out once per cylinder.
-  std::optional<Choice> on_track_at(uint32_t track, uint32_t len, SimDuration move_time,
+  // search works out once per cylinder. runs: free_.runs_of(track, len).
+  std::optional<Choice> on_track_at(uint32_t track, const FreeSpaceMap::Runs& runs,
+                                    uint32_t len, SimDuration move_time,
                                     SimTime arrive, uint32_t offset,
                                     std::optional<SimDuration> limit) const;
   // Time for `sectors` to pass under the head on `track`, and on the
@@ -409,6 +414,26 @@ class EagerAllocator {
     std::optional<uint32_t> track;
   };
   mutable std::optional<EmptyTrackMemo> empty_memo_;
+  // usable_empty_tracks' last two answers and all they depend on (the
+  // empty tracks, by version, the window and the unusable tracks). Each
+  // write asks of its window (nearest_empty_track's first check, misses on
+  // every new head) and of VldDisk's band around the head, mostly with the
+  // empty tracks unchanged; [0] is the newer.
+  struct EmptyCountMemo {
+    uint64_t empty_version;
+    CylinderWindow window;
+    std::optional<uint32_t> excluded;
+    std::optional<uint32_t> reserved;
+    uint32_t count;
+  };
+  mutable std::array<std::optional<EmptyCountMemo>, 2> empty_count_memo_;
+  uint32_t count_usable_empty_tracks(const CylinderWindow& window) const;
+  // place()'s working space, kept between calls so that placing a write
+  // does not allocate once it has grown (place is not reentrant).
+  Plan plan_a_;
+  Plan plan_c_;
+  std::vector<size_t> order_c_;    // plan C's pieces: the small ones first
+  std::vector<uint32_t> sizes_c_;  // their sectors, in that order
 };
 
 }  // namespace vld

@@ -294,55 +294,6 @@ void FreeSpaceMap::build_starts(uint32_t track, uint32_t len, uint64_t* out, boo
   *any = seen != 0;
 }
 
-std::optional<FreeSpaceMap::Run> FreeSpaceMap::first_free_run(uint32_t track,
-                                                              uint32_t from_sector,
-                                                              uint32_t len,
-                                                              uint32_t max_skipped) const {
-  const uint32_t spt = spt_[track];
-  if (len == 0 || len > spt || free_[track] < len) return std::nullopt;
-  if (from_sector >= spt) from_sector %= spt;  // searches pass a sector of the track: no division
-  if (free_[track] == spt) return Run{from_sector, 0};
-  // The first start in rotational order from the head: to the end of the
-  // track, then from sector 0 back up to the head (word w0's bits from the
-  // head on are then known clear). Bit s of word(w): a run of len starts at
-  // sector 64 w + s.
-  const uint32_t words = (spt + 63) / 64;
-  const uint32_t w0 = from_sector / 64;
-  uint32_t start = 0;
-  auto find = [&](auto word) {
-    uint64_t bits = word(w0) & (~uint64_t{0} << (from_sector % 64));
-    for (uint32_t w = w0;;) {
-      if (bits != 0) {
-        start = w * 64 + static_cast<uint32_t>(std::countr_zero(bits));
-        return true;
-      }
-      if (++w == words) break;
-      bits = word(w);
-    }
-    for (uint32_t w = 0; w <= w0; ++w)
-      if (const uint64_t b = word(w); b != 0) {
-        start = w * 64 + static_cast<uint32_t>(std::countr_zero(b));
-        return true;
-      }
-    return false;
-  };
-  bool found;
-  if (len == 1) {  // the free bits themselves
-    const uint64_t* used = &bits_[index(track, 0)];
-    const uint64_t last_mask = spt % 64 == 0 ? ~uint64_t{0} : (uint64_t{1} << (spt % 64)) - 1;
-    found = find([&](uint32_t w) { return ~used[w] & (w + 1 < words ? ~uint64_t{0} : last_mask); });
-  } else {
-    const StartsEntry& e = starts(track, len);
-    if (!e.any) return std::nullopt;
-    const uint64_t* bitmap = starts_words(e);
-    found = find([&](uint32_t w) { return bitmap[w]; });
-  }
-  if (!found) return std::nullopt;
-  const uint32_t skipped = start >= from_sector ? start - from_sector : start + spt - from_sector;
-  if (skipped > max_skipped) return std::nullopt;
-  return Run{start, skipped};
-}
-
 std::optional<FreeSpaceMap::Run> FreeSpaceMap::first_free_run_slow(uint32_t track,
                                                                    uint32_t from_sector,
                                                                    uint32_t len) const {

@@ -21,6 +21,8 @@
 #ifndef VLD_CORE_VLD_FREE_SPACE_MAP_H_
 #define VLD_CORE_VLD_FREE_SPACE_MAP_H_
 
+#include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -100,7 +102,58 @@ class FreeSpaceMap {
     uint32_t skipped;
   };
   std::optional<Run> first_free_run(uint32_t track, uint32_t from_sector, uint32_t len,
-                                    uint32_t max_skipped = UINT32_MAX) const;
+                                    uint32_t max_skipped = UINT32_MAX) const {
+    return runs_of(track, len).first(from_sector, max_skipped);
+  }
+  // A track's runs of one length, looked up once: a search asks first
+  // whether the track has one, then where the first within reach starts,
+  // and both read the same start bitmap. Valid until the map changes or
+  // is asked about another track's runs (the bitmap's entry may then be
+  // rebuilt for that one).
+  class Runs {
+   public:
+    bool any() const { return kind_ != Kind::kNone; }
+    // first_free_run's answer. Inline, and reading only the words of the
+    // starts within max_skipped: the allocator's searches ask this of
+    // most tracks they look at, and mostly learn only that the run lies
+    // past the best found so far.
+    std::optional<Run> first(uint32_t from_sector, uint32_t max_skipped = UINT32_MAX) const {
+      if (kind_ == Kind::kNone) return std::nullopt;
+      if (from_sector >= spt_) from_sector %= spt_;  // searches pass a sector of the track: no division
+      if (kind_ == Kind::kWhole) return Run{from_sector, 0};
+      // The starts the head passes within max_skipped, in rotational
+      // order: from the head to the end of the track, then on from sector 0.
+      const bool invert = kind_ == Kind::kFreeBits;
+      const uint32_t span = std::min(max_skipped, spt_ - 1) + 1;
+      const uint32_t to_end = std::min(span, spt_ - from_sector);
+      if (auto s = first_set(words_, invert, from_sector, from_sector + to_end))
+        return Run{*s, *s - from_sector};
+      if (span > to_end)
+        if (auto s = first_set(words_, invert, 0, span - to_end))
+          return Run{*s, *s + spt_ - from_sector};
+      return std::nullopt;
+    }
+
+   private:
+    friend class FreeSpaceMap;
+    // kBits: bit s of words_ is set iff a run starts at sector s (a start
+    // bitmap). kFreeBits: the same, inverted (the used bits, for runs of
+    // one sector; bits at or past spt_ are never read).
+    enum class Kind { kNone, kWhole, kBits, kFreeBits };
+    Runs(Kind kind, const uint64_t* words, uint32_t spt) : kind_(kind), words_(words), spt_(spt) {}
+    Kind kind_;
+    const uint64_t* words_;
+    uint32_t spt_;
+  };
+  Runs runs_of(uint32_t track, uint32_t len) const {
+    const uint32_t spt = spt_[track];
+    if (len == 0 || len > spt || free_[track] < len) return Runs(Runs::Kind::kNone, nullptr, spt);
+    if (free_[track] == spt) return Runs(Runs::Kind::kWhole, nullptr, spt);
+    if (len == 1) return Runs(Runs::Kind::kFreeBits, &bits_[index(track, 0)], spt);
+    const StartsEntry& e = starts(track, len);
+    if (!e.any) return Runs(Runs::Kind::kNone, nullptr, spt);
+    return Runs(Runs::Kind::kBits, starts_words(e), spt);
+  }
   // The same, one sector at a time: the reference the fast one is tested
   // against.
   std::optional<Run> first_free_run_slow(uint32_t track, uint32_t from_sector,
@@ -116,6 +169,22 @@ class FreeSpaceMap {
   template <typename F>
   void for_each_word(uint32_t track, uint32_t from, uint32_t n, F f) const;
   uint32_t next_with(uint32_t track, uint32_t pos, bool used) const;
+  // The first set bit at [begin, end) of words (of their complements if
+  // invert), or nullopt. REQUIRES: begin < end.
+  static std::optional<uint32_t> first_set(const uint64_t* words, bool invert, uint32_t begin,
+                                           uint32_t end) {
+    const uint64_t flip = invert ? ~uint64_t{0} : 0;
+    const uint32_t last = (end - 1) / 64;
+    uint32_t w = begin / 64;
+    uint64_t bits = (words[w] ^ flip) & (~uint64_t{0} << (begin % 64));
+    while (bits == 0) {
+      if (w == last) return std::nullopt;
+      bits = words[++w] ^ flip;
+    }
+    const uint32_t s = w * 64 + static_cast<uint32_t>(std::countr_zero(bits));
+    if (s >= end) return std::nullopt;  // only in the last word
+    return s;
+  }
 
   uint32_t tracks_;
   std::vector<uint32_t> spt_;  // sectors of each track

@@ -414,14 +414,12 @@ std::optional<uint32_t> VldDisk::Impl::beyond_scan_set(std::span<const Extent> e
   return std::nullopt;
 }
 
-std::optional<std::vector<Extent>> VldDisk::Impl::place_in_scan_set(
-    std::vector<uint32_t>& sizes, size_t data_pieces, ServiceClock& clock, PlaceMode mode,
-    std::vector<size_t>* order) {
-  std::optional<std::vector<Extent>> ext =
-      alloc_.place(sizes, drive_.head(), clock.now, window_, order, mode);
-  if (!ext) return ext;
+bool VldDisk::Impl::place_in_scan_set(std::vector<uint32_t>& sizes, size_t data_pieces,
+                                      ServiceClock& clock, PlaceMode mode,
+                                      std::vector<size_t>* order, std::vector<Extent>* ext) {
+  if (!alloc_.place_into(ext, sizes, drive_.head(), clock.now, window_, order, mode)) return false;
   const std::optional<uint32_t> beyond = beyond_scan_set(*ext, data_pieces);
-  if (!beyond) return ext;
+  if (!beyond) return true;
   // Recovery could not reach that map sector from the record: a record
   // naming a set around the placement goes first, where the writes resume.
   // The placement stands (its sectors stay allocated, and lie in the
@@ -450,7 +448,7 @@ std::optional<std::vector<Extent>> VldDisk::Impl::place_in_scan_set(
   resume_cylinders_.clear();
   ++stats_.scan_set_widenings;
   assert(!beyond_scan_set(*ext, data_pieces));
-  return ext;
+  return true;
 }
 
 CylinderWindow VldDisk::Impl::roomiest_window_around(uint32_t cylinder) const {
@@ -722,40 +720,38 @@ void VldDisk::Impl::record_after_request(ServiceClock& clock) {
   }
 }
 
-std::optional<std::vector<Extent>> VldDisk::Impl::allocate(std::vector<uint32_t>& sizes,
-                                                     size_t data_pieces,
-                                                     const std::function<void()>& replan,
-                                                     ServiceClock& clock, PlaceMode mode,
-                                                     std::vector<size_t>* order) {
-  std::optional<std::vector<Extent>> ext =
-      place_in_scan_set(sizes, data_pieces, clock, mode, order);
-  if (!ext && mode != PlaceMode::kEager) return std::nullopt;
+bool VldDisk::Impl::allocate(std::vector<uint32_t>& sizes, size_t data_pieces,
+                             const std::function<void()>& replan, ServiceClock& clock,
+                             PlaceMode mode, std::vector<size_t>* order,
+                             std::vector<Extent>* ext) {
+  bool placed = place_in_scan_set(sizes, data_pieces, clock, mode, order, ext);
+  if (!placed && mode != PlaceMode::kEager) return false;
   // (Freed map sectors alone rarely make a run that holds a block.)
   const bool fits_somewhere = could_fit_anywhere(sizes);
-  if (!ext && (fits_somewhere || !pending_data_.empty() || data_pieces == 0)) {
+  if (!placed && (fits_somewhere || !pending_data_.empty() || data_pieces == 0)) {
     // The window is full: move it to the head (freeing what waited for a
     // record) and try again.
     write_record(false, clock, window_at(drive_.head().cylinder), "window full");
-    ext = place_in_scan_set(sizes, data_pieces, clock, PlaceMode::kEager, order);
+    placed = place_in_scan_set(sizes, data_pieces, clock, PlaceMode::kEager, order, ext);
   }
-  if (!ext && could_fit_anywhere(sizes)) {  // anywhere at all
+  if (!placed && could_fit_anywhere(sizes)) {  // anywhere at all
     write_record(false, clock, CylinderWindow{drive_.head().cylinder, layout_.cylinders},
                  "window full: the whole disk");
-    ext = place_in_scan_set(sizes, data_pieces, clock, PlaceMode::kEager, order);
+    placed = place_in_scan_set(sizes, data_pieces, clock, PlaceMode::kEager, order, ext);
   }
   // Free space left only in runs too short for a block: make some longer.
   // Each repack leaves a run that holds a block; bounded all the same.
-  for (uint32_t repacks = 0; !ext && data_pieces > 0 && repacks < layout_.tracks && repack(clock);
-       ++repacks) {
+  for (uint32_t repacks = 0;
+       !placed && data_pieces > 0 && repacks < layout_.tracks && repack(clock); ++repacks) {
     replan();
-    ext = place_in_scan_set(sizes, data_pieces, clock, PlaceMode::kEager, order);
+    placed = place_in_scan_set(sizes, data_pieces, clock, PlaceMode::kEager, order, ext);
   }
-  if (!ext)
+  if (!placed)
     throw Error(fmt::format("no free space left on the simulated platters for a {}-block "
                             "write ({} of {} physical blocks hold live data)",
                             data_pieces, live_blocks_, sb_.physical_blocks()),
                 ENOSPC);
-  return ext;
+  return true;
 }
 
 bool VldDisk::Impl::place_group(std::span<const Update> updates,
@@ -778,11 +774,8 @@ bool VldDisk::Impl::place_group(std::span<const Update> updates,
   plan_group();
 
   p.alloc_before = alloc_.stats();
-  std::optional<std::vector<Extent>> ext =
-      allocate(s.sizes, p.data_pieces, plan_group, clock, mode, &p.order);
-  if (!ext) return false;  // only a move gives up
-  p.extents = std::move(*ext);
-  return true;
+  return allocate(s.sizes, p.data_pieces, plan_group, clock, mode, &p.order,
+                  &p.extents);  // false: only a move gives up
 }
 
 void VldDisk::Impl::write_data(std::span<const Update> updates, std::span<const Extent> ext,
@@ -1098,8 +1091,8 @@ Completion VldDisk::Impl::place_shadow(std::span<const GroupBlock> blocks, SimTi
   ServiceClock clock = begin(start);
   std::vector<uint32_t> sizes(blocks.size(), layout_.block_sectors);
   std::vector<size_t> order;
-  const std::vector<Extent> ext =
-      *allocate(sizes, sizes.size(), [] {}, clock, PlaceMode::kEager, &order);
+  std::vector<Extent> ext;
+  allocate(sizes, sizes.size(), [] {}, clock, PlaceMode::kEager, &order, &ext);  // kEager: or throws
   try {
     for (size_t i = 0; i < blocks.size(); ++i) {
       assert(blocks[i].data);

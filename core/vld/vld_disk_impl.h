@@ -236,11 +236,11 @@ class VldDisk::Impl {
   // Places `sizes` (data pieces first) near the head, moving the window
   // (a record) when it is full and repacking when free space is only in
   // runs too short for a block, after which replan() may change sizes.
-  // nullopt: a move (mode != kEager) found no hole. Throws ENOSPC.
-  std::optional<std::vector<Extent>> allocate(std::vector<uint32_t>& sizes, size_t data_pieces,
-                                              const std::function<void()>& replan,
-                                              ServiceClock& clock, PlaceMode mode,
-                                              std::vector<size_t>* order);
+  // The extents go to *ext (its buffer reused: every write places).
+  // false: a move (mode != kEager) found no hole. Throws ENOSPC.
+  bool allocate(std::vector<uint32_t>& sizes, size_t data_pieces,
+                const std::function<void()>& replan, ServiceClock& clock, PlaceMode mode,
+                std::vector<size_t>* order, std::vector<Extent>* ext);
   // Plans the group and allocates its sectors (moving the window, writing
   // records or repacking as needed) into s.placed, using s's buffers.
   // false: a move found no hole.
@@ -328,10 +328,10 @@ class VldDisk::Impl {
   std::optional<uint32_t> beyond_scan_set(std::span<const Extent> ext, size_t data_pieces) const;
   // alloc_.place, kept to the scan set: a placement with a map sector
   // outside it stands, but a record naming a set around it comes first (the
-  // whole window, when the widening credits are spent).
-  std::optional<std::vector<Extent>> place_in_scan_set(std::vector<uint32_t>& sizes,
-                                                       size_t data_pieces, ServiceClock& clock,
-                                                       PlaceMode mode, std::vector<size_t>* order);
+  // whole window, when the widening credits are spent). Into *ext; false:
+  // nothing placed.
+  bool place_in_scan_set(std::vector<uint32_t>& sizes, size_t data_pieces, ServiceClock& clock,
+                         PlaceMode mode, std::vector<size_t>* order, std::vector<Extent>* ext);
   // why: what called for the record, for the log trace.
   void write_record(bool clean, ServiceClock& clock, std::optional<CylinderWindow> next_window,
                     const char* why);
