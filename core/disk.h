@@ -62,6 +62,24 @@ struct GroupBlock {
   uint64_t shadow_token = 0;
 };
 
+// The data checksums (core/util/checksum.h, data_checksum) of a write's
+// whole blocks, computed by DiskController before it takes the lock that
+// serialises requests. A block's checksum depends on its bytes and its
+// number alone, never on the disk's state, so hashing it need not hold up
+// the drive's one actuator. sums[i] is block first_block + i's; a block
+// outside them (a partial block, merged with its old contents under the
+// lock) the disk hashes itself.
+struct BlockChecksums {
+  uint64_t first_block = 0;
+  std::span<const uint32_t> sums;  // empty: none given
+
+  // Block `block`'s checksum, if given.
+  std::optional<uint32_t> of(uint64_t block) const {
+    if (block < first_block || block - first_block >= sums.size()) return std::nullopt;
+    return sums[block - first_block];
+  }
+};
+
 enum class ExtentType { kData, kHole };  // a hole reads as zeros
 using ExtentFn = std::function<void(uint64_t offset, uint64_t len, ExtentType type)>;
 
@@ -130,6 +148,20 @@ class Disk {
   virtual Completion read(uint64_t offset, std::span<std::byte> out, SimTime start) = 0;
   virtual Completion write(uint64_t offset, std::span<const std::byte> data, bool fua,
                            SimTime start) = 0;
+  // Whether write_with_checksums uses the checksums it is given (mode=vld,
+  // whose map entries hold them). Only then does DiskController compute
+  // them, outside its lock. The same for every disk of one image.
+  virtual bool takes_write_checksums() const { return false; }
+  // write(), given the data checksums of the request's whole blocks
+  // (whole_blocks); the disk uses them instead of hashing those blocks
+  // under the lock. Other modes write as write() (mode=lld keeps
+  // checksums too, and hashes under the lock).
+  // REQUIRES: each of sums is data_checksum of its block's bytes in
+  // `data` and its block number; sums cover only whole blocks of the write.
+  virtual Completion write_with_checksums(uint64_t offset, std::span<const std::byte> data,
+                                          bool fua, SimTime start, BlockChecksums /*sums*/) {
+    return write(offset, data, fua, start);
+  }
   virtual Completion flush(SimTime start) = 0;
   virtual Completion trim(uint64_t offset, uint64_t len, bool fua, SimTime start) = 0;
   // Throws Error(ENOTSUP) if flags.fast and zeroing would cost media time.

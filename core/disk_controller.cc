@@ -7,13 +7,17 @@
 #include <string>
 
 #include "core/image_format.h"
+#include "core/util/checksum.h"
 #include "core/util/error.h"
 #include "core/util/host_phases.h"
 
 namespace vld {
 
 DiskController::DiskController(std::unique_ptr<Disk> disk, bool read_only)
-    : sb_((assert(disk), disk->superblock())), disk_(std::move(disk)), read_only_(read_only) {}
+    : sb_((assert(disk), disk->superblock())),
+      checksums_before_lock_(disk->takes_write_checksums()),
+      disk_(std::move(disk)),
+      read_only_(read_only) {}
 
 Disk& DiskController::disk_locked() const {
   if (!disk_) throw Error("the disk is shut down: it could be opened neither writable nor read-only",
@@ -136,6 +140,7 @@ void DiskController::make_writable(const DiskFactory& open_writable,
     throw;  // the writable open's error, which is what the client asked for
   }
   read_only_ = false;
+  assert(disk_->takes_write_checksums() == checksums_before_lock_);  // same image, same mode
   disk_->set_group_commit(group_commit_);
 }
 
@@ -345,10 +350,26 @@ RequestTiming DiskController::read(uint64_t offset, std::span<std::byte> out,
 RequestTiming DiskController::write(uint64_t offset, std::span<const std::byte> data, bool fua,
                                     std::optional<SimTime> arrival) {
   check_range(offset, data.size());
+  // Hashed before the lock: the drive serves other requests meanwhile.
+  std::vector<uint32_t> sums;
+  const BlockChecksums given =
+      checksums_before_lock_ ? whole_block_checksums(offset, data, &sums) : BlockChecksums{};
   return serve(
       Kind::kWrite, fua, data.size(), arrival,
-      [&](SimTime s) { return disk_->write(offset, data, fua, s); },
+      [&](SimTime s) { return disk_->write_with_checksums(offset, data, fua, s, given); },
       Target{true, offset, data.size()});
+}
+
+BlockChecksums DiskController::whole_block_checksums(uint64_t offset,
+                                                     std::span<const std::byte> data,
+                                                     std::vector<uint32_t>* sums) const {
+  const uint64_t bs = sb_.block_bytes;
+  uint64_t first = 0, end = 0;
+  whole_blocks(offset, data.size(), bs, &first, &end);
+  sums->resize(end - first);
+  for (uint64_t b = first; b < end; ++b)
+    (*sums)[b - first] = data_checksum(data.data() + (b * bs - offset), bs, b);
+  return BlockChecksums{first, *sums};
 }
 
 RequestTiming DiskController::flush(std::optional<SimTime> arrival) {

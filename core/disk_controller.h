@@ -48,7 +48,11 @@
 // actuator it models. Queued requests wait on a condition variable under
 // that mutex; each change that can let one proceed (the drive freed, a
 // command chosen, close) notifies all of them, and every wait re-checks its
-// condition under the mutex, so no wakeup is lost.
+// condition under the mutex, so no wakeup is lost. What a request needs
+// that depends on the request alone, not on the drive's state, is done
+// before it takes the mutex, so that the actuator never waits for it: the
+// data checksums of a write's whole blocks (BlockChecksums), for a disk
+// that takes them.
 #ifndef VLD_CORE_DISK_CONTROLLER_H_
 #define VLD_CORE_DISK_CONTROLLER_H_
 
@@ -240,6 +244,11 @@ class DiskController {
   // REQUIRES: mu_ held; queue_ non-empty; no command chosen.
   uint64_t choose_locked();
   void check_range(uint64_t offset, uint64_t len) const;
+  // The data checksums of the whole blocks of a write of `data` at
+  // `offset`, into *sums (which the result views). Reads only sb_: called
+  // without mu_.
+  BlockChecksums whole_block_checksums(uint64_t offset, std::span<const std::byte> data,
+                                       std::vector<uint32_t>* sums) const;
   // With VLD_CHECK_EACH_REQUEST: aborts, naming it, if the disk's state
   // disagrees with itself (Disk::check_consistency). REQUIRES: mu_ held.
   void check_after_request() const;
@@ -268,6 +277,9 @@ class DiskController {
   std::shared_ptr<const ModeReport> mode_report_locked() const;
 
   const Superblock sb_;  // immutable: read without mu_
+  // Disk::takes_write_checksums, the same for every disk of the image:
+  // write() then hashes the whole blocks before it takes mu_.
+  const bool checksums_before_lock_;
   mutable std::mutex mu_;  // guards everything below but waiting_
   std::unique_ptr<Disk> disk_;  // null only after make_writable failed twice (closed_)
   bool read_only_ = false;

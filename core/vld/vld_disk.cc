@@ -789,7 +789,7 @@ void VldDisk::Impl::write_data(std::span<const Update> updates, std::span<const 
       const Extent& x = ext[k++];
       gather_extent(x, u.data);
       e = MapEntry{static_cast<uint32_t>(alloc_.psn(x) + 1),
-                   data_checksum(u.data, sb_.block_bytes, u.block)};
+                   u.checksum ? *u.checksum : data_checksum(u.data, sb_.block_bytes, u.block)};
     }
     replaced.emplace_back(u.block, map_[u.block]);
     set_map(u.block, e);
@@ -945,7 +945,7 @@ SimDuration VldDisk::Impl::positioning_estimate(bool write, uint64_t offset, uin
 }
 
 Completion VldDisk::Impl::write(uint64_t offset, std::span<const std::byte> data, bool fua,
-                          SimTime start) {
+                                SimTime start, BlockChecksums sums) {
   store_->check();
   const uint64_t bs = sb_.block_bytes;
   ServiceClock clock = begin(start);
@@ -957,7 +957,7 @@ Completion VldDisk::Impl::write(uint64_t offset, std::span<const std::byte> data
   for (uint64_t b = first; b <= last; ++b) {
     uint64_t lo = std::max(offset, b * bs), hi = std::min(offset + data.size(), (b + 1) * bs);
     if (hi - lo == bs) {
-      updates.push_back(Update{b, data.data() + (lo - offset)});
+      updates.push_back(Update{b, data.data() + (lo - offset), nullptr, sums.of(b)});
       continue;
     }
     std::vector<std::byte>& m = current_contents(b, &merged, clock);
@@ -1167,7 +1167,11 @@ SimDuration VldDisk::positioning_estimate(bool write, uint64_t offset, uint64_t 
 }
 Completion VldDisk::write(uint64_t offset, std::span<const std::byte> data, bool fua,
                           SimTime start) {
-  return impl_->write(offset, data, fua, start);
+  return impl_->write(offset, data, fua, start, {});
+}
+Completion VldDisk::write_with_checksums(uint64_t offset, std::span<const std::byte> data,
+                                         bool fua, SimTime start, BlockChecksums sums) {
+  return impl_->write(offset, data, fua, start, sums);
 }
 Completion VldDisk::flush(SimTime start) { return impl_->flush(start); }
 Completion VldDisk::trim(uint64_t offset, uint64_t len, bool fua, SimTime start) {

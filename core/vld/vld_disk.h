@@ -109,6 +109,11 @@ class VldDisk final : public Disk {
                                    SimTime start) const override;
   Completion write(uint64_t offset, std::span<const std::byte> data, bool fua,
                    SimTime start) override;
+  // Every map entry holds its block's checksum (recovery checks a group's
+  // data by it, map_sector.h).
+  bool takes_write_checksums() const override { return true; }
+  Completion write_with_checksums(uint64_t offset, std::span<const std::byte> data, bool fua,
+                                  SimTime start, BlockChecksums sums) override;
   Completion flush(SimTime start) override;
   Completion trim(uint64_t offset, uint64_t len, bool fua, SimTime start) override;
   Completion zero(uint64_t offset, uint64_t len, ZeroFlags flags, SimTime start) override;

@@ -59,8 +59,9 @@ class VldDisk::Impl {
   Completion read(uint64_t offset, std::span<std::byte> out, SimTime start);
   SimDuration positioning_estimate(bool write, uint64_t offset, uint64_t len,
                                    SimTime start) const;
-  Completion write(uint64_t offset, std::span<const std::byte> data, bool fua,
-                   SimTime start);
+  // sums: the whole blocks' data checksums, computed already (may be empty).
+  Completion write(uint64_t offset, std::span<const std::byte> data, bool fua, SimTime start,
+                   BlockChecksums sums);
   Completion flush(SimTime start);
   Completion trim(uint64_t offset, uint64_t len, bool fua, SimTime start);
   Completion zero(uint64_t offset, uint64_t len, ZeroFlags flags, SimTime start);
@@ -113,6 +114,9 @@ class VldDisk::Impl {
     // An ARU's block place_shadow wrote already (data is its contents):
     // its map entry to be. nullptr: data is written now.
     const MapEntry* placed = nullptr;
+    // data_checksum(data, block), if the caller computed it before the
+    // request took the lock (BlockChecksums); nullopt: write_data hashes.
+    std::optional<uint32_t> checksum;
   };
   // An ARU's block placed before its commit (place_shadow), by token.
   struct ShadowCopy {
