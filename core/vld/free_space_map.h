@@ -60,16 +60,6 @@ class FreeSpaceMap {
     if (longest_[track] == kStale) longest_[track] = compute_longest(track);
     return longest_[track];
   }
-  // longest_free_run(track) >= len, read from the start bitmap that
-  // first_free_run then searches (see below): a search asks both of every
-  // track it looks at.
-  bool has_free_run(uint32_t track, uint32_t len) const {
-    const uint32_t spt = spt_[track];
-    if (len > spt) return false;
-    if (len == 0 || free_[track] == spt) return true;
-    if (free_[track] < len) return false;
-    return len == 1 || starts(track, len).any;
-  }
   uint64_t free_sectors() const { return free_total_; }
   bool is_empty(uint32_t track) const { return free_[track] == spt_[track]; }
   uint32_t empty_tracks() const { return empty_tracks_; }
