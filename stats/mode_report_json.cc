@@ -90,6 +90,7 @@ void to_json(nlohmann::json& j, const RecoveryReport& r) {
   j = recovery_common(r.clean, r.method, r.sectors_read, r.simulated_ms, r.wall_ms, r.damage);
   j.update({{"map_sectors_walked", r.map_sectors_walked},
             {"scattered_walked", r.scattered_walked},
+            {"tracks_walked", r.tracks_walked},
             {"data_blocks_read", r.data_blocks_read},
             {"tracks_scanned", r.tracks_scanned},
             {"candidates", r.candidates},

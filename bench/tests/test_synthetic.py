@@ -114,8 +114,9 @@ def test_recovery_memory_and_opens(run_copy):
     assert res["writes"]["runtime_s"] == 0.5
     table = (run / "table.md").read_text()
     assert "= **10.00 MiB/GiB**" in table
-    # Stats files from before scattered_walked and data_blocks_read: "-" and the checked count
-    assert "| U: after kill -9 | tail-scan | 4096 | 500 | - | 16 | 3 | 0 | 1045 | 2 | 120 | 10.0% |" in table
+    # Stats files from before scattered_walked, tracks_walked and data_blocks_read: "-" and the
+    # checked count
+    assert "| U: after kill -9 | tail-scan | 4096 | 500 | - | - | 16 | 3 | 0 | 1045 | 2 | 120 | 10.0% |" in table
     assert res["unclean_vs_clean"] == pytest.approx(
         res["recovery"]["unclean"]["simulated_ms"] / res["recovery"]["clean"]["simulated_ms"])
     assert "**After kill -9 / clean open: " in table

@@ -117,17 +117,18 @@ def open_lines(res, geo):
     full = res["full_scan_estimate"]
     rev_ms = geo["revolution_us"] / 1e3
     md = ["**Opening the image** (recovery.* from the stats file; simulated = on the modelled drive; "
-          "scattered = map sectors walked that requests wrote since the last checkpoint; data read = "
+          "scattered = map sectors walked that requests wrote since the last checkpoint; tracks walked = the "
+          "tracks the walked map sectors lie on; data read = "
           "candidates' data blocks read on their own, not in the window scan)", "",
-          "| open | method | sectors read | map sectors walked | scattered | tracks scanned | candidates | "
+          "| open | method | sectors read | map sectors walked | scattered | tracks walked | tracks scanned | candidates | "
           "data read | simulated (ms) | wall (ms) | nbdkit start to exit (ms) | vs full scan (time) |",
-          "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
+          "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|"]
     for name, r in res["recovery"].items():
         md.append(f"| {LABELS[name]} | {r['method']} | {r['sectors_read']} | {r['map_sectors_walked']} | "
-                  f"{r.get('scattered_walked', '-')} | {r['tracks_scanned']} | {r['candidates']} | "
+                  f"{r.get('scattered_walked', '-')} | {r.get('tracks_walked', '-')} | {r['tracks_scanned']} | {r['candidates']} | "
                   f"{r.get('data_blocks_read', r['data_blocks_checked'])} | {r['simulated_ms']:.0f} | "
                   f"{r['wall_ms']:.0f} | {r['wall_ms_start_to_exit']} | {r['vs_full_scan_time_pct']:.1f}% |")
-    md.append(f"| full-disk scan (estimate) | every track | {full['sectors']} | - | - | {full['tracks']} | - | - | "
+    md.append(f"| full-disk scan (estimate) | every track | {full['sectors']} | - | - | - | {full['tracks']} | - | - | "
               f"{full['simulated_ms']:.0f} | - | - | 100% |")
     rec = res["recovery"]
     md += ["", f"**After kill -9 / clean open: {unclean_ratio(rec):.2f}x** simulated "

@@ -262,6 +262,7 @@ class Recovery {
     st_.map.assign(L_.blocks, MapEntry{});
     st_.nodes.assign(L_.pieces, LogNode{});
     cur_seq_.assign(L_.pieces, 0);
+    track_walked_.assign(L_.tracks, false);
     pointers_of_.assign(L_.pieces, PointerSpan{});
   }
 
@@ -362,6 +363,10 @@ class Recovery {
       throw base_damaged(at, "holds another map sector (piece " + std::to_string(m.piece) +
                                  ", seq " + std::to_string(m.seq) + ")");
     st_.protected_psns.push_back(at.psn);
+    if (const uint32_t t = L_.track_of(at.psn); !track_walked_[t]) {
+      track_walked_[t] = true;
+      ++st_.report.tracks_walked;
+    }
     if (!rec_->clean && m.seq > rec_->checkpoint_seq) ++st_.report.scattered_walked;
     take(at.psn, m);
     return LogWalkVisit{&*walk_at_};
@@ -676,6 +681,7 @@ class Recovery {
   std::optional<LogRecord> rec_;             // the newest valid record
   std::vector<uint32_t> bad_slots_;          // record slots without one
   std::vector<uint64_t> cur_seq_;            // per piece: the version accepted so far
+  std::vector<bool> track_walked_;           // per track: the base walk read a map sector there
   // Per piece, the pointers of the version taken last (link_children's
   // input), as a span of one pool: a container per map sector would be
   // 2.4 MiB of small allocations at a 4 GiB open (docs/scale.md, section 3).

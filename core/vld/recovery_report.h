@@ -22,6 +22,10 @@ struct RecoveryReport {
   // checkpoint (the record's checkpoint_seq): read one rotation each, not in
   // a checkpoint group's pass; delta checkpoints bound them (vld_disk.h).
   uint64_t scattered_walked = 0;
+  // The tracks those map sectors lie on. However the walk ordered its
+  // reads, each track costs a visit: a head switch or seek and part of a
+  // revolution (docs/scale.md, section 0c, "The walk's floor").
+  uint64_t tracks_walked = 0;
   uint64_t tracks_scanned = 0;
   uint64_t candidates = 0;     // map sectors newer than the record (full scan: all found)
   uint64_t groups_accepted = 0;  // full scan: the root taken (1)

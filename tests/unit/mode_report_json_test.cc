@@ -157,6 +157,7 @@ ModeReport vld_mode_report() {
   r.recovery->simulated_ms = 12.5;
   r.recovery->wall_ms = 3.25;
   r.recovery->map_sectors_walked = 40;
+  r.recovery->tracks_walked = 3;
   return r;
 }
 
@@ -195,6 +196,7 @@ TEST(ModeReportJson, VldRecoveryAndChecksumFailuresAtTheTopLevel) {
   EXPECT_DOUBLE_EQ(j.at("recovery").at("wall_ms").get<double>(), 3.25);
   EXPECT_EQ(j.at("recovery").at("damage"), "");
   EXPECT_EQ(j.at("recovery").at("map_sectors_walked"), 40);
+  EXPECT_EQ(j.at("recovery").at("tracks_walked"), 3);
   EXPECT_EQ(j.at("checksum_failures"), 5);
   EXPECT_EQ(j.at("vld").at("checksum_failures"), 5);  // the alias the vld section keeps
   EXPECT_EQ(j.size(), 4u) << j.dump(1);  // vld, compactor, recovery, checksum_failures

@@ -802,6 +802,12 @@ TEST(VldDisk, RandomWorkloadStaysConsistentAndReopensCleanly) {
       stale_pointers += live_psns.count(v.second.pointers[i].psn) == 0;
   EXPECT_EQ(rep.map_sectors_walked, live_map_sectors);
   EXPECT_EQ(rep.sectors_read, live_map_sectors + VldLayout::kRecordSlots);
+  // The tracks those live map sectors lie on, each counted once.
+  const VldLayout layout(sb);
+  std::set<uint32_t> live_tracks;
+  for (uint64_t psn : live_psns) live_tracks.insert(layout.track_of(psn));
+  EXPECT_EQ(rep.tracks_walked, live_tracks.size());
+  EXPECT_LT(rep.tracks_walked, live_map_sectors);  // the close's checkpoint is compact
   // The store saw exactly those single-sector reads, and nothing else.
   std::multiset<uint64_t> read_psns;
   for (const auto& op : o.open_ops) {
