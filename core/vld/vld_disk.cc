@@ -12,8 +12,6 @@
 namespace vld {
 
 namespace {
-// Why a record is written ahead of a map sector beyond the scan set.
-constexpr std::string_view kWideningWhy = "a map sector beyond the scan set";
 
 // Zeros for the largest block size (64 KiB), for zero() with NO_HOLE.
 const std::byte* zero_block() {
@@ -291,7 +289,8 @@ void VldDisk::Impl::checkpoint(ServiceClock& clock, bool retire_old) {
 // ---- log records ----------------------------------------------------------
 
 void VldDisk::Impl::write_record(bool clean, ServiceClock& clock,
-                           std::optional<CylinderWindow> next_window, const char* why) {
+                           std::optional<CylinderWindow> next_window, const char* why,
+                           RecordKind kind) {
   HostPhaseTimer phase_timer(HostPhase::kMap);
   store_->sync();  // everything the record vouches for is durable first
   synced_seq_ = log_.next_seq() - 1;
@@ -307,7 +306,7 @@ void VldDisk::Impl::write_record(bool clean, ServiceClock& clock,
   CylinderWindow w = next_window.value_or(window_);
   r.window_first = w.first;
   r.window_cylinders = w.count;
-  if (why != kWideningWhy)
+  if (kind != RecordKind::kWidening)
     widening_credits_ = std::min(widening_credits_ + 1, kMostWideningCredits);
   // Narrow only after calm intervals (scan_set.h): where the writes jump
   // about, or the compactor moves blocks, a narrow set would cost a record
@@ -439,7 +438,8 @@ bool VldDisk::Impl::place_in_scan_set(std::vector<uint32_t>& sizes, size_t data_
             scan_set_.count(), *beyond, drive_.head().cylinder,
             log_.next_seq(), log_.next_seq() - record_.next_seq);
   try {
-    write_record(false, clock, std::nullopt, kWideningWhy.data());
+    write_record(false, clock, std::nullopt, "a map sector beyond the scan set",
+                 RecordKind::kWidening);
   } catch (const Error&) {
     resume_cylinders_.clear();
     for (const Extent& e : *ext) free_.release(e.track, e.sector, e.sectors);

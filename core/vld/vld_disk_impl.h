@@ -336,9 +336,12 @@ class VldDisk::Impl {
   // nothing placed.
   bool place_in_scan_set(std::vector<uint32_t>& sizes, size_t data_pieces, ServiceClock& clock,
                          PlaceMode mode, std::vector<size_t>* order, std::vector<Extent>* ext);
+  // What a record is written for, as far as the widening credits care: a
+  // widening spends them (place_in_scan_set), every other record earns one.
+  enum class RecordKind { kOrdinary, kWidening };
   // why: what called for the record, for the log trace.
   void write_record(bool clean, ServiceClock& clock, std::optional<CylinderWindow> next_window,
-                    const char* why);
+                    const char* why, RecordKind kind = RecordKind::kOrdinary);
   // A clean record says the platters hold nothing since it, so recovery
   // trusts it whole. After a clean open it stays the newest until the first
   // group is written, which first writes an "open" record over it: a
