@@ -316,10 +316,32 @@ class EagerAllocator {
     std::optional<Choice> best;
     uint64_t best_rank;
   };
-  // Looks at `track`, d cylinders from the head, reached after `move`, its
-  // sector 0 at angular slot `offset`: keeps its soonest run if it beats
-  // the best.
-  void consider(Search& s, uint32_t track, uint32_t d, SimDuration move, uint32_t offset) const;
+  // How a search's head reaches the tracks of one cylinder by one move
+  // (to its own head's track, or to any other): what every track's test
+  // there shares. reachable and max_skipped follow the search's bound (the
+  // best so far, else its limit): bound() redoes them when it tightens.
+  struct Approach {
+    SimDuration move;
+    SimTime arrive;         // the search's start + move
+    uint32_t slot;          // next_slot(arrive, spt), if reachable
+    bool reachable;         // move within the bound: the tracks are worth a look
+    uint32_t max_skipped;   // max_skipped_by(bound, move, spt), if reachable
+  };
+  Approach approach(const Search& s, SimDuration move_time, uint32_t spt) const;
+  void bound(const Search& s, uint32_t spt, Approach* a) const;
+  // How many sectors round a run may lie and still be reached by `limit`
+  // after `move_time` (a sector more, never less). REQUIRES: move_time <=
+  // limit.
+  uint32_t max_skipped_by(SimDuration limit, SimDuration move_time, uint32_t spt) const;
+  // on_track_at's search of one track, the approach worked out.
+  std::optional<Choice> run_from(uint32_t track, const FreeSpaceMap::Runs& runs, uint32_t len,
+                                 const Approach& a, uint32_t offset, uint32_t spt) const;
+  // Looks at `track` (rank: cylinders from the head x heads + head),
+  // reached by `a`, its sector 0 at angular slot `offset`: keeps its
+  // soonest run if it beats the best; true if it did.
+  // REQUIRES: a.reachable, spt is the track's sectors.
+  bool consider(Search& s, uint32_t track, uint64_t rank, const Approach& a, uint32_t offset,
+                uint32_t spt) const;
   // Looks at every track of cylinder c, d from the head (on the head's own
   // cylinder, every track but the head's).
   void consider_cylinder(Search& s, uint32_t c, uint32_t d) const;
