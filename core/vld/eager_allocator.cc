@@ -50,8 +50,8 @@ std::optional<EagerAllocator::Choice> EagerAllocator::on_track_at(
     SimTime arrive, uint32_t offset, std::optional<SimDuration> limit) const {
   const uint32_t spt = free_.sectors_on(track);
   if (limit && move_time > *limit) return std::nullopt;
-  const Approach a{move_time, arrive, next_slot(arrive, spt), true,
-                   limit ? max_skipped_by(*limit, move_time, spt) : UINT32_MAX};
+  Approach a{move_time, arrive, std::nullopt, true,
+             limit ? max_skipped_by(*limit, move_time, spt) : UINT32_MAX};
   return run_from(track, runs, len, a, offset, spt);
 }
 
@@ -67,7 +67,7 @@ uint32_t EagerAllocator::max_skipped_by(SimDuration limit, SimDuration move_time
 
 EagerAllocator::Approach EagerAllocator::approach(const Search& s, SimDuration move_time,
                                                   uint32_t spt) const {
-  Approach a{move_time, s.at + move_time, 0, false, 0};
+  Approach a{move_time, s.at + move_time, std::nullopt, false, 0};
   bound(s, spt, &a);
   return a;
 }
@@ -78,18 +78,21 @@ void EagerAllocator::bound(const Search& s, uint32_t spt, Approach* a) const {
   const std::optional<SimDuration> limit = s.best ? std::optional(s.best->locate) : s.limit;
   a->reachable = !(limit && a->move > *limit);
   if (!a->reachable) return;
-  a->slot = next_slot(a->arrive, spt);
   a->max_skipped = limit ? max_skipped_by(*limit, a->move, spt) : UINT32_MAX;
 }
 
 std::optional<EagerAllocator::Choice> EagerAllocator::run_from(uint32_t track,
                                                                const FreeSpaceMap::Runs& runs,
-                                                               uint32_t len, const Approach& a,
+                                                               uint32_t len, Approach& a,
                                                                uint32_t offset,
                                                                uint32_t spt) const {
+  // The slot under the head on arrival: two divisions, so worked out only
+  // for an approach to a track that has a run (a cylinder's own-head track
+  // often has none).
+  if (!a.slot) a.slot = next_slot(a.arrive, spt);
   // The sector under the head on arrival, and the run's angular slot: both
   // offset by the track's skew (no division: this is every search's path).
-  const uint32_t first = a.slot >= offset ? a.slot - offset : a.slot + spt - offset;
+  const uint32_t first = *a.slot >= offset ? *a.slot - offset : *a.slot + spt - offset;
   auto run = runs.first(first, a.max_skipped);
   if (!run) return std::nullopt;
   const uint32_t run_slot = run->sector + offset >= spt ? run->sector + offset - spt
@@ -165,8 +168,9 @@ bool EagerAllocator::beyond(SimDuration earliest, const std::optional<Choice>& b
     const CylinderShape shape = shape_of(head.cylinder);
     const uint32_t offset = static_cast<uint32_t>(
         (shape.offset0 + uint64_t{head.head} * shape.track_skew) % shape.spt);
-    consider(s, head.cylinder * g.tracks_per_cylinder + head.head, head.head,
-             approach(s, SimDuration{0}, shape.spt), offset, shape.spt);
+    Approach here = approach(s, SimDuration{0}, shape.spt);
+    consider(s, head.cylinder * g.tracks_per_cylinder + head.head, head.head, here, offset,
+             shape.spt);
   }
   // Cylinders d away, ahead of the head and (unless one_way_seeks) behind
   // it, wrapping; inside the window. A cylinder d away costs at least
@@ -215,7 +219,7 @@ bool EagerAllocator::beyond(SimDuration earliest, const std::optional<Choice>& b
   for (uint32_t h = 0; h < heads; ++h) {
     // The head's own track on its own cylinder: nearest() looks first.
     if (!(d == 0 && h == s.head.head)) {
-      const Approach& a = h == s.head.head ? same : other;
+      Approach& a = h == s.head.head ? same : other;
       if (a.reachable &&
           consider(s, c * heads + h, uint64_t{d} * heads + h, a, offset, spt)) {
         bound(s, spt, &same);
@@ -227,7 +231,7 @@ bool EagerAllocator::beyond(SimDuration earliest, const std::optional<Choice>& b
   }
 }
 
-bool EagerAllocator::consider(Search& s, uint32_t track, uint64_t rank, const Approach& a,
+bool EagerAllocator::consider(Search& s, uint32_t track, uint64_t rank, Approach& a,
                               uint32_t offset, uint32_t spt) const {
   // Runs reached after the best so far (or the limit) cannot win: not
   // looked for. A track the head reaches only after that is passed over

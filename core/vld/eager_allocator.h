@@ -323,7 +323,7 @@ class EagerAllocator {
   struct Approach {
     SimDuration move;
     SimTime arrive;         // the search's start + move
-    uint32_t slot;          // next_slot(arrive, spt), if reachable
+    std::optional<uint32_t> slot;  // next_slot(arrive, spt), once run_from needs it
     bool reachable;         // move within the bound: the tracks are worth a look
     uint32_t max_skipped;   // max_skipped_by(bound, move, spt), if reachable
   };
@@ -333,14 +333,15 @@ class EagerAllocator {
   // after `move_time` (a sector more, never less). REQUIRES: move_time <=
   // limit.
   uint32_t max_skipped_by(SimDuration limit, SimDuration move_time, uint32_t spt) const;
-  // on_track_at's search of one track, the approach worked out.
+  // on_track_at's search of one track, the approach worked out (its slot
+  // filled in if need be).
   std::optional<Choice> run_from(uint32_t track, const FreeSpaceMap::Runs& runs, uint32_t len,
-                                 const Approach& a, uint32_t offset, uint32_t spt) const;
+                                 Approach& a, uint32_t offset, uint32_t spt) const;
   // Looks at `track` (rank: cylinders from the head x heads + head),
   // reached by `a`, its sector 0 at angular slot `offset`: keeps its
   // soonest run if it beats the best; true if it did.
   // REQUIRES: a.reachable, spt is the track's sectors.
-  bool consider(Search& s, uint32_t track, uint64_t rank, const Approach& a, uint32_t offset,
+  bool consider(Search& s, uint32_t track, uint64_t rank, Approach& a, uint32_t offset,
                 uint32_t spt) const;
   // Looks at every track of cylinder c, d from the head (on the head's own
   // cylinder, every track but the head's).
