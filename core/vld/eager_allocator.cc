@@ -50,7 +50,7 @@ std::optional<EagerAllocator::Choice> EagerAllocator::on_track_at(
     SimTime arrive, uint32_t offset, std::optional<SimDuration> limit) const {
   const uint32_t spt = free_.sectors_on(track);
   if (limit && move_time > *limit) return std::nullopt;
-  Approach a{move_time, arrive, std::nullopt, true,
+  Approach a{move_time, arrive, std::nullopt, 0, true,
              limit ? max_skipped_by(*limit, move_time, spt) : UINT32_MAX};
   return run_from(track, runs, len, a, offset, spt);
 }
@@ -67,7 +67,7 @@ uint32_t EagerAllocator::max_skipped_by(SimDuration limit, SimDuration move_time
 
 EagerAllocator::Approach EagerAllocator::approach(const Search& s, SimDuration move_time,
                                                   uint32_t spt) const {
-  Approach a{move_time, s.at + move_time, std::nullopt, false, 0};
+  Approach a{move_time, s.at + move_time, std::nullopt, 0, false, 0};
   bound(s, spt, &a);
   return a;
 }
@@ -86,10 +86,13 @@ std::optional<EagerAllocator::Choice> EagerAllocator::run_from(uint32_t track,
                                                                uint32_t len, Approach& a,
                                                                uint32_t offset,
                                                                uint32_t spt) const {
-  // The slot under the head on arrival: two divisions, so worked out only
-  // for an approach to a track that has a run (a cylinder's own-head track
-  // often has none).
-  if (!a.slot) a.slot = next_slot(a.arrive, spt);
+  // The platter's phase on arrival and the slot under the head then:
+  // divisions, so worked out only for an approach to a track that has a
+  // run (a cylinder's own-head track often has none), and once.
+  if (!a.slot) {
+    a.phase = drive_.phase_units(a.arrive, spt);
+    a.slot = drive_.next_slot_at_phase(a.phase, spt);
+  }
   // The sector under the head on arrival, and the run's angular slot: both
   // offset by the track's skew (no division: this is every search's path).
   const uint32_t first = *a.slot >= offset ? *a.slot - offset : *a.slot + spt - offset;
@@ -98,7 +101,7 @@ std::optional<EagerAllocator::Choice> EagerAllocator::run_from(uint32_t track,
   const uint32_t run_slot = run->sector + offset >= spt ? run->sector + offset - spt
                                                         : run->sector + offset;
   return Choice{Extent{track, run->sector, len},
-                a.move + drive_.rotational_wait(a.arrive, run_slot, spt)};
+                a.move + drive_.rotational_wait_at_phase(a.phase, run_slot, spt)};
 }
 
 SimDuration EagerAllocator::transfer_time_on(uint32_t track, uint32_t sectors) const {
@@ -123,13 +126,6 @@ SimDuration EagerAllocator::move_time_uncached(HeadPosition from, HeadPosition t
 
 SimDuration EagerAllocator::seek_time(uint32_t d) const {
   return d < moves_.size() ? moves_[d].seek : drive_.geometry().seek.time(d);
-}
-
-uint32_t EagerAllocator::next_slot(SimTime at, uint32_t spt) const {
-  // A search asks for every track of a cylinder at the same instant.
-  if (!slot_memo_ || slot_memo_->at != at || slot_memo_->spt != spt)
-    slot_memo_ = SlotMemo{at, spt, drive_.next_slot(at, spt)};
-  return slot_memo_->slot;
 }
 
 bool EagerAllocator::beyond(SimDuration earliest, const std::optional<Choice>& best, bool or_tie,

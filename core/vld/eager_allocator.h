@@ -303,8 +303,6 @@ class EagerAllocator {
   SimDuration move_time_uncached(HeadPosition from, HeadPosition to) const;
   // seek.time(d), from moves_ when it holds d.
   SimDuration seek_time(uint32_t d) const;
-  // drive_.next_slot(at, spt), remembered for the last `at` and `spt`.
-  uint32_t next_slot(SimTime at, uint32_t spt) const;
   // One nearest() search: what it looks for, and the best run so far with
   // its rank (cylinders from the head x heads + head: ties go to the lower).
   struct Search {
@@ -323,7 +321,10 @@ class EagerAllocator {
   struct Approach {
     SimDuration move;
     SimTime arrive;         // the search's start + move
-    std::optional<uint32_t> slot;  // next_slot(arrive, spt), once run_from needs it
+    // Once run_from needs them: the slot under the head on arrival
+    // (DriveModel::next_slot), and the phase it and waits are worked out from.
+    std::optional<uint32_t> slot;
+    int64_t phase;
     bool reachable;         // move within the bound: the tracks are worth a look
     uint32_t max_skipped;   // max_skipped_by(bound, move, spt), if reachable
   };
@@ -418,14 +419,6 @@ class EagerAllocator {
   std::vector<CylinderShape> shapes_;
   // shapes_[c], or worked out for a cylinder past them.
   CylinderShape shape_of(uint32_t cylinder) const;
-  // drive_.next_slot(at, spt) for the last `at` and `spt` next_slot was
-  // asked about (a pure function of them, so never stale).
-  struct SlotMemo {
-    SimTime at;
-    uint32_t spt;
-    uint32_t slot;
-  };
-  mutable std::optional<SlotMemo> slot_memo_;
   // nearest_empty_track's last answer and all it depends on: the empty
   // tracks (by version), the head, the window and the unusable tracks.
   struct EmptyTrackMemo {
