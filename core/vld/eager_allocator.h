@@ -287,8 +287,9 @@ class EagerAllocator {
   std::optional<Choice> on_track(uint32_t track, uint32_t len, HeadPosition from, SimTime at,
                                  std::optional<SimDuration> limit = std::nullopt) const;
   // The same for a head that reaches the track after move_time, at
-  // `arrive`, the track's sector 0 lying at angular slot `offset`: what a
-  // search works out once per cylinder. runs: free_.runs_of(track, len).
+  // `arrive`, the track's sector 0 lying at angular slot `offset` (a
+  // search works these out once per cylinder: consider_cylinder).
+  // runs: free_.runs_of(track, len).
   std::optional<Choice> on_track_at(uint32_t track, const FreeSpaceMap::Runs& runs,
                                     uint32_t len, SimDuration move_time,
                                     SimTime arrive, uint32_t offset,
@@ -328,6 +329,8 @@ class EagerAllocator {
     bool reachable;         // move within the bound: the tracks are worth a look
     uint32_t max_skipped;   // max_skipped_by(bound, move, spt), if reachable
   };
+  // The approach by a move of move_time to tracks of spt sectors, bounded
+  // as s now is; bound() brings *a up to s's bound.
   Approach approach(const Search& s, SimDuration move_time, uint32_t spt) const;
   void bound(const Search& s, uint32_t spt, Approach* a) const;
   // How many sectors round a run may lie and still be reached by `limit`
