@@ -1,4 +1,5 @@
-// checksum64's XXH3 compiled for AVX2 (x86 with GCC or Clang only).
+// checksum64's XXH3 compiled for AVX2: on x86, where core/CMakeLists.txt
+// defines VLD_CHECKSUM_AVX2 and compiles checksum_avx2.cc with -mavx2.
 //
 // Thread-safety: a pure function.
 #ifndef VLD_CORE_UTIL_CHECKSUM_AVX2_H_
@@ -7,9 +8,7 @@
 #include <cstddef>
 #include <cstdint>
 
-#if (defined(__x86_64__) || defined(__i386__)) && defined(__GNUC__)
-#define VLD_CHECKSUM_AVX2 1
-#else
+#ifndef VLD_CHECKSUM_AVX2
 #define VLD_CHECKSUM_AVX2 0
 #endif
 
