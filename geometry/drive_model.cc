@@ -49,23 +49,39 @@ double DriveModel::angle_sectors(SimTime t, uint32_t spt) const {
          static_cast<double>(revolution_ns_);
 }
 
+int64_t DriveModel::phase_units(SimTime at, uint32_t track_sectors) const {
+  return floor_mod(at.time_since_epoch().count(), revolution_ns_) * int64_t{track_sectors};
+}
+
 SimDuration DriveModel::rotational_wait(SimTime at, uint32_t slot, uint32_t track_sectors) const {
+  return rotational_wait_at_phase(phase_units(at, track_sectors), slot, track_sectors);
+}
+
+SimDuration DriveModel::rotational_wait_at_phase(int64_t phase, uint32_t slot,
+                                                 uint32_t track_sectors) const {
   const int64_t spt = track_sectors;
   const int64_t units_per_rev = revolution_ns_ * spt;
-  int64_t phase = floor_mod(at.time_since_epoch().count(), revolution_ns_) * spt;
   int64_t diff = int64_t{slot} * revolution_ns_ - phase;
   if (diff < 0 && diff >= -kOnTimeSlackNs * spt) return SimDuration{0};  // rounding
-  diff = floor_mod(diff, units_per_rev);
+  // diff mod units_per_rev: phase lies in [0, units_per_rev), so diff is at
+  // least -units_per_rev, and below units_per_rev for any slot of the
+  // track (every caller's path: no division then).
+  if (diff < 0) diff += units_per_rev;
+  else if (diff >= units_per_rev) diff %= units_per_rev;
   return SimDuration{(diff + spt - 1) / spt};  // round up to the nanosecond
 }
 
 uint32_t DriveModel::next_slot(SimTime at, uint32_t track_sectors) const {
+  return next_slot_at_phase(phase_units(at, track_sectors), track_sectors);
+}
+
+uint32_t DriveModel::next_slot_at_phase(int64_t phase, uint32_t track_sectors) const {
   const int64_t spt = track_sectors;
-  // Phase in slot units, less the slack, rounded up to a whole slot.
-  int64_t phase = floor_mod(at.time_since_epoch().count(), revolution_ns_) * spt;
+  // Phase in slot units, less the slack, rounded up to a whole slot: at
+  // most spt (phase < spt revolutions), which is slot 0 again.
   int64_t units = phase - kOnTimeSlackNs * spt;
   int64_t slot = units <= 0 ? 0 : (units + revolution_ns_ - 1) / revolution_ns_;
-  return static_cast<uint32_t>(slot % spt);
+  return static_cast<uint32_t>(slot >= spt ? slot - spt : slot);
 }
 
 SimDuration DriveModel::transfer_time(uint32_t sectors, uint32_t track_sectors) const {

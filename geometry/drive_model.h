@@ -116,6 +116,14 @@ class DriveModel {
   // The first angular slot of a track of `spt` whose start is at or after
   // `at` (within the on-time slack): where a transfer at `at` can start.
   uint32_t next_slot(SimTime at, uint32_t spt) const;
+  // The platter's phase at `at` in slot units ((at mod revolution) * spt,
+  // in [0, revolution * spt)): what rotational_wait and next_slot work out
+  // first, for a caller asking both, or many waits, of one instant.
+  int64_t phase_units(SimTime at, uint32_t spt) const;
+  // rotational_wait and next_slot at the instant of `phase`
+  // (phase_units(at, spt)).
+  SimDuration rotational_wait_at_phase(int64_t phase, uint32_t slot, uint32_t spt) const;
+  uint32_t next_slot_at_phase(int64_t phase, uint32_t spt) const;
   // Time for `sectors` consecutive sectors of a track of `spt` to pass
   // under the head.
   SimDuration transfer_time(uint32_t sectors, uint32_t spt) const;

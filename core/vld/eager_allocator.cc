@@ -19,7 +19,12 @@ EagerAllocator::EagerAllocator(const DriveModel& drive, FreeSpaceMap& free_space
   for (uint32_t d = 0; d < cylinders; ++d)
     moves_.push_back(Moves{g.seek.time(d), move_time_uncached({0, 0}, {d, 0}),
                            move_time_uncached({0, 0}, {d, 1})});
-  for (uint32_t c = 0; c < cylinders; ++c) shapes_.push_back(shape_of(c));
+  for (uint32_t c = 0; c < cylinders; ++c) {
+    shapes_.push_back(shape_of(c));
+    // The searches take a track's sectors from its cylinder's shape.
+    assert(c * g.tracks_per_cylinder >= free_.tracks() ||
+           shapes_[c].spt == free_.sectors_on(c * g.tracks_per_cylinder));
+  }
 }
 
 EagerAllocator::CylinderShape EagerAllocator::shape_of(uint32_t cylinder) const {
@@ -44,26 +49,59 @@ std::optional<EagerAllocator::Choice> EagerAllocator::on_track_at(
     uint32_t track, const FreeSpaceMap::Runs& runs, uint32_t len, SimDuration move_time,
     SimTime arrive, uint32_t offset, std::optional<SimDuration> limit) const {
   const uint32_t spt = free_.sectors_on(track);
-  uint32_t max_skipped = UINT32_MAX;
-  if (limit) {
-    if (move_time > *limit) return std::nullopt;
-    // A run s sectors round waits at least s sector times less the on-time
-    // slack (and a nanosecond of rounding): past this many it would be
-    // reached after `limit`. A margin of one sector more, never less.
-    max_skipped = static_cast<uint32_t>(std::min<int64_t>(
-        ((*limit - move_time).count() + kOnTimeSlackNs + 1) * spt / revolution_ns_ + 1,
-        UINT32_MAX));
+  if (limit && move_time > *limit) return std::nullopt;
+  Approach a{move_time, arrive, std::nullopt, 0, true,
+             limit ? max_skipped_by(*limit, move_time, spt) : UINT32_MAX};
+  return run_from(track, runs, len, a, offset, spt);
+}
+
+uint32_t EagerAllocator::max_skipped_by(SimDuration limit, SimDuration move_time,
+                                        uint32_t spt) const {
+  // A run s sectors round waits at least s sector times less the on-time
+  // slack (and a nanosecond of rounding): past this many it would be
+  // reached after `limit`. A margin of one sector more, never less.
+  return static_cast<uint32_t>(std::min<int64_t>(
+      ((limit - move_time).count() + kOnTimeSlackNs + 1) * spt / revolution_ns_ + 1,
+      UINT32_MAX));
+}
+
+EagerAllocator::Approach EagerAllocator::approach(const Search& s, SimDuration move_time,
+                                                  uint32_t spt) const {
+  Approach a{move_time, s.at + move_time, std::nullopt, 0, false, 0};
+  bound(s, spt, &a);
+  return a;
+}
+
+void EagerAllocator::bound(const Search& s, uint32_t spt, Approach* a) const {
+  // The best so far bounds the search once found (its locate may lie past
+  // the limit by the margin of max_skipped_by: it still replaces it).
+  const std::optional<SimDuration> limit = s.best ? std::optional(s.best->locate) : s.limit;
+  a->reachable = !(limit && a->move > *limit);
+  if (!a->reachable) return;
+  a->max_skipped = limit ? max_skipped_by(*limit, a->move, spt) : UINT32_MAX;
+}
+
+std::optional<EagerAllocator::Choice> EagerAllocator::run_from(uint32_t track,
+                                                               const FreeSpaceMap::Runs& runs,
+                                                               uint32_t len, Approach& a,
+                                                               uint32_t offset,
+                                                               uint32_t spt) const {
+  // The platter's phase on arrival and the slot under the head then:
+  // divisions, so worked out only for an approach to a track that has a
+  // run (a cylinder's own-head track often has none), and once.
+  if (!a.slot) {
+    a.phase = drive_.phase_units(a.arrive, spt);
+    a.slot = drive_.next_slot_at_phase(a.phase, spt);
   }
   // The sector under the head on arrival, and the run's angular slot: both
   // offset by the track's skew (no division: this is every search's path).
-  const uint32_t slot = next_slot(arrive, spt);
-  const uint32_t first = slot >= offset ? slot - offset : slot + spt - offset;
-  auto run = runs.first(first, max_skipped);
+  const uint32_t first = *a.slot >= offset ? *a.slot - offset : *a.slot + spt - offset;
+  auto run = runs.first(first, a.max_skipped);
   if (!run) return std::nullopt;
   const uint32_t run_slot = run->sector + offset >= spt ? run->sector + offset - spt
                                                         : run->sector + offset;
   return Choice{Extent{track, run->sector, len},
-                move_time + drive_.rotational_wait(arrive, run_slot, spt)};
+                a.move + drive_.rotational_wait_at_phase(a.phase, run_slot, spt)};
 }
 
 SimDuration EagerAllocator::transfer_time_on(uint32_t track, uint32_t sectors) const {
@@ -88,13 +126,6 @@ SimDuration EagerAllocator::move_time_uncached(HeadPosition from, HeadPosition t
 
 SimDuration EagerAllocator::seek_time(uint32_t d) const {
   return d < moves_.size() ? moves_[d].seek : drive_.geometry().seek.time(d);
-}
-
-uint32_t EagerAllocator::next_slot(SimTime at, uint32_t spt) const {
-  // A search asks for every track of a cylinder at the same instant.
-  if (!slot_memo_ || slot_memo_->at != at || slot_memo_->spt != spt)
-    slot_memo_ = SlotMemo{at, spt, drive_.next_slot(at, spt)};
-  return slot_memo_->slot;
 }
 
 bool EagerAllocator::beyond(SimDuration earliest, const std::optional<Choice>& best, bool or_tie,
@@ -127,9 +158,16 @@ bool EagerAllocator::beyond(SimDuration earliest, const std::optional<Choice>& b
   // The head's own track first: every other one costs at least a head
   // switch or a seek to reach, which prunes most of the search (a map
   // sector after its data usually finds a free sector a few sectors on).
-  if (head_in_window)
-    consider(s, head.cylinder * g.tracks_per_cylinder + head.head, 0, SimDuration{0},
-             g.angular_slot(Chs{head.cylinder, head.head, 0}));
+  if (head_in_window) {
+    // Its sector 0's angular slot as consider_cylinder works it out: each
+    // head's skew adds the zone's track skew to the one before.
+    const CylinderShape shape = shape_of(head.cylinder);
+    const uint32_t offset = static_cast<uint32_t>(
+        (shape.offset0 + uint64_t{head.head} * shape.track_skew) % shape.spt);
+    Approach here = approach(s, SimDuration{0}, shape.spt);
+    consider(s, head.cylinder * g.tracks_per_cylinder + head.head, head.head, here, offset,
+             shape.spt);
+  }
   // Cylinders d away, ahead of the head and (unless one_way_seeks) behind
   // it, wrapping; inside the window. A cylinder d away costs at least
   // seek(d): stop once that is no better.
@@ -159,48 +197,56 @@ bool EagerAllocator::beyond(SimDuration earliest, const std::optional<Choice>& b
 }
 
 // Flattened: for each track it looks at, the calls to consider,
-// on_track_at and next_slot cost as much as their work.
+// run_from and the run lookup cost as much as their work.
 [[gnu::flatten]] void EagerAllocator::consider_cylinder(Search& s, uint32_t c,
                                                         uint32_t d) const {
-  const DriveGeometry& g = drive_.geometry();
-  // Every head but the current one costs the same move, and each head's
-  // skew adds the zone's track skew to the one before.
-  const SimDuration move_same = move_time_to(s.head, HeadPosition{c, s.head.head});
-  const SimDuration move_other = move_time_to(s.head, HeadPosition{c, s.head.head == 0 ? 1u : 0u});
+  const uint32_t heads = drive_.geometry().tracks_per_cylinder;
   const CylinderShape shape = shape_of(c);
   const uint32_t spt = shape.spt;
-  const uint32_t track_skew = shape.track_skew;
+  // Every head but the current one costs the same move, so what the head
+  // finds on arrival (the slot under it, how far round a run may lie) is
+  // worked out once per move, not per track, and again only when the best
+  // so far tightens the bound.
+  Approach same = approach(s, move_time_to(s.head, HeadPosition{c, s.head.head}), spt);
+  Approach other =
+      approach(s, move_time_to(s.head, HeadPosition{c, s.head.head == 0 ? 1u : 0u}), spt);
+  // Each head's skew adds the zone's track skew to the one before.
   uint32_t offset = shape.offset0;
-  for (uint32_t h = 0; h < g.tracks_per_cylinder; ++h) {
-    if (!(d == 0 && h == s.head.head))  // the head's own track: nearest() looks first
-      consider(s, c * g.tracks_per_cylinder + h, d, h == s.head.head ? move_same : move_other,
-               offset);
-    offset += track_skew;
+  for (uint32_t h = 0; h < heads; ++h) {
+    // The head's own track on its own cylinder: nearest() looks first.
+    if (!(d == 0 && h == s.head.head)) {
+      Approach& a = h == s.head.head ? same : other;
+      if (a.reachable &&
+          consider(s, c * heads + h, uint64_t{d} * heads + h, a, offset, spt)) {
+        bound(s, spt, &same);
+        bound(s, spt, &other);
+      }
+    }
+    offset += shape.track_skew;
     if (offset >= spt) offset -= spt;
   }
 }
 
-void EagerAllocator::consider(Search& s, uint32_t track, uint32_t d, SimDuration move,
-                              uint32_t offset) const {
+bool EagerAllocator::consider(Search& s, uint32_t track, uint64_t rank, Approach& a,
+                              uint32_t offset, uint32_t spt) const {
   // Runs reached after the best so far (or the limit) cannot win: not
   // looked for. A track the head reaches only after that is passed over
-  // before its start bitmap is asked for (after a change, built from its
-  // free bits): on_track_at would refuse it the same. The track's runs are
-  // looked up once, for both the question whether it has one and where.
-  const std::optional<SimDuration> limit = s.best ? std::optional(s.best->locate) : s.limit;
-  if (limit && move > *limit) return;
+  // (a.reachable, which the caller checks) before its start bitmap is
+  // asked for (after a change, built from its free bits). The track's
+  // runs are looked up once, for both the question whether it has one and
+  // where.
+  assert(a.reachable);
   const FreeSpaceMap::Runs runs = free_.runs_of(track, s.len);
-  if (!runs.any() || !usable(track)) return;
-  if (s.skip_empty && free_.is_empty(track)) return;
-  auto choice = on_track_at(track, runs, s.len, move, s.at + move, offset, limit);
-  if (!choice) return;
-  const uint32_t heads = drive_.geometry().tracks_per_cylinder;
-  const uint64_t rank = uint64_t{d} * heads + track % heads;
-  if (!s.best || choice->locate < s.best->locate ||
-      (choice->locate == s.best->locate && rank < s.best_rank)) {
-    s.best = choice;
-    s.best_rank = rank;
-  }
+  if (!runs.any() || !usable(track)) return false;
+  if (s.skip_empty && free_.is_empty(track)) return false;
+  auto choice = run_from(track, runs, s.len, a, offset, spt);
+  if (!choice) return false;
+  if (s.best && !(choice->locate < s.best->locate ||
+                  (choice->locate == s.best->locate && rank < s.best_rank)))
+    return false;
+  s.best = choice;
+  s.best_rank = rank;
+  return true;
 }
 
 std::array<uint32_t, 2> EagerAllocator::cylinders_at(uint32_t cylinder, uint32_t d) const {

@@ -287,8 +287,9 @@ class EagerAllocator {
   std::optional<Choice> on_track(uint32_t track, uint32_t len, HeadPosition from, SimTime at,
                                  std::optional<SimDuration> limit = std::nullopt) const;
   // The same for a head that reaches the track after move_time, at
-  // `arrive`, the track's sector 0 lying at angular slot `offset`: what a
-  // search works out once per cylinder. runs: free_.runs_of(track, len).
+  // `arrive`, the track's sector 0 lying at angular slot `offset` (a
+  // search works these out once per cylinder: consider_cylinder).
+  // runs: free_.runs_of(track, len).
   std::optional<Choice> on_track_at(uint32_t track, const FreeSpaceMap::Runs& runs,
                                     uint32_t len, SimDuration move_time,
                                     SimTime arrive, uint32_t offset,
@@ -303,8 +304,6 @@ class EagerAllocator {
   SimDuration move_time_uncached(HeadPosition from, HeadPosition to) const;
   // seek.time(d), from moves_ when it holds d.
   SimDuration seek_time(uint32_t d) const;
-  // drive_.next_slot(at, spt), remembered for the last `at` and `spt`.
-  uint32_t next_slot(SimTime at, uint32_t spt) const;
   // One nearest() search: what it looks for, and the best run so far with
   // its rank (cylinders from the head x heads + head: ties go to the lower).
   struct Search {
@@ -316,10 +315,38 @@ class EagerAllocator {
     std::optional<Choice> best;
     uint64_t best_rank;
   };
-  // Looks at `track`, d cylinders from the head, reached after `move`, its
-  // sector 0 at angular slot `offset`: keeps its soonest run if it beats
-  // the best.
-  void consider(Search& s, uint32_t track, uint32_t d, SimDuration move, uint32_t offset) const;
+  // How a search's head reaches the tracks of one cylinder by one move
+  // (to its own head's track, or to any other): what every track's test
+  // there shares. reachable and max_skipped follow the search's bound (the
+  // best so far, else its limit): bound() redoes them when it tightens.
+  struct Approach {
+    SimDuration move;
+    SimTime arrive;         // the search's start + move
+    // Once run_from needs them: the slot under the head on arrival
+    // (DriveModel::next_slot), and the phase it and waits are worked out from.
+    std::optional<uint32_t> slot;
+    int64_t phase;
+    bool reachable;         // move within the bound: the tracks are worth a look
+    uint32_t max_skipped;   // max_skipped_by(bound, move, spt), if reachable
+  };
+  // The approach by a move of move_time to tracks of spt sectors, bounded
+  // as s now is; bound() brings *a up to s's bound.
+  Approach approach(const Search& s, SimDuration move_time, uint32_t spt) const;
+  void bound(const Search& s, uint32_t spt, Approach* a) const;
+  // How many sectors round a run may lie and still be reached by `limit`
+  // after `move_time` (a sector more, never less). REQUIRES: move_time <=
+  // limit.
+  uint32_t max_skipped_by(SimDuration limit, SimDuration move_time, uint32_t spt) const;
+  // on_track_at's search of one track, the approach worked out (its slot
+  // filled in if need be).
+  std::optional<Choice> run_from(uint32_t track, const FreeSpaceMap::Runs& runs, uint32_t len,
+                                 Approach& a, uint32_t offset, uint32_t spt) const;
+  // Looks at `track` (rank: cylinders from the head x heads + head),
+  // reached by `a`, its sector 0 at angular slot `offset`: keeps its
+  // soonest run if it beats the best; true if it did.
+  // REQUIRES: a.reachable, spt is the track's sectors.
+  bool consider(Search& s, uint32_t track, uint64_t rank, Approach& a, uint32_t offset,
+                uint32_t spt) const;
   // Looks at every track of cylinder c, d from the head (on the head's own
   // cylinder, every track but the head's).
   void consider_cylinder(Search& s, uint32_t c, uint32_t d) const;
@@ -395,14 +422,6 @@ class EagerAllocator {
   std::vector<CylinderShape> shapes_;
   // shapes_[c], or worked out for a cylinder past them.
   CylinderShape shape_of(uint32_t cylinder) const;
-  // drive_.next_slot(at, spt) for the last `at` and `spt` next_slot was
-  // asked about (a pure function of them, so never stale).
-  struct SlotMemo {
-    SimTime at;
-    uint32_t spt;
-    uint32_t slot;
-  };
-  mutable std::optional<SlotMemo> slot_memo_;
   // nearest_empty_track's last answer and all it depends on: the empty
   // tracks (by version), the head, the window and the unusable tracks.
   struct EmptyTrackMemo {

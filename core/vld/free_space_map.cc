@@ -143,25 +143,7 @@ void FreeSpaceMap::set(uint32_t track, uint32_t sector, uint32_t count, bool use
                 EIO);
   const uint32_t spt = spt_[track];
   const bool was_empty = free_[track] == spt;
-  // The sectors as the head meets them: to the end of the track, then on
-  // from sector 0. A word at a time: the allocator's trial plans allocate
-  // and release several times a write.
-  const uint32_t to_end = std::min(count, spt - sector);
-  const std::array<std::pair<uint32_t, uint32_t>, 2> runs{
-      {{sector, to_end}, {0, count - to_end}}};
-  // Check every sector before changing any: a refused call changes nothing.
-  for (const auto& [from, n] : runs)
-    for_each_word(track, from, n, [&](size_t i, uint64_t mask, uint32_t bit0) {
-      if (const uint64_t wrong = (used ? bits_[i] : ~bits_[i]) & mask; wrong != 0) {
-        const uint32_t s = bit0 + static_cast<uint32_t>(std::countr_zero(wrong));
-        throw Error("free space map: sector " + std::to_string(s) + " of track " +
-                        std::to_string(track) + (used ? " allocated twice" : " freed twice"),
-                    EIO);
-      }
-    });
-  for (const auto& [from, n] : runs)
-    for_each_word(track, from, n,
-                  [&](size_t i, uint64_t mask, uint32_t) { bits_[i] ^= mask; });
+  flip(track, sector, count, used);
   if (used) {
     free_[track] -= count;
     group_free_[track / kGroupTracks] -= count;
@@ -181,6 +163,39 @@ void FreeSpaceMap::set(uint32_t track, uint32_t sector, uint32_t count, bool use
     empty_bits_[track / 64] ^= uint64_t{1} << (track % 64);
     empty_version_ = next_empty_version();
   }
+}
+
+void FreeSpaceMap::flip(uint32_t track, uint32_t sector, uint32_t count, bool used) {
+  // Most calls (a block or a map sector, of the allocator's trial plans
+  // too: several a write) neither wrap nor leave one word: one mask,
+  // checked, then flipped.
+  if (count > 0 && sector + count <= spt_[track] && sector % 64 + count <= 64) {
+    const uint64_t mask = (count == 64 ? ~uint64_t{0} : (uint64_t{1} << count) - 1)
+                          << (sector % 64);
+    uint64_t& word = bits_[index(track, sector)];
+    if (((used ? word : ~word) & mask) == 0) {
+      word ^= mask;
+      return;
+    }
+  }
+  // The sectors as the head meets them: to the end of the track, then on
+  // from sector 0, a word at a time.
+  const uint32_t to_end = std::min(count, spt_[track] - sector);
+  const std::array<std::pair<uint32_t, uint32_t>, 2> runs{
+      {{sector, to_end}, {0, count - to_end}}};
+  // Check every sector before changing any: a refused call changes nothing.
+  for (const auto& [from, n] : runs)
+    for_each_word(track, from, n, [&](size_t i, uint64_t mask, uint32_t bit0) {
+      if (const uint64_t wrong = (used ? bits_[i] : ~bits_[i]) & mask; wrong != 0) {
+        const uint32_t s = bit0 + static_cast<uint32_t>(std::countr_zero(wrong));
+        throw Error("free space map: sector " + std::to_string(s) + " of track " +
+                        std::to_string(track) + (used ? " allocated twice" : " freed twice"),
+                    EIO);
+      }
+    });
+  for (const auto& [from, n] : runs)
+    for_each_word(track, from, n,
+                  [&](size_t i, uint64_t mask, uint32_t) { bits_[i] ^= mask; });
 }
 
 void FreeSpaceMap::allocate(uint32_t track, uint32_t sector, uint32_t count) {

@@ -154,6 +154,10 @@ class FreeSpaceMap {
     return size_t{track} * words_per_track_ + sector / 64;
   }
   void set(uint32_t track, uint32_t sector, uint32_t count, bool used);
+  // set()'s change to the bits: flips `count` sectors from `sector`
+  // (wrapping) to `used`, or throws changing nothing if one already is.
+  // REQUIRES: the range checks of set() passed.
+  void flip(uint32_t track, uint32_t sector, uint32_t count, bool used);
   // Calls f(word index, mask, sector of the word's bit 0) for each word
   // holding sectors [from, from + n) of the track (no wrap), in order.
   template <typename F>

@@ -139,6 +139,35 @@ TEST(DriveModel, RotationalWaitLandsOnTheSlotWithinOneRevolution) {
   }
 }
 
+// The waits and slots the allocator works out from one phase per arrival
+// are the integer arithmetic's as written out here (floor modulo at every
+// step), for slots past the track's end too, and times before the epoch.
+TEST(DriveModel, WaitsAndSlotsFromAPhaseAreTheFloorModuloArithmetic) {
+  std::mt19937_64 rng(7);
+  auto floor_mod = [](int64_t a, int64_t m) { return ((a % m) + m) % m; };
+  for (const char* name : {"hp97560", "st19101", "savvio10k4"}) {
+    DriveGeometry g = preset(name);
+    DriveModel m(g, 10);
+    const int64_t rev = g.revolution().count();
+    for (int i = 0; i < 20000; ++i) {
+      const int64_t t = static_cast<int64_t>(rng() % (2000 * rev)) - 1000 * rev;
+      const uint32_t spt = g.sectors_per_track - static_cast<uint32_t>(rng() % 8);
+      const uint32_t slot = static_cast<uint32_t>(rng() % (3 * spt));
+      const int64_t phase = floor_mod(t, rev) * spt;
+      ASSERT_EQ(m.phase_units(at_ns(t), spt), phase);
+      int64_t diff = int64_t{slot} * rev - phase;
+      int64_t want_wait = 0;
+      if (!(diff < 0 && diff >= -kOnTimeSlackNs * int64_t{spt}))
+        want_wait = (floor_mod(diff, rev * spt) + spt - 1) / spt;
+      ASSERT_EQ(m.rotational_wait(at_ns(t), slot, spt).count(), want_wait)
+          << name << " t=" << t << " slot=" << slot;
+      const int64_t units = phase - kOnTimeSlackNs * int64_t{spt};
+      const int64_t want_slot = (units <= 0 ? 0 : (units + rev - 1) / rev) % spt;
+      ASSERT_EQ(m.next_slot(at_ns(t), spt), want_slot) << name << " t=" << t;
+    }
+  }
+}
+
 TEST(DriveModel, TransferTimeIsSectorsTimesSectorTimeRoundedUp) {
   DriveModel m(preset("st19101"), 10);
   EXPECT_EQ(m.transfer_time(0, m.geometry().sectors_per_track).count(), 0);

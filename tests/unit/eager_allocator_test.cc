@@ -462,7 +462,7 @@ TEST(EagerAllocator, PlaceFailsWithoutAllocatingWhenTheWindowIsFull) {
 // Random layouts on two presets (72 and 256 sectors a track) and a drive
 // whose head switch outlasts short seeks, the head
 // anywhere in a window that wraps, at any instant, for a map sector, a
-// block and a block with its map sector.
+// block and a block with its map sector; and with limits around it.
 TEST(EagerAllocator, NearestIsTheSoonestRunOfTheWholeWindow) {
   std::mt19937_64 rng(17);
   // "slow-switch": st19101 with a head switch longer than short seeks, so
@@ -518,6 +518,24 @@ TEST(EagerAllocator, NearestIsTheSoonestRunOfTheWholeWindow) {
           EXPECT_EQ(got->locate, std::get<0>(*best)) << name << " len " << len;
           EXPECT_EQ(got->extent.track, std::get<3>(*best)) << name << " len " << len;
           EXPECT_EQ(got->extent.sector, std::get<4>(*best)) << name << " len " << len;
+          // With a limit (the plans' searches that only a sooner run can
+          // serve): the same run whenever it is reached by then, whatever
+          // the limit does to the order runs are met and passed over in;
+          // otherwise nothing, or a run reached later still.
+          const int64_t soonest = std::get<0>(*best).count();
+          for (int64_t limit_ns :
+               {soonest, soonest + 1, soonest - 1, soonest / 2, soonest * 2 + 1,
+                static_cast<int64_t>(rng() % static_cast<uint64_t>(2 * soonest + 2))}) {
+            if (limit_ns < 0) continue;
+            auto limited = alloc.nearest(len, head, at, window, false, SimDuration{limit_ns});
+            if (soonest <= limit_ns) {
+              ASSERT_TRUE(limited.has_value()) << name << " len " << len << " limit " << limit_ns;
+              EXPECT_EQ(limited->locate, got->locate) << name << " len " << len;
+              EXPECT_EQ(limited->extent, got->extent) << name << " len " << len;
+            } else if (limited) {
+              EXPECT_GT(limited->locate.count(), limit_ns) << name << " len " << len;
+            }
+          }
         }
       }
     }
