@@ -12,7 +12,6 @@
 namespace vld {
 
 namespace {
-
 // Zeros for the largest block size (64 KiB), for zero() with NO_HOLE.
 const std::byte* zero_block() {
   static const std::vector<std::byte> zeros(65536);
@@ -290,7 +289,7 @@ void VldDisk::Impl::checkpoint(ServiceClock& clock, bool retire_old) {
 
 void VldDisk::Impl::write_record(bool clean, ServiceClock& clock,
                            std::optional<CylinderWindow> next_window, const char* why,
-                           RecordKind kind) {
+                           RecordKind kind, std::span<const uint32_t> resume_cylinders) {
   HostPhaseTimer phase_timer(HostPhase::kMap);
   store_->sync();  // everything the record vouches for is durable first
   synced_seq_ = log_.next_seq() - 1;
@@ -312,7 +311,7 @@ void VldDisk::Impl::write_record(bool clean, ServiceClock& clock,
   // about, or the compactor moves blocks, a narrow set would cost a record
   // per jump.
   calm_intervals_ = interval_calm_ ? calm_intervals_ + 1 : 0;
-  ScanSet calm_set = record_scan_set(w);
+  ScanSet calm_set = record_scan_set(w, resume_cylinders);
   ScanSet next_set = calm_intervals_ >= kCalmIntervalsBeforeNarrow
                          ? calm_set
                          : ScanSet::whole(w, layout_.cylinders);
@@ -366,12 +365,13 @@ void VldDisk::Impl::write_record(bool clean, ServiceClock& clock,
   interval_calm_ = true;
 }
 
-ScanSet VldDisk::Impl::record_scan_set(const CylinderWindow& w) const {
+ScanSet VldDisk::Impl::record_scan_set(const CylinderWindow& w,
+                                       std::span<const uint32_t> resume_cylinders) const {
   if (!ScanSet::narrow_allowed(w, layout_.cylinders))
     return ScanSet::whole(w, layout_.cylinders);
   ScanSet s = ScanSet::none(w, layout_.cylinders);
   add_resume_point(s, drive_.head().cylinder);
-  for (uint32_t c : resume_cylinders_) add_resume_point(s, c);
+  for (uint32_t c : resume_cylinders) add_resume_point(s, c);
   return s;
 }
 
@@ -425,12 +425,13 @@ bool VldDisk::Impl::place_in_scan_set(std::vector<uint32_t>& sizes, size_t data_
   // window); the drive reaches it from the system track. Widenings more
   // often than the credits allow say the writes jump about: that record
   // names the whole window, and narrowing waits for more calm intervals.
+  std::vector<uint32_t> resume;  // the placement's map sectors' cylinders, if narrow
   if (widening_credits_ < kWideningCost) {
     interval_calm_ = false;
   } else {
     widening_credits_ -= kWideningCost;
     for (size_t i = data_pieces; i < ext->size(); ++i)
-      resume_cylinders_.push_back((*ext)[i].track / layout_.heads);
+      resume.push_back((*ext)[i].track / layout_.heads);
   }
   VLD_TRACE(kLog, 1,
             "a map sector beyond the scan set ({} cylinders): cylinder {}, head at cylinder {}, "
@@ -439,13 +440,11 @@ bool VldDisk::Impl::place_in_scan_set(std::vector<uint32_t>& sizes, size_t data_
             log_.next_seq(), log_.next_seq() - record_.next_seq);
   try {
     write_record(false, clock, std::nullopt, "a map sector beyond the scan set",
-                 RecordKind::kWidening);
+                 RecordKind::kWidening, resume);
   } catch (const Error&) {
-    resume_cylinders_.clear();
     for (const Extent& e : *ext) free_.release(e.track, e.sector, e.sectors);
     throw;
   }
-  resume_cylinders_.clear();
   ++stats_.scan_set_widenings;
   assert(!beyond_scan_set(*ext, data_pieces));
   return true;

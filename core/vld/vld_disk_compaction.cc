@@ -129,9 +129,8 @@ void VldDisk::Impl::drop_victim() {
 
 void VldDisk::Impl::record_and_return(ServiceClock& clock, std::optional<CylinderWindow> next_window,
                                 const char* why, HeadPosition to) {
-  resume_cylinders_.assign(1, to.cylinder);
-  write_record(false, clock, next_window, why);
-  resume_cylinders_.clear();
+  write_record(false, clock, next_window, why, RecordKind::kOrdinary,
+               std::span(&to.cylinder, 1));
   // The record leaves the head on the system track, a long seek from the
   // window where the next burst's writes go: go back while still idle
   // (Figure 11: otherwise every burst's first write pays that seek, 2.3 ms

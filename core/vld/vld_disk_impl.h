@@ -320,8 +320,9 @@ class VldDisk::Impl {
   // Whether some usable track has a free run for the largest piece.
   bool could_fit_anywhere(std::span<const uint32_t> sizes) const;
   // The scan set the next record names, for window w (scan_set.h): around
-  // the head and resume_cylinders_.
-  ScanSet record_scan_set(const CylinderWindow& w) const;
+  // the head and each of resume_cylinders.
+  ScanSet record_scan_set(const CylinderWindow& w,
+                          std::span<const uint32_t> resume_cylinders) const;
   // Adds `cylinder`, its neighbours, and the nearest cylinder with a usable
   // empty track on either side of it: where eager writing from there goes.
   void add_resume_point(ScanSet& s, uint32_t cylinder) const;
@@ -339,9 +340,13 @@ class VldDisk::Impl {
   // What a record is written for, as far as the widening credits care: a
   // widening spends them (place_in_scan_set), every other record earns one.
   enum class RecordKind { kOrdinary, kWidening };
-  // why: what called for the record, for the log trace.
+  // why: what called for the record, for the log trace. resume_cylinders:
+  // where the writes resume after it besides the head (the cylinder
+  // record_and_return takes the head back to, or the map sectors of the
+  // placement a widening is written for); its scan set covers them.
   void write_record(bool clean, ServiceClock& clock, std::optional<CylinderWindow> next_window,
-                    const char* why, RecordKind kind = RecordKind::kOrdinary);
+                    const char* why, RecordKind kind = RecordKind::kOrdinary,
+                    std::span<const uint32_t> resume_cylinders = {});
   // A clean record says the platters hold nothing since it, so recovery
   // trusts it whole. After a clean open it stays the newest until the first
   // group is written, which first writes an "open" record over it: a
@@ -442,10 +447,6 @@ class VldDisk::Impl {
   static constexpr uint32_t kWideningCost = 2;
   static constexpr uint32_t kMostWideningCredits = 2 * kWideningCost;
   uint32_t widening_credits_ = kMostWideningCredits;
-  // Where the writes resume after the record being written, besides the
-  // head: the cylinder record_and_return takes the head back to, or the
-  // map sectors of the placement a widening record is written for.
-  std::vector<uint32_t> resume_cylinders_;
   std::vector<Extent> pending_data_;   // freed when the next record is durable
   std::vector<uint32_t> retired_map_;  // freed when the next record is durable
   uint64_t synced_seq_ = 0;            // every map sector up to it is durable
