@@ -159,14 +159,10 @@ bool EagerAllocator::beyond(SimDuration earliest, const std::optional<Choice>& b
   // switch or a seek to reach, which prunes most of the search (a map
   // sector after its data usually finds a free sector a few sectors on).
   if (head_in_window) {
-    // Its sector 0's angular slot as consider_cylinder works it out: each
-    // head's skew adds the zone's track skew to the one before.
-    const CylinderShape shape = shape_of(head.cylinder);
-    const uint32_t offset = static_cast<uint32_t>(
-        (shape.offset0 + uint64_t{head.head} * shape.track_skew) % shape.spt);
-    Approach here = approach(s, SimDuration{0}, shape.spt);
-    consider(s, head.cylinder * g.tracks_per_cylinder + head.head, head.head, here, offset,
-             shape.spt);
+    const uint32_t spt = shape_of(head.cylinder).spt;
+    Approach here = approach(s, SimDuration{0}, spt);
+    consider(s, head.cylinder * g.tracks_per_cylinder + head.head, head.head, here,
+             g.angular_slot(Chs{head.cylinder, head.head, 0}), spt);
   }
   // Cylinders d away, ahead of the head and (unless one_way_seeks) behind
   // it, wrapping; inside the window. A cylinder d away costs at least
