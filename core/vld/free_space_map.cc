@@ -239,15 +239,84 @@ const FreeSpaceMap::StartsEntry& FreeSpaceMap::refresh_starts(size_t i, uint32_t
   uint64_t* built_from = words + words_per_track_;
   const uint64_t* used = &bits_[index(track, 0)];
   const uint32_t track_words = (spt_[track] + 63) / 64;
-  if (e.track != track || e.len != len ||
-      !std::equal(used, used + track_words, built_from)) {
+  const bool same_run = e.track == track && e.len == len;
+  if (!same_run || !std::equal(used, used + track_words, built_from)) {
+    if (!same_run || !patch_starts(track, len, built_from, words, &e.any))
+      build_starts(track, len, words, &e.any);
     e.track = track;
     e.len = len;
     std::copy(used, used + track_words, built_from);
-    build_starts(track, len, words, &e.any);
   }
   e.version = track_version_[track];
   return e;
+}
+
+namespace {
+
+// Bits [from, from + n) of a track's bitmap of spt bits read round the
+// track (past its end, on from bit 0), as the low n bits of the result.
+// REQUIRES: from < spt, 0 < n <= min(64, spt).
+uint64_t cyclic_bits(const uint64_t* w, uint32_t spt, uint32_t from, uint32_t n) {
+  auto linear = [w](uint32_t at, uint32_t k) {  // k <= 64 bits from `at`, no wrap
+    uint64_t v = w[at / 64] >> (at % 64);
+    if (at % 64 != 0 && at % 64 + k > 64) v |= w[at / 64 + 1] << (64 - at % 64);
+    return k == 64 ? v : v & ((uint64_t{1} << k) - 1);
+  };
+  const uint32_t to_end = std::min(n, spt - from);
+  uint64_t v = linear(from, to_end);
+  if (n > to_end) v |= linear(0, n - to_end) << to_end;
+  return v;
+}
+
+// Bits [from, from + n) of a bitmap of spt bits, round the track, set to
+// the low n bits of v. REQUIRES: from < spt, 0 < n <= min(64, spt).
+void set_cyclic_bits(uint64_t* w, uint32_t spt, uint32_t from, uint32_t n, uint64_t v) {
+  auto linear = [w](uint32_t at, uint32_t k, uint64_t bits) {  // k <= 64, no wrap
+    const uint64_t ones = k == 64 ? ~uint64_t{0} : (uint64_t{1} << k) - 1;
+    const uint32_t b = at % 64;
+    w[at / 64] = (w[at / 64] & ~(ones << b)) | (bits & ones) << b;
+    if (b != 0 && b + k > 64)
+      w[at / 64 + 1] = (w[at / 64 + 1] & ~(ones >> (64 - b))) | (bits & ones) >> (64 - b);
+  };
+  const uint32_t to_end = std::min(n, spt - from);
+  linear(from, to_end, v);
+  if (n > to_end) linear(0, n - to_end, v >> to_end);
+}
+
+}  // namespace
+
+bool FreeSpaceMap::patch_starts(uint32_t track, uint32_t len, const uint64_t* built_from,
+                                uint64_t* words, bool* any) const {
+  // The sectors that changed since the entry was built lie in [lo, hi];
+  // only the starts whose len sectors meet them can differ: those from
+  // lo - (len - 1) to hi, worked out again from the free bits of their
+  // sectors (build_starts' doubling, on one word).
+  const uint32_t spt = spt_[track];
+  const uint32_t track_words = (spt + 63) / 64;
+  const uint64_t* used = &bits_[index(track, 0)];
+  uint32_t lo = UINT32_MAX, hi = 0;
+  for (uint32_t w = 0; w < track_words; ++w) {
+    if (const uint64_t d = used[w] ^ built_from[w]; d != 0) {
+      lo = std::min(lo, w * 64 + static_cast<uint32_t>(std::countr_zero(d)));
+      hi = w * 64 + 63 - static_cast<uint32_t>(std::countl_zero(d));
+    }
+  }
+  assert(lo <= hi && hi < spt);
+  const uint32_t touched = hi - lo + len;       // the starts that may differ
+  const uint32_t span = touched + len - 1;      // the sectors they read
+  if (span > 64 || span > spt) return false;    // a rebuild costs no more
+  const uint32_t first = lo >= len - 1 ? lo - (len - 1) : lo + spt - (len - 1);
+  uint64_t x = ~cyclic_bits(used, spt, first, span);
+  for (uint32_t have = 1; have < len;) {
+    const uint32_t step = std::min(have, len - have);
+    x &= x >> step;
+    have += step;
+  }
+  set_cyclic_bits(words, spt, first, touched, x);
+  uint64_t seen = 0;
+  for (uint32_t w = 0; w < track_words; ++w) seen |= words[w];
+  *any = seen != 0;
+  return true;
 }
 
 namespace {

@@ -206,7 +206,9 @@ class FreeSpaceMap {
   // used bits it was built from: it is current while they equal the
   // track's, known at once while the track's version (bumped by every
   // set()) is the one last checked. So the allocator's trial plans, which
-  // allocate and release the same sectors, leave it current. Bounded: at
+  // allocate and release the same sectors, leave it current; and after a
+  // change of a few neighbouring sectors it is patched, not rebuilt
+  // (patch_starts). Bounded: at
   // most kMaxStartEntries entries, however large the disk.
   struct StartsEntry {
     uint32_t track = 0;
@@ -233,6 +235,15 @@ class FreeSpaceMap {
     return &starts_words_[size_t(&e - starts_.data()) * 2 * words_per_track_];
   }
   void build_starts(uint32_t track, uint32_t len, uint64_t* out, bool* any) const;
+  // An entry for (track, len) built from the used bits built_from, brought
+  // up to the track's bits in place when they differ in a few neighbouring
+  // sectors: a write's trial plans allocate and release a block and a map
+  // sector on the tracks their searches read, and the next search asks
+  // for those tracks again. False (words untouched) if the changed
+  // sectors lie too far apart for one word: build_starts then.
+  // REQUIRES: built_from differs from the track's used bits.
+  bool patch_starts(uint32_t track, uint32_t len, const uint64_t* built_from, uint64_t* words,
+                    bool* any) const;
   std::vector<uint64_t> track_version_;  // per track, bumped by set()
   mutable std::vector<StartsEntry> starts_;     // a power of two of them
   size_t starts_mask_;                          // starts_.size() - 1
