@@ -208,8 +208,8 @@ class FreeSpaceMap {
   // set()) is the one last checked. So the allocator's trial plans, which
   // allocate and release the same sectors, leave it current; and after a
   // change of a few neighbouring sectors it is patched, not rebuilt
-  // (patch_starts). Bounded: at
-  // most kMaxStartEntries entries, however large the disk.
+  // (patch_starts). Bounded: at most kMaxStartEntries entries, however
+  // large the disk.
   struct StartsEntry {
     uint32_t track = 0;
     uint32_t len = 0;  // 0: holds nothing yet
@@ -226,8 +226,9 @@ class FreeSpaceMap {
     if (e.version == track_version_[track] && e.track == track && e.len == len) return e;
     return refresh_starts(i, track, len);
   }
-  // Entry i made current for (track, len): rebuilt unless it already
-  // holds them and the track's used bits are the ones it was built from.
+  // Entry i made current for (track, len): kept if it already holds them
+  // and the track's used bits are the ones it was built from, patched if
+  // it holds them and a few neighbouring sectors changed, else rebuilt.
   const StartsEntry& refresh_starts(size_t i, uint32_t track, uint32_t len) const;
   // An entry's bitmap (words_per_track_ words), then the used bits it was
   // built from (as many).
