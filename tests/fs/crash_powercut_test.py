@@ -44,7 +44,11 @@
 # and syncs at a flush: a cut keeps any subset of what it wrote since, as a
 # real disk's write cache might, and ext4's journal must cope, as it does on
 # a real disk. It runs the 1 KiB-block image; a journal commit is a few
-# writes and a flush, so its cuts too wait for at most 4 pending writes.
+# writes and a flush, so its cuts too wait for at most 4 pending writes. Its
+# requests are not atomic, so the torn cycle may tear the commit block of a
+# transaction no flush had completed: e2fsck then says the transaction was
+# corrupt and drops it, as it does after a real disk tears a 1 KiB block
+# at a 512-byte sector (crashlib.TORN_COMMIT_FSCK).
 #
 # Environment: VLD_FS_SEED (default 9157; vld's images use SEED and SEED+1,
 # lld's SEED+2, lld with nvram=0's SEED+4, inplace's SEED+6), VLD_FS_MODES
@@ -120,6 +124,12 @@ def power_cut(image, logpath, rng, unit, p):
     return len(recs), sum(len(r[2]) for r in recs), kept, dropped
 
 
+def block_bytes(mkfs_args):
+    """The ext4 block size mkfs_args ask for ("-b N"; 4096 otherwise)."""
+    args = list(mkfs_args)
+    return int(args[args.index("-b") + 1]) if "-b" in args else 4096
+
+
 def one_mode(ws, shim, mode_name, mode, images, seed):
     """The power-cut cycles on the images of one mode; returns (units
     dropped, groups recovery rejected)."""
@@ -158,9 +168,16 @@ def one_mode(ws, shim, mode_name, mode, images, seed):
             return (f"power cut: {n} writes ({nbytes / MiB:.2f} MiB) after the last fdatasync, "
                     f"{kept} {unit}-byte units kept, {drop} dropped (survival {p})")
 
+        def torn_commit(cycle):
+            # Only mode=inplace may tear a request (crash-contract.md: it
+            # does not keep clause 3), and only a cut in units smaller than
+            # the file system's block tears one of its blocks.
+            return mode_name == "inplace" and CUTS[cycle % len(CUTS)][0] < block_bytes(mkfs_args)
+
         totals = crashlib.run_cycles(ws, f"crash_powercut[{tag}]", seed + k, len(CUTS),
                                      up_env=env, after_crash=after_crash, trigger=trigger,
-                                     image=image, mkfs_args=mkfs_args, mode=mode)
+                                     image=image, mkfs_args=mkfs_args, mode=mode,
+                                     torn_commit=torn_commit)
         dropped += sum(cuts)
         rejected += totals["groups_rejected"]
         os.unlink(image)
