@@ -41,18 +41,17 @@ std::optional<EagerAllocator::Choice> EagerAllocator::on_track(
   const DriveGeometry& g = drive_.geometry();
   HeadPosition to{track / g.tracks_per_cylinder, track % g.tracks_per_cylinder};
   const SimDuration move_time = move_time_to(from, to);
-  return on_track_at(track, free_.runs_of(track, len), len, move_time, at + move_time,
+  return on_track_at(track, len, move_time, at + move_time,
                      g.angular_slot(Chs{to.cylinder, to.head, 0}), limit);
 }
 
 std::optional<EagerAllocator::Choice> EagerAllocator::on_track_at(
-    uint32_t track, const FreeSpaceMap::Runs& runs, uint32_t len, SimDuration move_time,
-    SimTime arrive, uint32_t offset, std::optional<SimDuration> limit) const {
+    uint32_t track, uint32_t len, SimDuration move_time, SimTime arrive, uint32_t offset,
+    std::optional<SimDuration> limit) const {
   const uint32_t spt = free_.sectors_on(track);
-  if (limit && move_time > *limit) return std::nullopt;
-  Approach a{move_time, arrive, std::nullopt, 0, true,
-             limit ? max_skipped_by(*limit, move_time, spt) : UINT32_MAX};
-  return run_from(track, runs, len, a, offset, spt);
+  const Approach a = approach_within(move_time, arrive, limit, spt);
+  if (!a.reachable) return std::nullopt;
+  return run_from(track, len, a, offset, spt);
 }
 
 uint32_t EagerAllocator::max_skipped_by(SimDuration limit, SimDuration move_time,
@@ -65,38 +64,53 @@ uint32_t EagerAllocator::max_skipped_by(SimDuration limit, SimDuration move_time
       UINT32_MAX));
 }
 
-EagerAllocator::Approach EagerAllocator::approach(const Search& s, SimDuration move_time,
-                                                  uint32_t spt) const {
-  Approach a{move_time, s.at + move_time, std::nullopt, 0, false, 0};
-  bound(s, spt, &a);
+EagerAllocator::Approach EagerAllocator::approach_within(SimDuration move_time, SimTime arrive,
+                                                         std::optional<SimDuration> limit,
+                                                         uint32_t spt) const {
+  Approach a{move_time, arrive, !(limit && move_time > *limit), 0, 0, 0, 0};
+  if (!a.reachable) return a;
+  // The platter's phase on arrival and the slot under the head then, once
+  // for every track the move reaches.
+  a.phase = drive_.phase_units(arrive, spt);
+  a.slot = drive_.next_slot_at_phase(a.phase, spt);
+  set_reach(limit, spt, &a);
   return a;
 }
 
-void EagerAllocator::bound(const Search& s, uint32_t spt, Approach* a) const {
+std::optional<SimDuration> EagerAllocator::bound_of(const Search& s) {
   // The best so far bounds the search once found (its locate may lie past
   // the limit by the margin of max_skipped_by: it still replaces it).
-  const std::optional<SimDuration> limit = s.best ? std::optional(s.best->locate) : s.limit;
-  a->reachable = !(limit && a->move > *limit);
-  if (!a->reachable) return;
-  a->max_skipped = limit ? max_skipped_by(*limit, a->move, spt) : UINT32_MAX;
+  return s.best ? std::optional(s.best->locate) : s.limit;
 }
 
-std::optional<EagerAllocator::Choice> EagerAllocator::run_from(uint32_t track,
-                                                               const FreeSpaceMap::Runs& runs,
-                                                               uint32_t len, Approach& a,
+EagerAllocator::Approach EagerAllocator::approach(const Search& s, SimDuration move_time,
+                                                  uint32_t spt) const {
+  return approach_within(move_time, s.at + move_time, bound_of(s), spt);
+}
+
+void EagerAllocator::bound(const Search& s, uint32_t spt, Approach* a) const {
+  if (!a->reachable) return;  // a bound only tightens
+  const std::optional<SimDuration> limit = bound_of(s);
+  a->reachable = !(limit && a->move > *limit);
+  if (a->reachable) set_reach(limit, spt, a);
+}
+
+void EagerAllocator::set_reach(std::optional<SimDuration> limit, uint32_t spt,
+                               Approach* a) const {
+  assert(a->reachable);
+  a->max_skipped = limit ? max_skipped_by(*limit, a->move, spt) : UINT32_MAX;
+  a->span = std::min(a->max_skipped, spt - 1) + 1;
+}
+
+std::optional<EagerAllocator::Choice> EagerAllocator::run_from(uint32_t track, uint32_t len,
+                                                               const Approach& a,
                                                                uint32_t offset,
                                                                uint32_t spt) const {
-  // The platter's phase on arrival and the slot under the head then:
-  // divisions, so worked out only for an approach to a track that has a
-  // run (a cylinder's own-head track often has none), and once.
-  if (!a.slot) {
-    a.phase = drive_.phase_units(a.arrive, spt);
-    a.slot = drive_.next_slot_at_phase(a.phase, spt);
-  }
+  assert(a.reachable);
   // The sector under the head on arrival, and the run's angular slot: both
   // offset by the track's skew (no division: this is every search's path).
-  const uint32_t first = *a.slot >= offset ? *a.slot - offset : *a.slot + spt - offset;
-  auto run = runs.first(first, a.max_skipped);
+  const uint32_t first = a.slot >= offset ? a.slot - offset : a.slot + spt - offset;
+  auto run = free_.first_run_within(track, len, first, a.span);
   if (!run) return std::nullopt;
   const uint32_t run_slot = run->sector + offset >= spt ? run->sector + offset - spt
                                                         : run->sector + offset;
@@ -160,9 +174,10 @@ bool EagerAllocator::beyond(SimDuration earliest, const std::optional<Choice>& b
   // sector after its data usually finds a free sector a few sectors on).
   if (head_in_window) {
     const uint32_t spt = shape_of(head.cylinder).spt;
-    Approach here = approach(s, SimDuration{0}, spt);
-    consider(s, head.cylinder * g.tracks_per_cylinder + head.head, head.head, here,
-             g.angular_slot(Chs{head.cylinder, head.head, 0}), spt);
+    const Approach here = approach(s, SimDuration{0}, spt);
+    if (here.reachable)
+      consider(s, head.cylinder * g.tracks_per_cylinder + head.head, head.head, here,
+               g.angular_slot(Chs{head.cylinder, head.head, 0}), spt);
   }
   // Cylinders d away, ahead of the head and (unless one_way_seeks) behind
   // it, wrapping; inside the window. A cylinder d away costs at least
@@ -199,43 +214,45 @@ bool EagerAllocator::beyond(SimDuration earliest, const std::optional<Choice>& b
   const uint32_t heads = drive_.geometry().tracks_per_cylinder;
   const CylinderShape shape = shape_of(c);
   const uint32_t spt = shape.spt;
+  const uint32_t own = s.head.head;
+  const uint32_t first_track = c * heads;
+  const uint64_t first_rank = uint64_t{d} * heads;
   // Every head but the current one costs the same move, so what the head
   // finds on arrival (the slot under it, how far round a run may lie) is
   // worked out once per move, not per track, and again only when the best
-  // so far tightens the bound.
-  Approach same = approach(s, move_time_to(s.head, HeadPosition{c, s.head.head}), spt);
-  Approach other =
-      approach(s, move_time_to(s.head, HeadPosition{c, s.head.head == 0 ? 1u : 0u}), spt);
-  // Each head's skew adds the zone's track skew to the one before.
+  // so far tightens the bound. Ties go by rank whatever the order the
+  // tracks are looked at in, so the head's own track (reached without a
+  // head switch; on the head's own cylinder nearest() looked first) comes
+  // before the others.
+  Approach other = approach(s, move_time_to(s.head, HeadPosition{c, own == 0 ? 1u : 0u}), spt);
+  if (d > 0) {
+    Approach same = approach(s, move_time_to(s.head, HeadPosition{c, own}), spt);
+    const uint32_t own_offset =
+        static_cast<uint32_t>((shape.offset0 + uint64_t{own} * shape.track_skew) % spt);
+    if (same.reachable && consider(s, first_track + own, first_rank + own, same, own_offset, spt))
+      bound(s, spt, &other);
+  }
+  // Each head's skew adds the zone's track skew to the one before. A bound
+  // only tightens: once the move is past it, no track here can win.
   uint32_t offset = shape.offset0;
-  for (uint32_t h = 0; h < heads; ++h) {
-    // The head's own track on its own cylinder: nearest() looks first.
-    if (!(d == 0 && h == s.head.head)) {
-      Approach& a = h == s.head.head ? same : other;
-      if (a.reachable &&
-          consider(s, c * heads + h, uint64_t{d} * heads + h, a, offset, spt)) {
-        bound(s, spt, &same);
-        bound(s, spt, &other);
-      }
-    }
+  for (uint32_t h = 0; h < heads && other.reachable; ++h) {
+    if (h != own && consider(s, first_track + h, first_rank + h, other, offset, spt))
+      bound(s, spt, &other);
     offset += shape.track_skew;
     if (offset >= spt) offset -= spt;
   }
 }
 
-bool EagerAllocator::consider(Search& s, uint32_t track, uint64_t rank, Approach& a,
+bool EagerAllocator::consider(Search& s, uint32_t track, uint64_t rank, const Approach& a,
                               uint32_t offset, uint32_t spt) const {
   // Runs reached after the best so far (or the limit) cannot win: not
   // looked for. A track the head reaches only after that is passed over
   // (a.reachable, which the caller checks) before its start bitmap is
-  // asked for (after a change, built from its free bits). The track's
-  // runs are looked up once, for both the question whether it has one and
-  // where.
+  // asked for (after a change, built from its free bits).
   assert(a.reachable);
-  const FreeSpaceMap::Runs runs = free_.runs_of(track, s.len);
-  if (!runs.any() || !usable(track)) return false;
+  if (!usable(track)) return false;
   if (s.skip_empty && free_.is_empty(track)) return false;
-  auto choice = run_from(track, runs, s.len, a, offset, spt);
+  auto choice = run_from(track, s.len, a, offset, spt);
   if (!choice) return false;
   if (s.best && !(choice->locate < s.best->locate ||
                   (choice->locate == s.best->locate && rank < s.best_rank)))

@@ -287,11 +287,8 @@ class EagerAllocator {
   std::optional<Choice> on_track(uint32_t track, uint32_t len, HeadPosition from, SimTime at,
                                  std::optional<SimDuration> limit = std::nullopt) const;
   // The same for a head that reaches the track after move_time, at
-  // `arrive`, the track's sector 0 lying at angular slot `offset` (a
-  // search works these out once per cylinder: consider_cylinder).
-  // runs: free_.runs_of(track, len).
-  std::optional<Choice> on_track_at(uint32_t track, const FreeSpaceMap::Runs& runs,
-                                    uint32_t len, SimDuration move_time,
+  // `arrive`, the track's sector 0 lying at angular slot `offset`.
+  std::optional<Choice> on_track_at(uint32_t track, uint32_t len, SimDuration move_time,
                                     SimTime arrive, uint32_t offset,
                                     std::optional<SimDuration> limit) const;
   // Time for `sectors` to pass under the head on `track`, and on the
@@ -317,35 +314,49 @@ class EagerAllocator {
   };
   // How a search's head reaches the tracks of one cylinder by one move
   // (to its own head's track, or to any other): what every track's test
-  // there shares. reachable and max_skipped follow the search's bound (the
-  // best so far, else its limit): bound() redoes them when it tightens.
+  // there shares. reachable, max_skipped and span follow the search's
+  // bound (the best so far, else its limit): bound() redoes them when it
+  // tightens, and a bound only tightens, so an approach once out of reach
+  // stays so.
   struct Approach {
     SimDuration move;
     SimTime arrive;         // the search's start + move
-    // Once run_from needs them: the slot under the head on arrival
-    // (DriveModel::next_slot), and the phase it and waits are worked out from.
-    std::optional<uint32_t> slot;
-    int64_t phase;
     bool reachable;         // move within the bound: the tracks are worth a look
-    uint32_t max_skipped;   // max_skipped_by(bound, move, spt), if reachable
+    // If reachable: the platter's phase on arrival and the slot under the
+    // head then (DriveModel::phase_units, next_slot_at_phase)...
+    int64_t phase;
+    uint32_t slot;
+    // ...and how many sectors round a run may lie: max_skipped_by(bound,
+    // move, spt), and as a window of sectors from the head's, at most the
+    // track's (FreeSpaceMap::first_run_within).
+    uint32_t max_skipped;
+    uint32_t span;
   };
+  // The approach by a move of move_time, arriving at `arrive`, to tracks
+  // of spt sectors, within `limit` (none: any run).
+  Approach approach_within(SimDuration move_time, SimTime arrive,
+                           std::optional<SimDuration> limit, uint32_t spt) const;
+  // What bounds s now: its best so far, else its limit.
+  static std::optional<SimDuration> bound_of(const Search& s);
   // The approach by a move of move_time to tracks of spt sectors, bounded
   // as s now is; bound() brings *a up to s's bound.
   Approach approach(const Search& s, SimDuration move_time, uint32_t spt) const;
   void bound(const Search& s, uint32_t spt, Approach* a) const;
+  // *a's max_skipped and span for `limit`. REQUIRES: a->reachable.
+  void set_reach(std::optional<SimDuration> limit, uint32_t spt, Approach* a) const;
   // How many sectors round a run may lie and still be reached by `limit`
   // after `move_time` (a sector more, never less). REQUIRES: move_time <=
   // limit.
   uint32_t max_skipped_by(SimDuration limit, SimDuration move_time, uint32_t spt) const;
-  // on_track_at's search of one track, the approach worked out (its slot
-  // filled in if need be).
-  std::optional<Choice> run_from(uint32_t track, const FreeSpaceMap::Runs& runs, uint32_t len,
-                                 Approach& a, uint32_t offset, uint32_t spt) const;
+  // The soonest run of len sectors on `track` reached by `a`, its sector 0
+  // at angular slot `offset`. REQUIRES: a.reachable, spt is the track's.
+  std::optional<Choice> run_from(uint32_t track, uint32_t len, const Approach& a,
+                                 uint32_t offset, uint32_t spt) const;
   // Looks at `track` (rank: cylinders from the head x heads + head),
   // reached by `a`, its sector 0 at angular slot `offset`: keeps its
   // soonest run if it beats the best; true if it did.
   // REQUIRES: a.reachable, spt is the track's sectors.
-  bool consider(Search& s, uint32_t track, uint64_t rank, Approach& a, uint32_t offset,
+  bool consider(Search& s, uint32_t track, uint64_t rank, const Approach& a, uint32_t offset,
                 uint32_t spt) const;
   // Looks at every track of cylinder c, d from the head (on the head's own
   // cylinder, every track but the head's).

@@ -23,6 +23,7 @@
 
 #include <algorithm>
 #include <bit>
+#include <cassert>
 #include <cstdint>
 #include <optional>
 #include <vector>
@@ -93,56 +94,33 @@ class FreeSpaceMap {
   };
   std::optional<Run> first_free_run(uint32_t track, uint32_t from_sector, uint32_t len,
                                     uint32_t max_skipped = UINT32_MAX) const {
-    return runs_of(track, len).first(from_sector, max_skipped);
-  }
-  // A track's runs of one length, looked up once: a search asks first
-  // whether the track has one, then where the first within reach starts,
-  // and both read the same start bitmap. Valid until the map changes or
-  // is asked about another track's runs (the bitmap's entry may then be
-  // rebuilt for that one).
-  class Runs {
-   public:
-    bool any() const { return kind_ != Kind::kNone; }
-    // first_free_run's answer. Inline, and reading only the words of the
-    // starts within max_skipped: the allocator's searches ask this of
-    // most tracks they look at, and mostly learn only that the run lies
-    // past the best found so far.
-    std::optional<Run> first(uint32_t from_sector, uint32_t max_skipped = UINT32_MAX) const {
-      if (kind_ == Kind::kNone) return std::nullopt;
-      if (from_sector >= spt_) from_sector %= spt_;  // searches pass a sector of the track: no division
-      if (kind_ == Kind::kWhole) return Run{from_sector, 0};
-      // The starts the head passes within max_skipped, in rotational
-      // order: from the head to the end of the track, then on from sector 0.
-      const bool invert = kind_ == Kind::kFreeBits;
-      const uint32_t span = std::min(max_skipped, spt_ - 1) + 1;
-      const uint32_t to_end = std::min(span, spt_ - from_sector);
-      if (auto s = first_set(words_, invert, from_sector, from_sector + to_end))
-        return Run{*s, *s - from_sector};
-      if (span > to_end)
-        if (auto s = first_set(words_, invert, 0, span - to_end))
-          return Run{*s, *s + spt_ - from_sector};
-      return std::nullopt;
-    }
-
-   private:
-    friend class FreeSpaceMap;
-    // kBits: bit s of words_ is set iff a run starts at sector s (a start
-    // bitmap). kFreeBits: the same, inverted (the used bits, for runs of
-    // one sector; bits at or past spt_ are never read).
-    enum class Kind { kNone, kWhole, kBits, kFreeBits };
-    Runs(Kind kind, const uint64_t* words, uint32_t spt) : kind_(kind), words_(words), spt_(spt) {}
-    Kind kind_;
-    const uint64_t* words_;
-    uint32_t spt_;
-  };
-  Runs runs_of(uint32_t track, uint32_t len) const {
+    if (len == 0) return std::nullopt;
     const uint32_t spt = spt_[track];
-    if (len == 0 || len > spt || free_[track] < len) return Runs(Runs::Kind::kNone, nullptr, spt);
-    if (free_[track] == spt) return Runs(Runs::Kind::kWhole, nullptr, spt);
-    if (len == 1) return Runs(Runs::Kind::kFreeBits, &bits_[index(track, 0)], spt);
+    return first_run_within(track, len, from_sector % spt, std::min(max_skipped, spt - 1) + 1);
+  }
+  // first_free_run for a search that has worked out its window once for
+  // many tracks: the first run that starts within `span` sectors from
+  // from_sector (max_skipped = span - 1). Inline, without first_free_run's
+  // division, and reading only the words of the starts within the window:
+  // the allocator's searches ask this of every track they look at, and
+  // mostly learn only that the run lies past the best found so far.
+  // REQUIRES: 1 <= len, from_sector < sectors_on(track),
+  // 1 <= span <= sectors_on(track).
+  std::optional<Run> first_run_within(uint32_t track, uint32_t len, uint32_t from_sector,
+                                      uint32_t span) const {
+    assert(len >= 1 && from_sector < spt_[track] && span >= 1 && span <= spt_[track]);
+    const uint32_t free = free_[track];
+    if (free < len) return std::nullopt;  // and so len > spt
+    if (free == spt_[track]) return Run{from_sector, 0};
+    // Runs of one sector: the free bits themselves (the used bits,
+    // inverted; bits at or past spt are never read). Longer: the track's
+    // start bitmap for len.
+    if (len == 1)
+      return first_in_window(&bits_[index(track, 0)], /*invert=*/true, spt_[track], from_sector,
+                             span);
     const StartsEntry& e = starts(track, len);
-    if (!e.any) return Runs(Runs::Kind::kNone, nullptr, spt);
-    return Runs(Runs::Kind::kBits, starts_words(e), spt);
+    if (!e.any) return std::nullopt;
+    return first_in_window(starts_words(e), /*invert=*/false, spt_[track], from_sector, span);
   }
   // The same, one sector at a time: the reference the fast one is tested
   // against.
@@ -163,6 +141,20 @@ class FreeSpaceMap {
   template <typename F>
   void for_each_word(uint32_t track, uint32_t from, uint32_t n, F f) const;
   uint32_t next_with(uint32_t track, uint32_t pos, bool used) const;
+  // The first start the head passes within `span` sectors from
+  // from_sector, in rotational order (from the head to the end of the
+  // track, then on from sector 0): the first set bit of words (of their
+  // complements if invert) there. REQUIRES: from_sector < spt, 1 <= span <= spt.
+  static std::optional<Run> first_in_window(const uint64_t* words, bool invert, uint32_t spt,
+                                            uint32_t from_sector, uint32_t span) {
+    const uint32_t to_end = std::min(span, spt - from_sector);
+    if (auto s = first_set(words, invert, from_sector, from_sector + to_end))
+      return Run{*s, *s - from_sector};
+    if (span > to_end)
+      if (auto s = first_set(words, invert, 0, span - to_end))
+        return Run{*s, *s + spt - from_sector};
+    return std::nullopt;
+  }
   // The first set bit at [begin, end) of words (of their complements if
   // invert), or nullopt. REQUIRES: begin < end.
   static std::optional<uint32_t> first_set(const uint64_t* words, bool invert, uint32_t begin,
