@@ -73,6 +73,7 @@ EagerAllocator::Approach EagerAllocator::approach_within(SimDuration move_time, 
   // for every track the move reaches.
   a.phase = drive_.phase_units(arrive, spt);
   a.slot = drive_.next_slot_at_phase(a.phase, spt);
+  assert(a.slot < spt);  // so run_from's first sector is one of the track's
   set_reach(limit, spt, &a);
   return a;
 }
@@ -100,6 +101,7 @@ void EagerAllocator::set_reach(std::optional<SimDuration> limit, uint32_t spt,
   assert(a->reachable);
   a->max_skipped = limit ? max_skipped_by(*limit, a->move, spt) : UINT32_MAX;
   a->span = std::min(a->max_skipped, spt - 1) + 1;
+  assert(a->span >= 1 && a->span <= spt);  // FreeSpaceMap::first_run_within's window
 }
 
 std::optional<EagerAllocator::Choice> EagerAllocator::run_from(uint32_t track, uint32_t len,
@@ -235,6 +237,7 @@ bool EagerAllocator::beyond(SimDuration earliest, const std::optional<Choice>& b
   // Each head's skew adds the zone's track skew to the one before. A bound
   // only tightens: once the move is past it, no track here can win.
   uint32_t offset = shape.offset0;
+  assert(offset < spt && shape.track_skew < spt);  // so every head's offset is below spt
   for (uint32_t h = 0; h < heads && other.reachable; ++h) {
     if (h != own && consider(s, first_track + h, first_rank + h, other, offset, spt))
       bound(s, spt, &other);
