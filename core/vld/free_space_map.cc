@@ -253,6 +253,71 @@ const FreeSpaceMap::StartsEntry& FreeSpaceMap::refresh_starts(size_t i, uint32_t
 
 namespace {
 
+// x[i] &= x[i + step] over bit positions, for a bit array of n words
+// followed by zeros: each bit then vouches for step more sectors.
+// REQUIRES: x holds n + 1 words, x[n] == 0, 0 < step < 64.
+inline void and_shifted_short(uint64_t* x, uint32_t n, uint32_t step) {
+  for (uint32_t i = 0; i < n; ++i) x[i] &= (x[i] >> step) | (x[i + 1] << (64 - step));
+}
+
+// The same for any step. REQUIRES: x holds n words.
+void and_shifted(uint64_t* x, uint32_t n, uint32_t step) {
+  const uint32_t ws = step / 64, bs = step % 64;
+  for (uint32_t i = 0; i < n; ++i) {
+    const uint64_t lo = i + ws < n ? x[i + ws] : 0;
+    const uint64_t hi = i + ws + 1 < n ? x[i + ws + 1] : 0;
+    x[i] &= bs == 0 ? lo : (lo >> bs) | (hi << (64 - bs));
+  }
+}
+
+// Each bit of x (n words, then a zero word) vouched for one free sector,
+// the bit's own; after this, for the len sectors from it: doubling the
+// sectors each bit vouches for, from 1 to len in about log2(len) passes.
+// REQUIRES: x holds n + 1 words, x[n] == 0.
+void vouch_for(uint64_t* x, uint32_t n, uint32_t len) {
+  for (uint32_t have = 1; have < len;) {
+    const uint32_t step = std::min(have, len - have);
+    if (step < 64) and_shifted_short(x, n, step);
+    else and_shifted(x, n, step);
+    have += step;
+  }
+}
+
+}  // namespace
+
+void FreeSpaceMap::build_starts(uint32_t track, uint32_t len, uint64_t* out, bool* any) const {
+  const uint32_t spt = spt_[track];
+  const uint32_t track_words = (spt + 63) / 64;
+  const uint64_t last_mask = spt % 64 == 0 ? ~uint64_t{0} : (uint64_t{1} << (spt % 64)) - 1;
+  // Bit i of x: sector i mod spt is free, for i < spt + len - 1 (the track,
+  // then its first len - 1 sectors again: a run may wrap past its end).
+  const uint32_t n = (spt + len - 1 + 63) / 64;
+  // A block's bitmap fits on the stack (up to 4096 sectors a track).
+  constexpr uint32_t kStackWords = 65;
+  uint64_t stack[kStackWords];
+  if (n + 1 > kStackWords) starts_scratch_.resize(n + 1);
+  uint64_t* x = n + 1 > kStackWords ? starts_scratch_.data() : stack;
+  std::fill(x, x + n + 1, 0);
+  const uint64_t* used = &bits_[index(track, 0)];
+  for (uint32_t w = 0; w < track_words; ++w) x[w] = ~used[w];
+  x[track_words - 1] &= last_mask;
+  for (uint32_t k = 0; k + 1 < len; k += 64) {
+    // Sectors [k, k + bits) (all below spt, so not yet overwritten) at bit spt + k.
+    const uint32_t bits = std::min(64u, len - 1 - k);
+    const uint64_t chunk = x[k / 64] & (bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1);
+    const uint32_t p = spt + k;
+    x[p / 64] |= chunk << (p % 64);
+    if (p % 64 != 0 && p % 64 + bits > 64) x[p / 64 + 1] |= chunk >> (64 - p % 64);
+  }
+  vouch_for(x, n, len);
+  x[track_words - 1] &= last_mask;
+  uint64_t seen = 0;
+  for (uint32_t w = 0; w < track_words; ++w) seen |= out[w] = x[w];
+  *any = seen != 0;
+}
+
+namespace {
+
 // Bits [from, from + n) of a track's bitmap of spt bits read round the
 // track (past its end, on from bit 0), as the low n bits of the result.
 // REQUIRES: from < spt, 0 < n <= min(64, spt).
@@ -290,7 +355,7 @@ bool FreeSpaceMap::patch_starts(uint32_t track, uint32_t len, const uint64_t* bu
   // The sectors that changed since the entry was built lie in [lo, hi];
   // only the starts whose len sectors meet them can differ: those from
   // lo - (len - 1) to hi, worked out again from the free bits of their
-  // sectors (build_starts' doubling, on one word).
+  // sectors (vouch_for, as build_starts does, on one word).
   const uint32_t spt = spt_[track];
   const uint32_t track_words = (spt + 63) / 64;
   const uint64_t* used = &bits_[index(track, 0)];
@@ -306,76 +371,13 @@ bool FreeSpaceMap::patch_starts(uint32_t track, uint32_t len, const uint64_t* bu
   const uint32_t span = touched + len - 1;      // the sectors they read
   if (span > 64 || span > spt) return false;    // a rebuild costs no more
   const uint32_t first = lo >= len - 1 ? lo - (len - 1) : lo + spt - (len - 1);
-  uint64_t x = ~cyclic_bits(used, spt, first, span);
-  for (uint32_t have = 1; have < len;) {
-    const uint32_t step = std::min(have, len - have);
-    x &= x >> step;
-    have += step;
-  }
-  set_cyclic_bits(words, spt, first, touched, x);
+  uint64_t x[2] = {~cyclic_bits(used, spt, first, span), 0};
+  vouch_for(x, 1, len);
+  set_cyclic_bits(words, spt, first, touched, x[0]);
   uint64_t seen = 0;
   for (uint32_t w = 0; w < track_words; ++w) seen |= words[w];
   *any = seen != 0;
   return true;
-}
-
-namespace {
-
-// x[i] &= x[i + step] over bit positions, for a bit array of n words
-// followed by zeros: each bit then vouches for step more sectors.
-// REQUIRES: x holds n + 1 words, x[n] == 0, 0 < step < 64.
-inline void and_shifted_short(uint64_t* x, uint32_t n, uint32_t step) {
-  for (uint32_t i = 0; i < n; ++i) x[i] &= (x[i] >> step) | (x[i + 1] << (64 - step));
-}
-
-// The same for any step. REQUIRES: x holds n words.
-void and_shifted(uint64_t* x, uint32_t n, uint32_t step) {
-  const uint32_t ws = step / 64, bs = step % 64;
-  for (uint32_t i = 0; i < n; ++i) {
-    const uint64_t lo = i + ws < n ? x[i + ws] : 0;
-    const uint64_t hi = i + ws + 1 < n ? x[i + ws + 1] : 0;
-    x[i] &= bs == 0 ? lo : (lo >> bs) | (hi << (64 - bs));
-  }
-}
-
-}  // namespace
-
-void FreeSpaceMap::build_starts(uint32_t track, uint32_t len, uint64_t* out, bool* any) const {
-  const uint32_t spt = spt_[track];
-  const uint32_t track_words = (spt + 63) / 64;
-  const uint64_t last_mask = spt % 64 == 0 ? ~uint64_t{0} : (uint64_t{1} << (spt % 64)) - 1;
-  // Bit i of x: sector i mod spt is free, for i < spt + len - 1 (the track,
-  // then its first len - 1 sectors again: a run may wrap past its end).
-  const uint32_t n = (spt + len - 1 + 63) / 64;
-  // A block's bitmap fits on the stack (up to 4096 sectors a track).
-  constexpr uint32_t kStackWords = 65;
-  uint64_t stack[kStackWords];
-  if (n + 1 > kStackWords) starts_scratch_.resize(n + 1);
-  uint64_t* x = n + 1 > kStackWords ? starts_scratch_.data() : stack;
-  std::fill(x, x + n + 1, 0);
-  const uint64_t* used = &bits_[index(track, 0)];
-  for (uint32_t w = 0; w < track_words; ++w) x[w] = ~used[w];
-  x[track_words - 1] &= last_mask;
-  for (uint32_t k = 0; k + 1 < len; k += 64) {
-    // Sectors [k, k + bits) (all below spt, so not yet overwritten) at bit spt + k.
-    const uint32_t bits = std::min(64u, len - 1 - k);
-    const uint64_t chunk = x[k / 64] & (bits == 64 ? ~uint64_t{0} : (uint64_t{1} << bits) - 1);
-    const uint32_t p = spt + k;
-    x[p / 64] |= chunk << (p % 64);
-    if (p % 64 != 0 && p % 64 + bits > 64) x[p / 64 + 1] |= chunk >> (64 - p % 64);
-  }
-  // Doubling the sectors each bit vouches for: from 1 to len in about
-  // log2(len) passes.
-  for (uint32_t have = 1; have < len;) {
-    const uint32_t step = std::min(have, len - have);
-    if (step < 64) and_shifted_short(x, n, step);
-    else and_shifted(x, n, step);
-    have += step;
-  }
-  x[track_words - 1] &= last_mask;
-  uint64_t seen = 0;
-  for (uint32_t w = 0; w < track_words; ++w) seen |= out[w] = x[w];
-  *any = seen != 0;
 }
 
 std::optional<FreeSpaceMap::Run> FreeSpaceMap::first_free_run_slow(uint32_t track,
