@@ -21,9 +21,11 @@ EagerAllocator::EagerAllocator(const DriveModel& drive, FreeSpaceMap& free_space
                            move_time_uncached({0, 0}, {d, 1})});
   for (uint32_t c = 0; c < cylinders; ++c) {
     shapes_.push_back(shape_of(c));
-    // The searches take a track's sectors from its cylinder's shape.
+    // The searches take a track's sectors and sector 0 from its cylinder's shape.
     assert(c * g.tracks_per_cylinder >= free_.tracks() ||
            shapes_[c].spt == free_.sectors_on(c * g.tracks_per_cylinder));
+    assert(shapes_[c].offset_of(g.tracks_per_cylinder - 1) ==
+           g.angular_slot(Chs{c, g.tracks_per_cylinder - 1, 0}));
   }
 }
 
@@ -175,11 +177,11 @@ bool EagerAllocator::beyond(SimDuration earliest, const std::optional<Choice>& b
   // switch or a seek to reach, which prunes most of the search (a map
   // sector after its data usually finds a free sector a few sectors on).
   if (head_in_window) {
-    const uint32_t spt = shape_of(head.cylinder).spt;
-    const Approach here = approach(s, SimDuration{0}, spt);
+    const CylinderShape shape = shape_of(head.cylinder);
+    const Approach here = approach(s, SimDuration{0}, shape.spt);
     if (here.reachable)
       consider(s, head.cylinder * g.tracks_per_cylinder + head.head, head.head, here,
-               g.angular_slot(Chs{head.cylinder, head.head, 0}), spt);
+               shape.offset_of(head.head), shape.spt);
   }
   // Cylinders d away, ahead of the head and (unless one_way_seeks) behind
   // it, wrapping; inside the window. A cylinder d away costs at least
@@ -229,9 +231,8 @@ bool EagerAllocator::beyond(SimDuration earliest, const std::optional<Choice>& b
   Approach other = approach(s, move_time_to(s.head, HeadPosition{c, own == 0 ? 1u : 0u}), spt);
   if (d > 0) {
     Approach same = approach(s, move_time_to(s.head, HeadPosition{c, own}), spt);
-    const uint32_t own_offset =
-        static_cast<uint32_t>((shape.offset0 + uint64_t{own} * shape.track_skew) % spt);
-    if (same.reachable && consider(s, first_track + own, first_rank + own, same, own_offset, spt))
+    if (same.reachable &&
+        consider(s, first_track + own, first_rank + own, same, shape.offset_of(own), spt))
       bound(s, spt, &other);
   }
   // Each head's skew adds the zone's track skew to the one before. A bound

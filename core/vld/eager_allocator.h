@@ -429,6 +429,12 @@ class EagerAllocator {
     uint32_t offset0;
     uint32_t spt;
     uint32_t track_skew;
+    // Where head `head`'s sector 0 lies: DriveGeometry::angular_slot's
+    // answer (checked for every simulated cylinder's last head when the
+    // shapes are made), which consider_cylinder's loop also steps through.
+    uint32_t offset_of(uint32_t head) const {
+      return static_cast<uint32_t>((offset0 + uint64_t{head} * track_skew) % spt);
+    }
   };
   std::vector<CylinderShape> shapes_;
   // shapes_[c], or worked out for a cylinder past them.
