@@ -124,12 +124,6 @@ def power_cut(image, logpath, rng, unit, p):
     return len(recs), sum(len(r[2]) for r in recs), kept, dropped
 
 
-def block_bytes(mkfs_args):
-    """The ext4 block size mkfs_args ask for ("-b N"; 4096 otherwise)."""
-    args = list(mkfs_args)
-    return int(args[args.index("-b") + 1]) if "-b" in args else 4096
-
-
 def one_mode(ws, shim, mode_name, mode, images, seed):
     """The power-cut cycles on the images of one mode; returns (units
     dropped, groups recovery rejected)."""
@@ -168,11 +162,11 @@ def one_mode(ws, shim, mode_name, mode, images, seed):
             return (f"power cut: {n} writes ({nbytes / MiB:.2f} MiB) after the last fdatasync, "
                     f"{kept} {unit}-byte units kept, {drop} dropped (survival {p})")
 
-        def torn_commit(cycle):
+        def torn_commit(cycle, fs_block_bytes):
             # Only mode=inplace may tear a request (crash-contract.md: it
             # does not keep clause 3), and only a cut in units smaller than
             # the file system's block tears one of its blocks.
-            return mode_name == "inplace" and CUTS[cycle % len(CUTS)][0] < block_bytes(mkfs_args)
+            return mode_name == "inplace" and CUTS[cycle % len(CUTS)][0] < fs_block_bytes
 
         totals = crashlib.run_cycles(ws, f"crash_powercut[{tag}]", seed + k, len(CUTS),
                                      up_env=env, after_crash=after_crash, trigger=trigger,

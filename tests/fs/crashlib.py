@@ -629,9 +629,10 @@ def run_cycles(ws, name, seed, cycles, expect_method="record+window", up_env=Non
     change the image); returns a note to print. trigger: see run_and_crash.
     image: the image path (default WS/crash.img); its name (without .img)
     also names the state directory, mount point and stats files.
-    mkfs_args: extra mkfs.ext4 options. torn_commit(cycle): whether the
-    crash at the end of that cycle may have torn a journal commit block
-    (see TORN_COMMIT_FSCK; default never). Returns a dict of totals."""
+    mkfs_args: extra mkfs.ext4 options. torn_commit(cycle, fs_block_bytes):
+    whether the crash at the end of that cycle may have torn a journal
+    commit block of a file system of blocks of that size (see
+    TORN_COMMIT_FSCK; default never). Returns a dict of totals."""
     rng = random.Random(seed)
     image = image or ws.path("crash.img")
     tag = os.path.basename(image).removesuffix(".img")
@@ -651,7 +652,8 @@ def run_cycles(ws, name, seed, cycles, expect_method="record+window", up_env=Non
             loop = att.up("size=256M", *mode, "latency=none", statsfile=statsfile, env=up_env)
             fslib.run(["mkfs.ext4", "-q", *mkfs_args, loop], what="mkfs.ext4")
             ws.mount(loop, mnt, "ext4")
-            log(f"  ext4 block size {os.statvfs(mnt).f_bsize}")
+            fs_block_bytes = os.statvfs(mnt).f_bsize
+            log(f"  ext4 block size {fs_block_bytes}")
         else:
             loop = att.up("latency=none", statsfile=statsfile, env=up_env)
             rec = wait_recovery(statsfile, label, expect_method)
@@ -659,7 +661,8 @@ def run_cycles(ws, name, seed, cycles, expect_method="record+window", up_env=Non
                       "nvram_records_replayed", "records_replayed"):
                 totals[k] += rec.get(k, 0)
             fsck_rc, fsck_notes = fsck_after_crash(
-                loop, label, torn_commit=bool(torn_commit and torn_commit(cycle - 1)))
+                loop, label,
+                torn_commit=bool(torn_commit and torn_commit(cycle - 1, fs_block_bytes)))
             ws.mount(loop, mnt, "ext4")
             model, rep = verify(mnt, model, journal, ops, label)
             o = rep["outcome"]
