@@ -9,42 +9,30 @@ namespace {
 constexpr uint32_t kDetached = TrackLists::kNone - 1;
 }  // namespace
 
-TrackLists::TrackLists(uint32_t tracks, uint64_t items, bool doubly_linked)
-    : head_(tracks, kNone),
-      count_(tracks, 0),
-      next_(items, kDetached),
-      prev_(doubly_linked ? items : 0, kNone) {
+TrackLists::TrackLists(uint32_t tracks, uint64_t items)
+    : head_(tracks, kNone), count_(tracks, 0), next_(items, kDetached), prev_(items, kNone) {
   assert(items <= kDetached);  // every id below the two markers
 }
 
 void TrackLists::add(uint32_t track, uint32_t item) {
   assert(next_[item] == kDetached);  // on no track yet
   next_[item] = head_[track];
-  if (!prev_.empty() && head_[track] != kNone) prev_[head_[track]] = item;
+  if (head_[track] != kNone) prev_[head_[track]] = item;
   head_[track] = item;
   ++count_[track];
 }
 
 void TrackLists::remove(uint32_t track, uint32_t item) {
   assert(count_[track] > 0 && next_[item] != kDetached);
-  if (!prev_.empty()) {
-    const uint32_t before = prev_[item], after = next_[item];
-    if (before == kNone) {
-      assert(head_[track] == item);
-      head_[track] = after;
-    } else {
-      next_[before] = after;
-    }
-    if (after != kNone) prev_[after] = before;
-    prev_[item] = kNone;
+  const uint32_t before = prev_[item], after = next_[item];
+  if (before == kNone) {
+    assert(head_[track] == item);
+    head_[track] = after;
   } else {
-    uint32_t* link = &head_[track];
-    while (*link != item) {
-      assert(*link != kNone);  // the item is on this track
-      link = &next_[*link];
-    }
-    *link = next_[item];
+    next_[before] = after;
   }
+  if (after != kNone) prev_[after] = before;
+  prev_[item] = kNone;
   next_[item] = kDetached;
   --count_[track];
 }
@@ -67,7 +55,7 @@ std::string TrackLists::check(
       if (i >= next_.size() || seen[i]++) return "track " + std::to_string(t) + ": a broken list";
       if (track_of(i) != t)
         return "item " + std::to_string(i) + " listed on track " + std::to_string(t);
-      if (!prev_.empty() && prev_[i] != before)
+      if (prev_[i] != before)
         return "item " + std::to_string(i) + ": back link wrong";
     }
     if (n != count_[t]) return "track " + std::to_string(t) + ": count is off";

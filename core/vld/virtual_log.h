@@ -74,7 +74,7 @@ class VirtualLog {
       : nodes_(pieces),
         geometry_(std::move(geometry)),
         tracked_(tracks != 0),
-        on_track_(tracks, tracks ? pieces : 0, /*doubly_linked=*/true) {}
+        on_track_(tracks, tracks ? pieces : 0) {}
 
   uint32_t pieces() const { return static_cast<uint32_t>(nodes_.size()); }
   const LogNode& node(uint32_t piece) const { return nodes_[piece]; }

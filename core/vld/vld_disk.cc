@@ -41,7 +41,8 @@ VldDisk::Impl::Impl(Recovered recovered, const Superblock& sb, VldOptions option
       free_(layout_.track_sizes()),
       alloc_(drive_, free_, AllocatorPolicy{options.fill_fraction, true, options.one_way_seeks}),
       log_(static_cast<uint32_t>(layout_.pieces), layout_.tracks, layout_.geometry),
-      blocks_on_(layout_.tracks, layout_.blocks, /*doubly_linked=*/false),
+      blocks_on_(layout_.tracks, layout_.block_sectors,
+                 [this](uint32_t t) { return layout_.track_sectors(t); }),
       compactor_(options.compactor, layout_.block_sectors),
       track_written_(layout_.tracks),
       scattered_(layout_.pieces, 0),
@@ -127,7 +128,7 @@ void VldDisk::Impl::install(RecoveredState& st) {
       throw Error("image damaged: block " + std::to_string(b) + " maps outside the platters", EIO);
     Extent e = extent_of(map_[b]);
     free_.allocate(e.track, e.sector, e.sectors);  // throws if mapped twice
-    blocks_on_.add(e.track, static_cast<uint32_t>(b));
+    blocks_on_.add(e.track, e.sector, static_cast<uint32_t>(b));
     ++live_blocks_;
   }
   record_ = st.record;
@@ -605,9 +606,15 @@ VldDisk::Impl::ScratchLease::ScratchLease(Impl& d) : depth_(d.apply_depth_) {
 
 void VldDisk::Impl::set_map(uint64_t block, const MapEntry& e) {
   MapEntry& entry = map_[block];
-  if (entry.mapped()) blocks_on_.remove(track_of(entry), static_cast<uint32_t>(block));
+  if (entry.mapped()) {
+    const Extent old = extent_of(entry);
+    blocks_on_.remove(old.track, old.sector, static_cast<uint32_t>(block));
+  }
   entry = e;
-  if (e.mapped()) blocks_on_.add(track_of(e), static_cast<uint32_t>(block));
+  if (e.mapped()) {
+    const Extent now = extent_of(e);
+    blocks_on_.add(now.track, now.sector, static_cast<uint32_t>(block));
+  }
 }
 
 void VldDisk::Impl::release_data(const MapEntry& e) {

@@ -35,7 +35,7 @@
 #include "core/vld/map_sector.h"
 #include "core/vld/recovery.h"
 #include "core/vld/scan_set.h"
-#include "core/vld/track_lists.h"
+#include "core/vld/track_slots.h"
 #include "core/vld/virtual_log.h"
 #include "core/vld/vld_disk.h"
 #include "core/vld/vld_layout.h"
@@ -421,7 +421,7 @@ class VldDisk::Impl {
   EagerAllocator alloc_;
   VirtualLog log_;
   std::vector<MapEntry> map_;   // changed only through set_map (and install)
-  TrackLists blocks_on_;        // map_ inverted: the blocks each track holds
+  TrackSlots blocks_on_;        // map_ inverted: the blocks each track holds
   uint64_t live_blocks_ = 0;
   LogRecord record_;              // the newest record on disk
   CylinderWindow window_;

@@ -109,10 +109,12 @@ std::string VldDisk::Impl::check_consistency() const {
       ++live;
     }
     if (live != live_blocks_) return "live block count is off";
-    const std::string why = blocks_on_.check([this](uint32_t b) -> std::optional<uint32_t> {
-      if (!map_[b].mapped()) return std::nullopt;
-      return track_of(map_[b]);
-    });
+    const std::string why =
+        blocks_on_.check(layout_.blocks, [this](uint32_t b) -> std::optional<TrackSlots::Where> {
+          if (!map_[b].mapped()) return std::nullopt;
+          const Extent e = extent_of(map_[b]);
+          return TrackSlots::Where{e.track, e.sector};
+        });
     if (!why.empty()) return "data blocks per track: " + why;
     for (uint32_t p = 0; p < layout_.pieces; ++p) {
       const LogNode& n = log_.node(p);

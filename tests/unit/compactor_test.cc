@@ -438,8 +438,9 @@ TEST(VldCompaction, KeepsEveryByteThroughRoundsAndReopens) {
 // freed only by the record.
 // ---------------------------------------------------- per-track lists
 
-// live_on answers from per-track lists (core/vld/track_lists.h), no longer
-// from a scan of the map and the log: it must say what that scan says.
+// live_on answers from the blocks' slots (core/vld/track_slots.h) and the
+// pieces' lists (core/vld/track_lists.h), not from a scan of the map and
+// the log: it must say what that scan says.
 void expect_live_on_is_the_scan(const VldDisk& d) {
   const uint32_t spt = d.superblock().geometry.sectors_per_track;
   const uint32_t tracks = d.free_space().tracks();
@@ -459,36 +460,33 @@ void expect_live_on_is_the_scan(const VldDisk& d) {
 }
 
 TEST(VldTrackLists, AddRemoveCountAndCheck) {
-  for (bool doubly : {false, true}) {
-    SCOPED_TRACE(doubly ? "doubly linked" : "singly linked");
-    TrackLists l(4, 10, doubly);
-    std::vector<std::optional<uint32_t>> truth(10);
-    auto track_of = [&](uint32_t i) { return truth[i]; };
-    std::mt19937_64 rng(3);
-    for (int step = 0; step < 2000; ++step) {
-      const uint32_t i = static_cast<uint32_t>(rng() % 10);
-      if (truth[i]) {
-        l.remove(*truth[i], i);
-        truth[i].reset();
-      } else {
-        truth[i] = static_cast<uint32_t>(rng() % 4);
-        l.add(*truth[i], i);
-      }
-      ASSERT_EQ(l.check(track_of), "");
+  TrackLists l(4, 10);
+  std::vector<std::optional<uint32_t>> truth(10);
+  auto track_of = [&](uint32_t i) { return truth[i]; };
+  std::mt19937_64 rng(3);
+  for (int step = 0; step < 2000; ++step) {
+    const uint32_t i = static_cast<uint32_t>(rng() % 10);
+    if (truth[i]) {
+      l.remove(*truth[i], i);
+      truth[i].reset();
+    } else {
+      truth[i] = static_cast<uint32_t>(rng() % 4);
+      l.add(*truth[i], i);
     }
-    for (uint32_t t = 0; t < 4; ++t) {
-      std::vector<uint32_t> on;
-      l.items(t, &on);
-      EXPECT_EQ(on.size(), l.count(t));
-    }
-    // The check finds a list that disagrees with the truth.
-    if (!truth[0]) {
-      l.add(0, 0);
-      truth[0] = 0;
-    }
-    truth[0] = (*truth[0] + 1) % 4;  // listed on one track, said to be on another
-    EXPECT_NE(l.check(track_of), "");
+    ASSERT_EQ(l.check(track_of), "");
   }
+  for (uint32_t t = 0; t < 4; ++t) {
+    std::vector<uint32_t> on;
+    l.items(t, &on);
+    EXPECT_EQ(on.size(), l.count(t));
+  }
+  // The check finds a list that disagrees with the truth.
+  if (!truth[0]) {
+    l.add(0, 0);
+    truth[0] = 0;
+  }
+  truth[0] = (*truth[0] + 1) % 4;  // listed on one track, said to be on another
+  EXPECT_NE(l.check(track_of), "");
 }
 
 TEST(VldTrackLists, LiveOnIsTheScanThroughWritesTrimsCompactionRepackAndReopen) {
