@@ -491,8 +491,10 @@ void EagerAllocator::try_small_first(std::span<const uint32_t> piece_sectors, He
   if (std::is_sorted(piece_sectors.begin(), piece_sectors.end())) return;
   std::vector<size_t>& order_c = order_c_;
   piece_order(piece_sectors.size(), &order_c);
-  std::stable_sort(order_c.begin(), order_c.end(), [&](size_t x, size_t y) {
-    return piece_sectors[x] < piece_sectors[y];
+  // By size, ties in piece order: a stable sort's order, without the
+  // buffer std::stable_sort allocates on every call.
+  std::sort(order_c.begin(), order_c.end(), [&](size_t x, size_t y) {
+    return piece_sectors[x] < piece_sectors[y] || (piece_sectors[x] == piece_sectors[y] && x < y);
   });
   sizes_c_.clear();
   for (size_t i : order_c) sizes_c_.push_back(piece_sectors[i]);

@@ -434,9 +434,11 @@ class Recovery {
       const uint32_t k = *pending.begin();
       pending.erase(pending.begin());
       done[k] = true;
-      if (scan_cylinder(scan_set_.cylinder_at(k)))
-        for (uint32_t n : scan_set_.neighbourhood(k))
+      if (scan_cylinder(scan_set_.cylinder_at(k))) {
+        const ScanSet::IndexRange r = scan_set_.neighbourhood(k);
+        for (uint32_t n = r.first; n <= r.last; ++n)
           if (!done[n]) pending.insert(n);
+      }
       if (progress_) {
         const uint64_t read = std::count(done.begin(), done.end(), true);
         progress_("scanning the window", read * L_.heads, (read + pending.size()) * L_.heads);

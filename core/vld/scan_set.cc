@@ -45,20 +45,17 @@ void ScanSet::add(uint32_t cylinder) {
   if (const std::optional<uint32_t> k = index_of(cylinder)) in_[*k] = true;
 }
 
-std::vector<uint32_t> ScanSet::neighbourhood(uint32_t index) const {
+ScanSet::IndexRange ScanSet::neighbourhood(uint32_t index) const {
   assert(index < width_);
-  std::vector<uint32_t> out;
-  if (index > 0) out.push_back(index - 1);
-  out.push_back(index);
-  if (index + 1 < width_) out.push_back(index + 1);
-  return out;
+  return IndexRange{index > 0 ? index - 1 : 0, index + 1 < width_ ? index + 1 : index};
 }
 
 void ScanSet::add_neighbourhood(uint32_t cylinder) {
   if (whole_) return;
   const std::optional<uint32_t> k = index_of(cylinder);
   if (!k) return;
-  for (uint32_t n : neighbourhood(*k)) in_[n] = true;
+  const IndexRange r = neighbourhood(*k);
+  for (uint32_t n = r.first; n <= r.last; ++n) in_[n] = true;
 }
 
 uint32_t ScanSet::count() const {

@@ -63,8 +63,12 @@ class ScanSet {
   void add(uint32_t cylinder);
   // Adds `cylinder` and the window's cylinders on either side of it.
   void add_neighbourhood(uint32_t cylinder);
-  // The neighbourhood's indices (at most 3), for recovery's closure.
-  std::vector<uint32_t> neighbourhood(uint32_t index) const;
+  // The neighbourhood's indices, [first, last] (at most 3), for
+  // recovery's closure and add_neighbourhood.
+  struct IndexRange {
+    uint32_t first, last;
+  };
+  IndexRange neighbourhood(uint32_t index) const;
   uint32_t count() const;
 
   // The record's bytes: a bit per index, kMaxCylinders / 8 bytes.

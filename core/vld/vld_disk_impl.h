@@ -116,7 +116,7 @@ class VldDisk::Impl {
     const MapEntry* placed = nullptr;
     // data_checksum(data, block), if the caller computed it before the
     // request took the lock (BlockChecksums); nullopt: write_data hashes.
-    std::optional<uint32_t> checksum;
+    std::optional<uint32_t> checksum = std::nullopt;
   };
   // An ARU's block placed before its commit (place_shadow), by token.
   struct ShadowCopy {

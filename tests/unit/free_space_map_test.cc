@@ -415,7 +415,9 @@ TEST(FreeSpaceMap, StartBitmapsFollowSmallChanges) {
           auto slow = m.first_free_run_slow(0, from, len);
           ASSERT_EQ(fast.has_value(), slow.has_value())
               << "spt " << spt << " step " << step << " len " << len << " from " << from;
-          if (fast) ASSERT_EQ(fast->sector, slow->sector) << "spt " << spt << " step " << step;
+          if (fast) {
+            ASSERT_EQ(fast->sector, slow->sector) << "spt " << spt << " step " << step;
+          }
         }
       }
     }

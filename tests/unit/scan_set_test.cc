@@ -39,8 +39,13 @@ TEST(ScanSet, ANeighbourhoodIsACylinderAndTheOnesBesideItInTheWindow) {
   s.add_neighbourhood(50);  // outside the window: nothing
   s.add(60);
   EXPECT_EQ(s.count(), 5u);
-  EXPECT_EQ(s.neighbourhood(0), (std::vector<uint32_t>{0, 1}));
-  EXPECT_EQ(s.neighbourhood(7), (std::vector<uint32_t>{6, 7}));
+  // The window's two edges, and a cylinder inside it.
+  EXPECT_EQ(s.neighbourhood(0).first, 0u);
+  EXPECT_EQ(s.neighbourhood(0).last, 1u);
+  EXPECT_EQ(s.neighbourhood(7).first, 6u);
+  EXPECT_EQ(s.neighbourhood(7).last, 7u);
+  EXPECT_EQ(s.neighbourhood(3).first, 2u);
+  EXPECT_EQ(s.neighbourhood(3).last, 4u);
 }
 
 TEST(ScanSet, WholeHoldsTheWindowAndOnlyIt) {
