@@ -11,7 +11,8 @@ EagerAllocator::EagerAllocator(const DriveModel& drive, FreeSpaceMap& free_space
     : drive_(drive),
       free_(free_space),
       policy_(policy),
-      revolution_ns_(drive.geometry().revolution().count()) {
+      revolution_ns_(drive.geometry().revolution().count()),
+      max_spt_(drive.geometry().max_sectors_per_track()) {
   const DriveGeometry& g = drive.geometry();
   const uint32_t cylinders = drive.simulated_cylinders();
   moves_.reserve(cylinders);
@@ -127,7 +128,7 @@ SimDuration EagerAllocator::transfer_time_on(uint32_t track, uint32_t sectors) c
 }
 
 SimDuration EagerAllocator::fastest_transfer_time(uint32_t sectors) const {
-  return drive_.transfer_time(sectors, drive_.geometry().max_sectors_per_track());
+  return drive_.transfer_time(sectors, max_spt_);
 }
 
 SimDuration EagerAllocator::move_time_to(HeadPosition from, HeadPosition to) const {
@@ -413,9 +414,12 @@ void EagerAllocator::count(AllocatorStats& stats, size_t pieces, const Choice& c
                            bool greedy) const {
   stats.pieces += pieces;
   if (greedy) stats.greedy_pieces += pieces;
-  stats.skipped_sectors += static_cast<uint64_t>(std::llround(
-      static_cast<double>(choice.locate.count()) /
-      drive_.geometry().sector_time_ns(choice.extent.track)));
+  // DriveGeometry::sector_time_ns(track), from the track's sectors here
+  // (the geometry's: the constructor checks each cylinder's).
+  const double sector_ns =
+      static_cast<double>(revolution_ns_) / free_.sectors_on(choice.extent.track);
+  stats.skipped_sectors +=
+      static_cast<uint64_t>(std::llround(static_cast<double>(choice.locate.count()) / sector_ns));
 }
 
 std::optional<std::vector<Extent>> EagerAllocator::place(std::span<const uint32_t> piece_sectors,
@@ -523,7 +527,7 @@ bool EagerAllocator::try_one_run(std::span<const uint32_t> piece_sectors, HeadPo
                                  std::vector<Extent>* out) {
   uint32_t total = 0;
   for (uint32_t len : piece_sectors) total += len;
-  if (total > drive_.geometry().max_sectors_per_track()) return false;
+  if (total > max_spt_) return false;
   // The soonest the run can pass under the head: on the fastest track.
   const SimDuration transfer = fastest_transfer_time(total);
   if (a.placed) release_all(a.extents);

@@ -104,10 +104,7 @@ struct CylinderWindow {
   }
   // Its tracks as at most two runs of track numbers, [first, first +
   // count) each: it wraps at the last cylinder.
-  struct TrackRange {
-    uint32_t first = 0;
-    uint32_t count = 0;
-  };
+  using TrackRange = FreeSpaceMap::TrackRange;
   std::array<TrackRange, 2> track_ranges(uint32_t cylinders, uint32_t heads) const {
     const uint32_t width = std::min(count, cylinders);
     const uint32_t start = first % cylinders;
@@ -413,6 +410,7 @@ class EagerAllocator {
   // drive_.geometry().revolution(), a division, asked by every track a
   // search looks at.
   const int64_t revolution_ns_;
+  const uint32_t max_spt_;  // the geometry's most sectors on a track (its fastest)
   // For each distance d below the simulated cylinders: seek(d), and the
   // move of d cylinders to the same head and to another. A move depends on
   // nothing else, and every search asks for each cylinder it looks at.

@@ -48,6 +48,15 @@ uint64_t FreeSpaceMap::free_sectors_in(uint32_t first, uint32_t count) const {
   return n;
 }
 
+void FreeSpaceMap::watch(const std::array<TrackRange, 2>& ranges) {
+  watched_ = ranges;
+  watched_free_ = 0;
+  for (const TrackRange& r : ranges) {
+    assert(uint64_t{r.first} + r.count <= tracks_);
+    watched_free_ += free_sectors_in(r.first, r.count);
+  }
+}
+
 namespace {
 
 // Set bits of words[] at bit positions [first, end).
@@ -148,10 +157,12 @@ void FreeSpaceMap::set(uint32_t track, uint32_t sector, uint32_t count, bool use
     free_[track] -= count;
     group_free_[track / kGroupTracks] -= count;
     free_total_ -= count;
+    if (watched(track)) watched_free_ -= count;
   } else {
     free_[track] += count;
     group_free_[track / kGroupTracks] += count;
     free_total_ += count;
+    if (watched(track)) watched_free_ += count;
   }
   longest_[track] = kStale;
   holes_[track] = kStale;

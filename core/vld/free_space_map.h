@@ -22,6 +22,7 @@
 #define VLD_CORE_VLD_FREE_SPACE_MAP_H_
 
 #include <algorithm>
+#include <array>
 #include <bit>
 #include <cstdint>
 #include <optional>
@@ -50,10 +51,21 @@ class FreeSpaceMap {
   void reserve_track(uint32_t track);  // allocate(track, 0, its sectors), permanently
 
   uint32_t free_sectors(uint32_t track) const { return free_[track]; }
-  // Free sectors on tracks [first, first + count). VldDisk asks this of
-  // its window (hundreds of tracks) on every write: whole groups of
+  // Free sectors on tracks [first, first + count): whole groups of
   // kGroupTracks are read from their kept sums.
   uint64_t free_sectors_in(uint32_t first, uint32_t count) const;
+  // Tracks [first, first + count).
+  struct TrackRange {
+    uint32_t first = 0;
+    uint32_t count = 0;
+  };
+  // The free sectors of a watched set of tracks, kept summed as they
+  // change: VldDisk asks for its window's (hundreds of tracks, two ranges
+  // where it wraps) after every write. watch() replaces the set and sums
+  // it once. Invariant: watched_free_sectors() is the sum of
+  // free_sectors_in over the ranges.
+  void watch(const std::array<TrackRange, 2>& ranges);
+  uint64_t watched_free_sectors() const { return watched_free_; }
   // The longest run of free sectors on the track (wrapping): a search skips
   // tracks that cannot hold a piece. Recomputed on first use after a change.
   uint32_t longest_free_run(uint32_t track) const {
@@ -186,6 +198,12 @@ class FreeSpaceMap {
   mutable uint32_t holes_len_ = 0;
   uint32_t compute_holes(uint32_t track, uint32_t len) const;
   uint64_t free_total_;
+  bool watched(uint32_t track) const {  // in a watched range (unsigned: below first wraps)
+    return track - watched_[0].first < watched_[0].count ||
+           track - watched_[1].first < watched_[1].count;
+  }
+  std::array<TrackRange, 2> watched_{};
+  uint64_t watched_free_ = 0;  // free sectors of the watched_ tracks
   uint32_t empty_tracks_;
   std::vector<uint64_t> empty_bits_;  // bit t: is_empty(t)
   uint64_t empty_version_;

@@ -147,7 +147,7 @@ void VldDisk::Impl::install(RecoveredState& st) {
   checkpoint_seq_ = checkpointed;
   choose_reserve();
   if (record_.clean && st.report.groups_accepted == 0) {
-    window_ = window_at(drive_.head().cylinder);  // the "open" record waits (leave_clean)
+    set_window(window_at(drive_.head().cylinder));  // the "open" record waits (leave_clean)
     window_free_at_open_ = window_free_sectors();
     return;
   }
@@ -359,7 +359,7 @@ void VldDisk::Impl::write_record(bool clean, ServiceClock& clock,
   }
   // A window moved to (even onto the same cylinders) starts a new measure
   // of how spent it is; a record that keeps it (compaction) does not.
-  window_ = w;
+  set_window(w);
   if (next_window) window_free_at_open_ = window_free_sectors();
   scan_set_ = std::move(next_set);
   calm_set_ = std::move(calm_set);
@@ -483,12 +483,15 @@ std::optional<CylinderWindow> VldDisk::Impl::window_with_empty_tracks() const {
   return next;
 }
 
+void VldDisk::Impl::set_window(const CylinderWindow& w) {
+  window_ = w;
+  free_.watch(window_.track_ranges(layout_.cylinders, layout_.heads));
+}
+
 uint64_t VldDisk::Impl::window_free_sectors() const {
-  // Once per write: runs of tracks, not a division per track.
-  uint64_t n = 0;
-  for (const CylinderWindow::TrackRange& r : window_.track_ranges(layout_.cylinders, layout_.heads))
-    n += free_.free_sectors_in(r.first, r.count);
-  return n;
+  // Asked after every write: kept by the free-space map as it changes
+  // (checked against a sum over the window in check_consistency).
+  return free_.watched_free_sectors();
 }
 
 VldDisk::Impl::ServiceClock VldDisk::Impl::begin(SimTime start) const {

@@ -361,6 +361,8 @@ class VldDisk::Impl {
   // maybe_write_record after a committed request, whose failure the next
   // request reports (FailStopStore::defer).
   void record_after_request(ServiceClock& clock);
+  // window_ = w, and the free-space map watches its tracks.
+  void set_window(const CylinderWindow& w);
   uint64_t window_free_sectors() const;
   // A command arriving at `start`: the controller overhead paid first.
   ServiceClock begin(SimTime start) const;
@@ -424,7 +426,7 @@ class VldDisk::Impl {
   TrackSlots blocks_on_;        // map_ inverted: the blocks each track holds
   uint64_t live_blocks_ = 0;
   LogRecord record_;              // the newest record on disk
-  CylinderWindow window_;
+  CylinderWindow window_;        // changed only through set_window (free_ watches its tracks)
   uint64_t window_free_at_open_ = 0;
   // Where the map sectors written since the newest record may lie, grown by
   // each request's (scan_set.h); recovery reads only these cylinders.

@@ -109,6 +109,11 @@ std::string VldDisk::Impl::check_consistency() const {
       ++live;
     }
     if (live != live_blocks_) return "live block count is off";
+    uint64_t window_free = 0;
+    for (const CylinderWindow::TrackRange& r :
+         window_.track_ranges(layout_.cylinders, layout_.heads))
+      window_free += free_.free_sectors_in(r.first, r.count);
+    if (window_free != window_free_sectors()) return "the window's free sector count is off";
     const std::string why =
         blocks_on_.check(layout_.blocks, [this](uint32_t b) -> std::optional<TrackSlots::Where> {
           if (!map_[b].mapped()) return std::nullopt;

@@ -4,6 +4,7 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdio>
 #include <numeric>
@@ -335,6 +336,43 @@ TEST(FreeSpaceMap, FreeSectorsInFollowsEveryChange) {
     ASSERT_EQ(m.free_sectors_in(first, count), expect) << "step " << step;
   }
   EXPECT_EQ(m.free_sectors_in(0, tracks), m.free_sectors());
+}
+
+// VldDisk's window: two ranges (it wraps), moved now and then, summed as
+// allocations and releases of several sectors come and go, some outside.
+TEST(FreeSpaceMap, WatchedFreeSectorsFollowEveryChangeAndEveryMove) {
+  const uint32_t tracks = 300, spt = 12;
+  FreeSpaceMap m(tracks, spt);
+  std::mt19937_64 rng(23);
+  std::array<FreeSpaceMap::TrackRange, 2> ranges{{{250, 50}, {0, 30}}};
+  m.watch(ranges);
+  uint64_t outside_changes = 0;
+  for (int step = 0; step < 3000; ++step) {
+    if (step % 500 == 499) {  // the window moves
+      const uint32_t first = static_cast<uint32_t>(rng() % tracks);
+      const uint32_t width = 1 + static_cast<uint32_t>(rng() % 80);
+      const uint32_t before_wrap = std::min(width, tracks - first);
+      ranges = {{{first, before_wrap}, {0, width - before_wrap}}};
+      m.watch(ranges);
+    }
+    const uint32_t t = static_cast<uint32_t>(rng() % tracks);
+    const uint32_t s = static_cast<uint32_t>(rng() % spt);
+    const uint32_t n = 1 + static_cast<uint32_t>(rng() % 3);
+    bool all_free = true, all_used = true;
+    for (uint32_t i = 0; i < n; ++i) {
+      if (m.is_free(t, (s + i) % spt)) all_used = false;
+      else all_free = false;
+    }
+    if (all_free) m.allocate(t, s, n);
+    else if (all_used) m.release(t, s, n);
+    else continue;
+    if (t - ranges[0].first >= ranges[0].count && t - ranges[1].first >= ranges[1].count)
+      ++outside_changes;
+    uint64_t expect = 0;
+    for (const FreeSpaceMap::TrackRange& r : ranges) expect += m.free_sectors_in(r.first, r.count);
+    ASSERT_EQ(m.watched_free_sectors(), expect) << "step " << step;
+  }
+  EXPECT_GT(outside_changes, 100u);  // changes the watch must ignore were made
 }
 
 // EagerAllocator keeps its nearest empty track while empty_version()
