@@ -8,6 +8,9 @@
 #                           plugin into $BUILD_DIR; sets PLUGIN. SNAPSHOT=1
 #                           builds the committed HEAD (git archive) instead of
 #                           the work tree, in $BUILD_DIR/snapshot/
+#   bench_plugin            PLUGIN=PATH.so given: that build (checked to exist),
+#                           to compare another commit's in the same conditions;
+#                           otherwise bench_build
 #   bench_scratch           a temporary directory on $VLD_TMP (/dev/shm unless
 #                           unwritable) removed on exit; sets TMP, TMP_PARENT
 #   nbdkit_start DIR ARGS   serve ARGS (plugin parameters) in the background on
@@ -54,6 +57,16 @@ bench_build() {
   ninja -C "$bld" -j"$(nproc)" nbdkit-vld-plugin >/dev/null
   PLUGIN=$(cd "$bld" && pwd)/plugin/nbdkit-vld-plugin.so
   [ -f "$PLUGIN" ] || { echo "$BENCH: $PLUGIN was not built" >&2; exit 1; }
+}
+
+bench_plugin() {
+  if [ -n "${PLUGIN:-}" ]; then
+    [ -f "$PLUGIN" ] || { echo "$BENCH: PLUGIN=$PLUGIN: no such file; give a built" \
+      "nbdkit-vld-plugin.so, or leave PLUGIN unset to build one" >&2; exit 2; }
+    PLUGIN=$(realpath "$PLUGIN")
+  else
+    bench_build
+  fi
 }
 
 bench_cleanup() {
