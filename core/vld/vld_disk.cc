@@ -42,7 +42,7 @@ VldDisk::Impl::Impl(Recovered recovered, const Superblock& sb, VldOptions option
       alloc_(drive_, free_, AllocatorPolicy{options.fill_fraction, true, options.one_way_seeks}),
       log_(static_cast<uint32_t>(layout_.pieces), layout_.tracks, layout_.geometry),
       blocks_on_(layout_.tracks, layout_.block_sectors,
-                 [this](uint32_t t) { return layout_.track_sectors(t); }),
+                 [this](uint32_t t) { return free_.sectors_on(t); }),
       compactor_(options.compactor, layout_.block_sectors),
       track_written_(layout_.tracks),
       scattered_(layout_.pieces, 0),
