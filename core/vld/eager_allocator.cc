@@ -12,7 +12,9 @@ EagerAllocator::EagerAllocator(const DriveModel& drive, FreeSpaceMap& free_space
       free_(free_space),
       policy_(policy),
       revolution_ns_(drive.geometry().revolution().count()),
-      max_spt_(drive.geometry().max_sectors_per_track()) {
+      max_spt_(drive.geometry().max_sectors_per_track()),
+      cylinder_starts_(free_space, drive.simulated_cylinders(),
+                       drive.geometry().tracks_per_cylinder, max_spt_) {
   const DriveGeometry& g = drive.geometry();
   const uint32_t cylinders = drive.simulated_cylinders();
   moves_.reserve(cylinders);
@@ -30,7 +32,7 @@ EagerAllocator::EagerAllocator(const DriveModel& drive, FreeSpaceMap& free_space
   }
 }
 
-EagerAllocator::CylinderShape EagerAllocator::shape_of(uint32_t cylinder) const {
+CylinderShape EagerAllocator::shape_of(uint32_t cylinder) const {
   if (cylinder < shapes_.size()) return shapes_[cylinder];
   const DriveGeometry& g = drive_.geometry();
   const Zone zone = g.zone(g.zone_index_of_cylinder(cylinder));
@@ -236,8 +238,13 @@ bool EagerAllocator::beyond(SimDuration earliest, const std::optional<Choice>& b
         consider(s, first_track + own, first_rank + own, same, shape.offset_of(own), spt))
       bound(s, spt, &other);
   }
-  // Each head's skew adds the zone's track skew to the one before. A bound
-  // only tightens: once the move is past it, no track here can win.
+  if (other.reachable && all_eligible(s, first_track)) {
+    consider_other_heads(s, c, first_rank, shape, other);
+    return;
+  }
+  // Else head by head. Each head's skew adds the zone's track skew to the
+  // one before. A bound only tightens: once the move is past it, no track
+  // here can win.
   uint32_t offset = shape.offset0;
   assert(offset < spt && shape.track_skew < spt);  // so every head's offset is below spt
   for (uint32_t h = 0; h < heads && other.reachable; ++h) {
@@ -258,13 +265,59 @@ bool EagerAllocator::consider(Search& s, uint32_t track, uint64_t rank, const Ap
   if (!usable(track)) return false;
   if (s.skip_empty && free_.is_empty(track)) return false;
   auto choice = run_from(track, s.len, a, offset, spt);
-  if (!choice) return false;
-  if (s.best && !(choice->locate < s.best->locate ||
-                  (choice->locate == s.best->locate && rank < s.best_rank)))
+  return choice && offer(s, *choice, rank);
+}
+
+bool EagerAllocator::offer(Search& s, const Choice& choice, uint64_t rank) {
+  if (s.best && !(choice.locate < s.best->locate ||
+                  (choice.locate == s.best->locate && rank < s.best_rank)))
     return false;
   s.best = choice;
   s.best_rank = rank;
   return true;
+}
+
+bool EagerAllocator::all_eligible(const Search& s, uint32_t first_track) const {
+  const uint32_t heads = drive_.geometry().tracks_per_cylinder;
+  auto here = [&](std::optional<uint32_t> t) { return t && *t - first_track < heads; };
+  if (here(excluded_) || here(reserved_)) return false;
+  return !s.skip_empty || !free_.any_empty(first_track, heads);
+}
+
+void EagerAllocator::consider_other_heads(Search& s, uint32_t c, uint64_t first_rank,
+                                          const CylinderShape& shape, const Approach& a) const {
+  assert(a.reachable);
+  const uint32_t heads = drive_.geometry().tracks_per_cylinder;
+  const uint32_t spt = shape.spt;
+  const uint64_t* slots = cylinder_starts_.slots(c, s.len, shape);
+  // The slots the head passes within the bound, from the one under it on
+  // arrival: the first set one is the soonest run here, as every track's
+  // own first run within the window is (consider, head by head).
+  uint32_t from = a.slot, span = a.span;
+  while (auto hit = track_bits::first_in_window(slots, /*invert=*/false, spt, from, span)) {
+    // The lowest head there but the head's own: ties go to the lower rank.
+    uint32_t offset = shape.offset0;
+    for (uint32_t h = 0; h < heads; ++h) {
+      const uint32_t track = c * heads + h;
+      const uint32_t sector = hit->at >= offset ? hit->at - offset : hit->at + spt - offset;
+      if (h != s.head.head && free_.free_sectors(track) >= s.len) {
+        const FreeSpaceMap::StartBits starts = free_.start_bits(track, s.len);
+        if (track_bits::test(starts.words, starts.invert, sector)) {
+          offer(s, Choice{Extent{track, sector, s.len},
+                          a.move + drive_.rotational_wait_at_phase(a.phase, hit->at, spt)},
+                first_rank + h);
+          return;
+        }
+      }
+      offset += shape.track_skew;
+      if (offset >= spt) offset -= spt;
+    }
+    // Only the head's own track starts a run there (its own move, looked
+    // at before): on past it.
+    if (hit->skipped + 1 >= span) return;
+    from = hit->at + 1 == spt ? 0 : hit->at + 1;
+    span -= hit->skipped + 1;
+  }
 }
 
 std::array<uint32_t, 2> EagerAllocator::cylinders_at(uint32_t cylinder, uint32_t d) const {

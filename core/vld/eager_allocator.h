@@ -50,6 +50,7 @@
 #include <utility>
 #include <vector>
 
+#include "core/vld/cylinder_starts.h"
 #include "core/vld/free_space_map.h"
 #include "geometry/drive_model.h"
 
@@ -358,6 +359,18 @@ class EagerAllocator {
   // Looks at every track of cylinder c, d from the head (on the head's own
   // cylinder, every track but the head's).
   void consider_cylinder(Search& s, uint32_t c, uint32_t d) const;
+  // Keeps `choice`, on a track of the given rank, if it beats the best so
+  // far; true if it did.
+  static bool offer(Search& s, const Choice& choice, uint64_t rank);
+  // Whether every track of the cylinder from first_track on may take s's
+  // run: then CylinderStarts answers for the cylinder's other heads.
+  bool all_eligible(const Search& s, uint32_t first_track) const;
+  // The soonest run on cylinder c's tracks but the head's own, all reached
+  // by approach `a` (ranks first_rank + head), from its run starts by
+  // angular slot: the same choice as considering them one by one.
+  // REQUIRES: a.reachable, all_eligible(s, c's first track).
+  void consider_other_heads(Search& s, uint32_t c, uint64_t first_rank,
+                            const CylinderShape& shape, const Approach& a) const;
   // The cylinders d away from `cylinder` that a search looks at, ahead
   // first; kNoCylinder fills a slot with nothing to look at.
   static constexpr uint32_t kNoCylinder = UINT32_MAX;
@@ -420,21 +433,12 @@ class EagerAllocator {
     SimDuration other_head;
   };
   std::vector<Moves> moves_;
-  // For each simulated cylinder: where its head 0's sector 0 lies (angular
-  // slot), its tracks' sectors and the track skew (mod sectors) that each
-  // further head adds: consider_cylinder's view of its zone.
-  struct CylinderShape {
-    uint32_t offset0;
-    uint32_t spt;
-    uint32_t track_skew;
-    // Where head `head`'s sector 0 lies: DriveGeometry::angular_slot's
-    // answer (checked for every simulated cylinder's last head when the
-    // shapes are made), which consider_cylinder's loop also steps through.
-    uint32_t offset_of(uint32_t head) const {
-      return static_cast<uint32_t>((offset0 + uint64_t{head} * track_skew) % spt);
-    }
-  };
+  // For each simulated cylinder, its shape: consider_cylinder's view of
+  // its zone.
   std::vector<CylinderShape> shapes_;
+  // Each simulated cylinder's run starts by angular slot, for the tracks a
+  // search reaches by one move.
+  CylinderStarts cylinder_starts_;
   // shapes_[c], or worked out for a cylinder past them.
   CylinderShape shape_of(uint32_t cylinder) const;
   // nearest_empty_track's last answer and all it depends on: the empty

@@ -327,40 +327,6 @@ void FreeSpaceMap::build_starts(uint32_t track, uint32_t len, uint64_t* out, boo
   *any = seen != 0;
 }
 
-namespace {
-
-// Bits [from, from + n) of a track's bitmap of spt bits read round the
-// track (past its end, on from bit 0), as the low n bits of the result.
-// REQUIRES: from < spt, 0 < n <= min(64, spt).
-uint64_t cyclic_bits(const uint64_t* w, uint32_t spt, uint32_t from, uint32_t n) {
-  auto linear = [w](uint32_t at, uint32_t k) {  // k <= 64 bits from `at`, no wrap
-    uint64_t v = w[at / 64] >> (at % 64);
-    if (at % 64 != 0 && at % 64 + k > 64) v |= w[at / 64 + 1] << (64 - at % 64);
-    return k == 64 ? v : v & ((uint64_t{1} << k) - 1);
-  };
-  const uint32_t to_end = std::min(n, spt - from);
-  uint64_t v = linear(from, to_end);
-  if (n > to_end) v |= linear(0, n - to_end) << to_end;
-  return v;
-}
-
-// Bits [from, from + n) of a bitmap of spt bits, round the track, set to
-// the low n bits of v. REQUIRES: from < spt, 0 < n <= min(64, spt).
-void set_cyclic_bits(uint64_t* w, uint32_t spt, uint32_t from, uint32_t n, uint64_t v) {
-  auto linear = [w](uint32_t at, uint32_t k, uint64_t bits) {  // k <= 64, no wrap
-    const uint64_t ones = k == 64 ? ~uint64_t{0} : (uint64_t{1} << k) - 1;
-    const uint32_t b = at % 64;
-    w[at / 64] = (w[at / 64] & ~(ones << b)) | (bits & ones) << b;
-    if (b != 0 && b + k > 64)
-      w[at / 64 + 1] = (w[at / 64 + 1] & ~(ones >> (64 - b))) | (bits & ones) >> (64 - b);
-  };
-  const uint32_t to_end = std::min(n, spt - from);
-  linear(from, to_end, v);
-  if (n > to_end) linear(0, n - to_end, v >> to_end);
-}
-
-}  // namespace
-
 bool FreeSpaceMap::patch_starts(uint32_t track, uint32_t len, const uint64_t* built_from,
                                 uint64_t* words, bool* any) const {
   // The sectors that changed since the entry was built lie in [lo, hi];
@@ -382,9 +348,9 @@ bool FreeSpaceMap::patch_starts(uint32_t track, uint32_t len, const uint64_t* bu
   const uint32_t span = touched + len - 1;      // the sectors they read
   if (span > 64 || span > spt) return false;    // a rebuild costs no more
   const uint32_t first = lo >= len - 1 ? lo - (len - 1) : lo + spt - (len - 1);
-  uint64_t x[2] = {~cyclic_bits(used, spt, first, span), 0};
+  uint64_t x[2] = {~track_bits::cyclic_bits(used, spt, first, span), 0};
   vouch_for(x, 1, len);
-  set_cyclic_bits(words, spt, first, touched, x[0]);
+  track_bits::set_cyclic_bits(words, spt, first, touched, x[0]);
   uint64_t seen = 0;
   for (uint32_t w = 0; w < track_words; ++w) seen |= words[w];
   *any = seen != 0;

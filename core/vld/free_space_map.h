@@ -24,9 +24,12 @@
 #include <algorithm>
 #include <array>
 #include <bit>
+#include <cassert>
 #include <cstdint>
 #include <optional>
 #include <vector>
+
+#include "core/vld/track_bits.h"
 
 namespace vld {
 
@@ -139,6 +142,33 @@ class FreeSpaceMap {
   std::optional<Run> first_free_run_slow(uint32_t track, uint32_t from_sector,
                                          uint32_t len) const;
 
+  // The track's start bitmap for len, for a reader that tests its bits
+  // itself (CylinderStarts): bit s of words (of their complements if
+  // invert) is set iff the len sectors from s (wrapping) are free; no bit
+  // at or past the track's sectors is meaningful. Length 1 gives the used
+  // bits, inverted. Valid until the map next changes or is asked for
+  // another track's starts. REQUIRES: 1 <= len <= free_sectors(track).
+  struct StartBits {
+    const uint64_t* words;
+    bool invert;
+  };
+  StartBits start_bits(uint32_t track, uint32_t len) const {
+    assert(len >= 1 && len <= free_[track]);
+    if (len == 1) return StartBits{&bits_[index(track, 0)], true};
+    return StartBits{starts_words(starts(track, len)), false};
+  }
+  // A number that grows whenever the track changes (bumped by every
+  // allocate and release).
+  uint64_t version(uint32_t track) const { return track_version_[track]; }
+  // A number that grows whenever any of tracks [first, first + count)
+  // changes (the sum of their versions, each bumped by every change): what
+  // was worked out from those tracks still holds while it is the same.
+  uint64_t version_of(uint32_t first, uint32_t count) const {
+    uint64_t sum = 0;
+    for (uint32_t t = first; t < first + count; ++t) sum += track_version_[t];
+    return sum;
+  }
+
  private:
   size_t index(uint32_t track, uint32_t sector) const {
     return size_t{track} * words_per_track_ + sector / 64;
@@ -153,35 +183,14 @@ class FreeSpaceMap {
   template <typename F>
   void for_each_word(uint32_t track, uint32_t from, uint32_t n, F f) const;
   uint32_t next_with(uint32_t track, uint32_t pos, bool used) const;
-  // The first start the head passes within `span` sectors from
-  // from_sector, in rotational order (from the head to the end of the
-  // track, then on from sector 0): the first set bit of words (of their
-  // complements if invert) there. REQUIRES: from_sector < spt, 1 <= span <= spt.
+  // The first start within `span` sectors from from_sector, round the
+  // track (track_bits::first_in_window) of words (of their complements if
+  // invert), as a Run. REQUIRES: from_sector < spt, 1 <= span <= spt.
   static std::optional<Run> first_in_window(const uint64_t* words, bool invert, uint32_t spt,
                                             uint32_t from_sector, uint32_t span) {
-    const uint32_t to_end = std::min(span, spt - from_sector);
-    if (auto s = first_set(words, invert, from_sector, from_sector + to_end))
-      return Run{*s, *s - from_sector};
-    if (span > to_end)
-      if (auto s = first_set(words, invert, 0, span - to_end))
-        return Run{*s, *s + spt - from_sector};
+    if (auto hit = track_bits::first_in_window(words, invert, spt, from_sector, span))
+      return Run{hit->at, hit->skipped};
     return std::nullopt;
-  }
-  // The first set bit at [begin, end) of words (of their complements if
-  // invert), or nullopt. REQUIRES: begin < end.
-  static std::optional<uint32_t> first_set(const uint64_t* words, bool invert, uint32_t begin,
-                                           uint32_t end) {
-    const uint64_t flip = invert ? ~uint64_t{0} : 0;
-    const uint32_t last = (end - 1) / 64;
-    uint32_t w = begin / 64;
-    uint64_t bits = (words[w] ^ flip) & (~uint64_t{0} << (begin % 64));
-    while (bits == 0) {
-      if (w == last) return std::nullopt;
-      bits = words[++w] ^ flip;
-    }
-    const uint32_t s = w * 64 + static_cast<uint32_t>(std::countr_zero(bits));
-    if (s >= end) return std::nullopt;  // only in the last word
-    return s;
   }
 
   uint32_t tracks_;

@@ -462,7 +462,8 @@ TEST(EagerAllocator, PlaceFailsWithoutAllocatingWhenTheWindowIsFull) {
 // Random layouts on two presets (72 and 256 sectors a track) and a drive
 // whose head switch outlasts short seeks, the head
 // anywhere in a window that wraps, at any instant, for a map sector, a
-// block and a block with its map sector; and with limits around it.
+// block and a block with its map sector; and with limits around it; the
+// map changing between searches.
 TEST(EagerAllocator, NearestIsTheSoonestRunOfTheWholeWindow) {
   std::mt19937_64 rng(17);
   // "slow-switch": st19101 with a head switch longer than short seeks, so
@@ -536,6 +537,14 @@ TEST(EagerAllocator, NearestIsTheSoonestRunOfTheWholeWindow) {
               EXPECT_GT(limited->locate.count(), limit_ns) << name << " len " << len;
             }
           }
+        }
+        // The map changes between searches, as a write's plans change it
+        // (what the searches keep of it must follow): a few sectors flipped.
+        for (int i = 0; i < 6; ++i) {
+          const uint32_t t = static_cast<uint32_t>(rng() % (cylinders * heads));
+          const uint32_t s = static_cast<uint32_t>(rng() % spt);
+          if (m.is_free(t, s)) m.allocate(t, s, 1);
+          else m.release(t, s, 1);
         }
       }
     }

@@ -1,0 +1,107 @@
+#include "core/vld/cylinder_starts.h"
+
+#include <algorithm>
+#include <bit>
+#include <cassert>
+
+#include "core/vld/track_bits.h"
+
+namespace vld {
+
+CylinderStarts::CylinderStarts(const FreeSpaceMap& free, uint32_t cylinders, uint32_t heads,
+                               uint32_t max_spt)
+    : free_(free),
+      heads_(heads),
+      words_((max_spt + 63) / 64),
+      cylinder_mask_(std::min(std::bit_ceil(size_t{cylinders} * 3), kMaxCylinderEntries) - 1),
+      track_mask_(std::min(std::bit_ceil(size_t{cylinders} * heads * 3), kMaxTrackEntries) - 1),
+      cylinder_keys_(cylinder_mask_ + 1),
+      cylinder_words_(cylinder_keys_.size() * words_, 0),
+      track_keys_(track_mask_ + 1),
+      track_words_(track_keys_.size() * words_, 0),
+      unrolled_(words_ + 2, 0) {
+  assert(heads_ >= 1 && max_spt >= 1);
+}
+
+namespace {
+
+// The track's start bits as a linear bitmap of spt + min(64, spt) bits:
+// the track, then its first sectors again, so that any window of up to
+// min(64, spt) bits round the track is one read (linear_bits) from x.
+// REQUIRES: x holds (spt + 63) / 64 + 2 words.
+void unroll(const FreeSpaceMap::StartBits& starts, uint32_t spt, uint64_t* x) {
+  const uint32_t words = (spt + 63) / 64;
+  const uint64_t flip = starts.invert ? ~uint64_t{0} : 0;
+  for (uint32_t w = 0; w < words; ++w) x[w] = starts.words[w] ^ flip;
+  if (spt % 64 != 0) x[words - 1] &= (uint64_t{1} << (spt % 64)) - 1;
+  x[words] = x[words + 1] = 0;
+  // Bits [0, k) again at bit spt.
+  const uint32_t k = std::min(64u, spt);
+  const uint64_t again = k == 64 ? x[0] : x[0] & ((uint64_t{1} << k) - 1);
+  x[spt / 64] |= again << (spt % 64);
+  if (spt % 64 != 0) x[spt / 64 + 1] |= again >> (64 - spt % 64);
+}
+
+// Bits [p, p + 64) of x (the caller keeps the low ones it needs).
+uint64_t linear_bits(const uint64_t* x, uint32_t p) {
+  const uint32_t b = p % 64;
+  const uint64_t lo = x[p / 64] >> b;
+  return b == 0 ? lo : lo | x[p / 64 + 1] << (64 - b);
+}
+
+}  // namespace
+
+const uint64_t* CylinderStarts::or_tracks(size_t i, uint32_t cylinder, uint32_t len,
+                                          const CylinderShape& shape) const {
+  const uint32_t spt = shape.spt;
+  const uint32_t words = (spt + 63) / 64;
+  assert(words <= words_ && shape.offset0 < spt && shape.track_skew < spt);
+  uint64_t* out = &cylinder_words_[i * words_];
+  std::fill(out, out + words, 0);
+  const uint32_t first_track = cylinder * heads_;
+  uint32_t offset = shape.offset0;  // head h's sector 0, by angular slot
+  for (uint32_t h = 0; h < heads_; ++h) {
+    const uint32_t track = first_track + h;
+    assert(free_.sectors_on(track) == spt);
+    if (free_.free_sectors(track) >= len) {
+      // Mostly the track has not changed since it was last turned.
+      const size_t ti = index(track, len, track_mask_);
+      const Key& k = track_keys_[ti];
+      const uint64_t* t = k.len == len && k.at == track && k.version == free_.version(track)
+                              ? &track_words_[ti * words_]
+                              : turn(ti, track, len, offset, spt);
+      uint32_t w = 0;
+      for (; w + 4 <= words; w += 4) {  // four at a time: st19101's whole track
+        out[w] |= t[w];
+        out[w + 1] |= t[w + 1];
+        out[w + 2] |= t[w + 2];
+        out[w + 3] |= t[w + 3];
+      }
+      for (; w < words; ++w) out[w] |= t[w];
+    }
+    offset += shape.track_skew;
+    if (offset >= spt) offset -= spt;
+  }
+  cylinder_keys_[i] = Key{cylinder, len, free_.version_of(first_track, heads_)};
+  return out;
+}
+
+const uint64_t* CylinderStarts::turn(size_t i, uint32_t track, uint32_t len, uint32_t offset,
+                                     uint32_t spt) const {
+  uint64_t* out = &track_words_[i * words_];
+  const uint32_t words = (spt + 63) / 64;
+  unroll(free_.start_bits(track, len), spt, unrolled_.data());
+  // Slot a is sector (a - offset) mod spt: each word of slots from the
+  // sectors that pass under it.
+  uint32_t sector = offset == 0 ? 0 : spt - offset;  // under slot 0
+  for (uint32_t w = 0; w < words; ++w) {
+    out[w] = linear_bits(unrolled_.data(), sector);
+    sector += 64;
+    if (sector >= spt) sector -= spt;
+  }
+  if (spt % 64 != 0) out[words - 1] &= (uint64_t{1} << (spt % 64)) - 1;
+  track_keys_[i] = Key{track, len, free_.version(track)};
+  return out;
+}
+
+}  // namespace vld
