@@ -64,12 +64,7 @@ const uint64_t* CylinderStarts::or_tracks(size_t i, uint32_t cylinder, uint32_t 
     const uint32_t track = first_track + h;
     assert(free_.sectors_on(track) == spt);
     if (free_.free_sectors(track) >= len) {
-      // Mostly the track has not changed since it was last turned.
-      const size_t ti = index(track, len, track_mask_);
-      const Key& k = track_keys_[ti];
-      const uint64_t* t = k.len == len && k.at == track && k.version == free_.version(track)
-                              ? &track_words_[ti * words_]
-                              : turn(ti, track, len, offset, spt);
+      const uint64_t* t = turned(track, len, offset, spt);  // mostly unchanged since
       uint32_t w = 0;
       for (; w + 4 <= words; w += 4) {  // four at a time: st19101's whole track
         out[w] |= t[w];

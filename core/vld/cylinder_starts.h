@@ -66,6 +66,15 @@ class CylinderStarts {
       return &cylinder_words_[i * words_];
     return or_tracks(i, cylinder, len, shape);
   }
+  // Whether the track (head h of its cylinder, its sector 0 at angular
+  // slot `offset`, of spt sectors) starts a run of len at slot a: the
+  // track's turned starts, which slots() ORed.
+  // REQUIRES: len >= 1, a < spt, offset and spt the track's.
+  bool starts_at(uint32_t track, uint32_t len, uint32_t a, uint32_t offset, uint32_t spt) const {
+    if (free_.free_sectors(track) < len) return false;
+    const uint64_t* t = turned(track, len, offset, spt);
+    return (t[a / 64] >> (a % 64) & 1) != 0;
+  }
 
  private:
   // An entry's cylinder or track, length and version (0 len: empty).
@@ -82,6 +91,16 @@ class CylinderStarts {
   // Cylinder entry i made current for (cylinder, len).
   const uint64_t* or_tracks(size_t i, uint32_t cylinder, uint32_t len,
                             const CylinderShape& shape) const;
+  // The track's starts of len by angular slot, its sector 0 at slot
+  // `offset`: its entry, turned again if the track changed since.
+  // REQUIRES: 1 <= len <= the track's free sectors.
+  const uint64_t* turned(uint32_t track, uint32_t len, uint32_t offset, uint32_t spt) const {
+    const size_t i = index(track, len, track_mask_);
+    const Key& k = track_keys_[i];
+    if (k.len == len && k.at == track && k.version == free_.version(track))
+      return &track_words_[i * words_];
+    return turn(i, track, len, offset, spt);
+  }
   // Track entry i made current for (track, len): the track's starts of len
   // by angular slot, its sector 0 at slot `offset`.
   const uint64_t* turn(size_t i, uint32_t track, uint32_t len, uint32_t offset,

@@ -299,15 +299,12 @@ void EagerAllocator::consider_other_heads(Search& s, uint32_t c, uint64_t first_
     uint32_t offset = shape.offset0;
     for (uint32_t h = 0; h < heads; ++h) {
       const uint32_t track = c * heads + h;
-      const uint32_t sector = hit->at >= offset ? hit->at - offset : hit->at + spt - offset;
-      if (h != s.head.head && free_.free_sectors(track) >= s.len) {
-        const FreeSpaceMap::StartBits starts = free_.start_bits(track, s.len);
-        if (track_bits::test(starts.words, starts.invert, sector)) {
-          offer(s, Choice{Extent{track, sector, s.len},
-                          a.move + drive_.rotational_wait_at_phase(a.phase, hit->at, spt)},
-                first_rank + h);
-          return;
-        }
+      if (h != s.head.head && cylinder_starts_.starts_at(track, s.len, hit->at, offset, spt)) {
+        const uint32_t sector = hit->at >= offset ? hit->at - offset : hit->at + spt - offset;
+        offer(s, Choice{Extent{track, sector, s.len},
+                        a.move + drive_.rotational_wait_at_phase(a.phase, hit->at, spt)},
+              first_rank + h);
+        return;
       }
       offset += shape.track_skew;
       if (offset >= spt) offset -= spt;
