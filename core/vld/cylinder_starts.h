@@ -83,8 +83,9 @@ class CylinderStarts {
     uint32_t len = 0;
     uint64_t version = 0;
   };
-  // A write's searches ask for lengths 1 (map sector), 8 (block) and 9
-  // (both as one run): distinct mod 3, so a cylinder or track keeps all three.
+  // A write's searches ask for a block (8 sectors at 4 KiB), the block and
+  // its map sector as one run (9) and a map sector (1): distinct mod 3, so
+  // a cylinder or track keeps an entry for each.
   static size_t index(uint32_t at, uint32_t len, size_t mask) {
     return (size_t{at} * 3 + len % 3) & mask;
   }

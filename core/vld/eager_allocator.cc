@@ -238,7 +238,11 @@ bool EagerAllocator::beyond(SimDuration earliest, const std::optional<Choice>& b
         consider(s, first_track + own, first_rank + own, same, shape.offset_of(own), spt))
       bound(s, spt, &other);
   }
-  if (other.reachable && all_eligible(s, first_track)) {
+  // The other heads by angular slot (CylinderStarts), for runs longer than
+  // a sector: a map sector's search mostly stops on the head's own track
+  // or cylinder after a few heads, cheaper than turning the starts of all
+  // (docs/benchmarks.md section 25).
+  if (other.reachable && s.len > 1 && all_eligible(s, first_track)) {
     consider_other_heads(s, c, first_rank, shape, other);
     return;
   }
