@@ -56,7 +56,8 @@ class CylinderStarts {
   CylinderStarts(const FreeSpaceMap& free, uint32_t cylinders, uint32_t heads, uint32_t max_spt);
 
   // The cylinder's run starts of len sectors by angular slot (shape.spt
-  // bits; see the invariant above). Valid until the next call.
+  // bits; see the invariant above). Valid until the next call of slots()
+  // or the next change to the map.
   // REQUIRES: cylinder < cylinders, len >= 1, shape is the cylinder's.
   const uint64_t* slots(uint32_t cylinder, uint32_t len, const CylinderShape& shape) const {
     const size_t i = index(cylinder, len, cylinder_mask_);
