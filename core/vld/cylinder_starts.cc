@@ -18,38 +18,9 @@ CylinderStarts::CylinderStarts(const FreeSpaceMap& free, uint32_t cylinders, uin
       cylinder_keys_(cylinder_mask_ + 1),
       cylinder_words_(cylinder_keys_.size() * words_, 0),
       track_keys_(track_mask_ + 1),
-      track_words_(track_keys_.size() * words_, 0),
-      unrolled_(words_ + 2, 0) {
+      track_words_(track_keys_.size() * words_, 0) {
   assert(heads_ >= 1 && max_spt >= 1);
 }
-
-namespace {
-
-// The track's start bits as a linear bitmap of spt + min(64, spt) bits:
-// the track, then its first sectors again, so that any window of up to
-// min(64, spt) bits round the track is one read (linear_bits) from x.
-// REQUIRES: x holds (spt + 63) / 64 + 2 words.
-void unroll(const FreeSpaceMap::StartBits& starts, uint32_t spt, uint64_t* x) {
-  const uint32_t words = (spt + 63) / 64;
-  const uint64_t flip = starts.invert ? ~uint64_t{0} : 0;
-  for (uint32_t w = 0; w < words; ++w) x[w] = starts.words[w] ^ flip;
-  if (spt % 64 != 0) x[words - 1] &= (uint64_t{1} << (spt % 64)) - 1;
-  x[words] = x[words + 1] = 0;
-  // Bits [0, k) again at bit spt.
-  const uint32_t k = std::min(64u, spt);
-  const uint64_t again = k == 64 ? x[0] : x[0] & ((uint64_t{1} << k) - 1);
-  x[spt / 64] |= again << (spt % 64);
-  if (spt % 64 != 0) x[spt / 64 + 1] |= again >> (64 - spt % 64);
-}
-
-// Bits [p, p + 64) of x (the caller keeps the low ones it needs).
-uint64_t linear_bits(const uint64_t* x, uint32_t p) {
-  const uint32_t b = p % 64;
-  const uint64_t lo = x[p / 64] >> b;
-  return b == 0 ? lo : lo | x[p / 64 + 1] << (64 - b);
-}
-
-}  // namespace
 
 const uint64_t* CylinderStarts::or_tracks(size_t i, uint32_t cylinder, uint32_t len,
                                           const CylinderShape& shape) const {
@@ -85,16 +56,17 @@ const uint64_t* CylinderStarts::turn(size_t i, uint32_t track, uint32_t len, uin
                                      uint32_t spt) const {
   uint64_t* out = &track_words_[i * words_];
   const uint32_t words = (spt + 63) / 64;
-  unroll(free_.start_bits(track, len), spt, unrolled_.data());
+  const FreeSpaceMap::StartBits starts = free_.start_bits(track, len);
   // Slot a is sector (a - offset) mod spt: each word of slots from the
   // sectors that pass under it.
   uint32_t sector = offset == 0 ? 0 : spt - offset;  // under slot 0
   for (uint32_t w = 0; w < words; ++w) {
-    out[w] = linear_bits(unrolled_.data(), sector);
+    const uint32_t n = std::min(64u, spt - w * 64);
+    const uint64_t bits = track_bits::cyclic_bits(starts.words, spt, sector, n);
+    out[w] = starts.invert ? ~bits & (n == 64 ? ~uint64_t{0} : (uint64_t{1} << n) - 1) : bits;
     sector += 64;
     if (sector >= spt) sector -= spt;
   }
-  if (spt % 64 != 0) out[words - 1] &= (uint64_t{1} << (spt % 64)) - 1;
   track_keys_[i] = Key{track, len, free_.version(track)};
   return out;
 }

@@ -119,7 +119,6 @@ class CylinderStarts {
   mutable std::vector<uint64_t> cylinder_words_;  // words_ per entry
   mutable std::vector<Key> track_keys_;
   mutable std::vector<uint64_t> track_words_;     // words_ per entry
-  mutable std::vector<uint64_t> unrolled_;        // turn()'s, words_ + 2
 };
 
 }  // namespace vld
