@@ -84,11 +84,6 @@ inline void set_cyclic_bits(uint64_t* w, uint32_t spt, uint32_t from, uint32_t n
   if (n > to_end) linear(0, n - to_end, v >> to_end);
 }
 
-// Bit s of the bitmap (of its complement if invert). REQUIRES: s < spt.
-inline bool test(const uint64_t* words, bool invert, uint32_t s) {
-  return ((words[s / 64] >> (s % 64)) & 1) != static_cast<uint64_t>(invert);
-}
-
 }  // namespace track_bits
 
 }  // namespace vld
