@@ -1,9 +1,8 @@
 // CylinderStarts: every slot of every cylinder against the free bits read
-// one sector at a time, for track lengths
-// below, at and past a word and not a multiple of it, several skews, and
-// the lengths a write asks for, while the map changes between looks (its
-// caches must follow every allocate and release, and a release that
-// restores what was there).
+// one sector at a time, for track lengths below, at and past a word and not
+// a multiple of it, several skews, and the lengths a write asks for, while
+// the map changes between looks (its caches must follow every allocate and
+// release, and a release that restores what was there).
 #include <gtest/gtest.h>
 
 #include <random>
@@ -67,7 +66,8 @@ TEST(CylinderStarts, EverySlotIsSomeTracksRunStartTurnedByItsSkew) {
         if (std::bernoulli_distribution(0.7)(rng)) m.allocate(t, s, 1);
     }
     for (int round = 0; round < 6; ++round) {
-      for (uint32_t len : {1u, 8u, 9u, 2u, 17u, k.spt, k.spt + 1}) expect_slots(cs, m, cylinders, heads, shape, len);
+      for (uint32_t len : {1u, 8u, 9u, 2u, 17u, k.spt, k.spt + 1})
+        expect_slots(cs, m, cylinders, heads, shape, len);
       // Changes between looks: a few sectors flipped, and one run taken
       // and given back (the same bits, a new version).
       for (int i = 0; i < 8; ++i) {
